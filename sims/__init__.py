@@ -1,0 +1,1 @@
+"""depthscale.sims"""

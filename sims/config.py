@@ -1,0 +1,156 @@
+"""Frozen, validated configurations of a run, and the seeding derived from them.
+
+A run is a pure function of ``RunConfig`` and a seed. Evaluation contexts depend only on the task
+and the seed, so runs that differ only in model or training share their evaluation contexts and
+can be compared with paired standard errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from depthscale.theory.validate import check_choice, check_int, check_real
+
+TASKS = ("easy-exact", "easy-fresh", "topk")
+MODELS = ("linear", "softmax")
+QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
+VALUE_KINDS = ("shared", "per-layer")
+STREAMS = ("two", "single")
+DTYPES = ("float64", "float32")
+SCHEDULES = ("constant", "cosine", "plateau")
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """One in-context regression task (SCIENCE.md section 2)."""
+
+    task: str = "topk"
+    k: int = 2
+    a: float = 0.0
+    b: float = 0.0
+    d: int = 16
+    P: int = 128
+    c_lambda: float = 1.0
+    c_omega: float = 1.0
+
+    def __post_init__(self):
+        check_choice("task", self.task, TASKS)
+        check_int("d", self.d, lo=1, hi=100_000)
+        check_int("P", self.P, lo=1, hi=1_000_000)
+        check_int("k", self.k, lo=1, hi=self.P)
+        check_real("a", self.a, lo=0)
+        check_real("b", self.b, lo=0)
+        check_real("c_lambda", self.c_lambda, lo=0, lo_open=True)
+        check_real("c_omega", self.c_omega, lo=0, lo_open=True)
+
+    @property
+    def lam(self) -> np.ndarray:
+        """Input spectrum lambda_k = c_lambda k^-a, k = 1..d."""
+        return self.c_lambda * np.arange(1, self.d + 1, dtype=float) ** (-self.a)
+
+    @property
+    def omega(self) -> np.ndarray:
+        """Teacher spectrum omega_k = c_omega k^-b, k = 1..d."""
+        return self.c_omega * np.arange(1, self.d + 1, dtype=float) ** (-self.b)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """An attention model of SCIENCE.md section 3 and its variants."""
+
+    model: str = "softmax"
+    depth: int = 1
+    width: int = 0  # N; 0 means N = d
+    qk: str = "factorised"
+    value: str = "shared"
+    stream: str = "two"
+    context_update: bool = False  # softmax: context tokens updated through a trainable scalar m
+    init_scale: float = 0.3  # query/key entries ~ N(0, (init_scale / sqrt(d))^2), independent per layer
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        check_choice("model", self.model, MODELS)
+        check_int("depth", self.depth, lo=1, hi=4096)
+        check_int("width", self.width, lo=0, hi=100_000)
+        check_choice("qk", self.qk, QK_KINDS)
+        check_choice("value", self.value, VALUE_KINDS)
+        check_choice("stream", self.stream, STREAMS)
+        check_real("init_scale", self.init_scale, lo=0, lo_open=True)
+        check_choice("dtype", self.dtype, DTYPES)
+
+    def n(self, d: int) -> int:
+        """Width N (defaults to d)."""
+        return self.width or d
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Online training: fresh contexts every step, Adam, a schedule and a stated stopping rule."""
+
+    lr: float = 3e-3
+    batch: int = 1024
+    steps: int = 8000  # step cap
+    warmup: int = 0
+    schedule: str = "cosine"
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    # convergence: relative change of an EMA-smoothed loss over `window` steps below `tol`
+    window: int = 1000
+    tol: float = 2e-3
+    eval_contexts: int = 10240
+    divergence_factor: float = 1e3  # loss above factor * initial loss counts as divergence
+
+    def __post_init__(self):
+        check_real("lr", self.lr, lo=0, lo_open=True, hi=10)
+        check_int("batch", self.batch, lo=1, hi=1_000_000)
+        check_int("steps", self.steps, lo=0, hi=10_000_000)
+        check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True)
+        check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True)
+        check_real("eps", self.eps, lo=0, lo_open=True)
+        check_int("window", self.window, lo=1)
+        check_real("tol", self.tol, lo=0, lo_open=True)
+        check_int("eval_contexts", self.eval_contexts, lo=1)
+        check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    task: TaskConfig = field(default_factory=TaskConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        return cls(TaskConfig(**d.get("task", {})), ModelConfig(**d.get("model", {})), TrainConfig(**d.get("train", {})))
+
+
+def config_hash(obj) -> str:
+    """Stable hex digest of a (nested) dataclass or dict: the key of a run in the store."""
+    if dataclasses.is_dataclass(obj):
+        obj = dataclasses.asdict(obj)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=float)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def rng_for(obj, seed: int, purpose: str) -> np.random.Generator:
+    """Generator seeded from (config, seed, purpose) through ``SeedSequence``.
+
+    >>> a = rng_for(TaskConfig(), 0, "eval").standard_normal()
+    >>> a == rng_for(TaskConfig(), 0, "eval").standard_normal()
+    True
+    """
+    check_int("seed", seed, lo=0, hi=2**63 - 1)
+    words = [int(config_hash(obj)[i : i + 8], 16) for i in range(0, 24, 8)]
+    tag = int(hashlib.sha256(purpose.encode()).hexdigest()[:8], 16)
+    return np.random.default_rng(np.random.SeedSequence([*words, seed, tag]))
