@@ -1,0 +1,88 @@
+"""``depthscale simulate``: train and measure one model, print the record."""
+
+from __future__ import annotations
+
+import sys
+
+from depthscale.derivations.cli import emit
+
+VARIANTS = {
+    # switch name -> ModelConfig field and value
+    "per-layer-value": ("value", "per-layer"),
+    "single-stream": ("stream", "single"),
+    "context-update": ("context_update", True),
+    "tied": ("qk", "tied"),
+    "temperature": ("qk", "temperature"),
+    "merged": ("qk", "merged"),
+}
+
+SUMMARY_KEYS = ("final_loss", "final_loss_se", "A_L", "C_L", "gap", "identity_residual", "converged", "steps", "wall_seconds")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="train one attention model and measure it")
+    p.add_argument("--model", default="softmax", help="linear or softmax")
+    p.add_argument("--task", default="topk", help="easy-exact, easy-fresh or topk")
+    p.add_argument("--k", type=int, default=2, help="top-k size (task topk)")
+    p.add_argument("--a", type=float, default=0.0, help="input spectrum exponent")
+    p.add_argument("--b", type=float, default=0.0, help="teacher spectrum exponent")
+    p.add_argument("--c-lambda", type=float, default=1.0)
+    p.add_argument("--c-omega", type=float, default=1.0)
+    p.add_argument("--d", type=int, default=16, help="input dimension")
+    p.add_argument("--P", type=int, default=128, help="context length")
+    p.add_argument("--depth", type=int, default=1, help="number of layers L")
+    p.add_argument("--width", type=int, default=0, help="width N (0: N = d)")
+    p.add_argument("--variant", action="append", default=[], help="model switch, repeatable: " + ", ".join(VARIANTS))
+    p.add_argument("--init-scale", type=float, default=0.3)
+    p.add_argument("--dtype", default="float64", help="float64 or float32")
+    p.add_argument("--steps", type=int, default=8000, help="step cap")
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--warmup", type=int, default=0)
+    p.add_argument("--schedule", default="cosine", help="constant, cosine or plateau")
+    p.add_argument("--window", type=int, default=1000, help="convergence window (steps)")
+    p.add_argument("--tol", type=float, default=2e-3, help="convergence tolerance (relative)")
+    p.add_argument("--eval-contexts", type=int, default=10240)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="numba threads (0: all cores)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=handle)
+
+
+def build_config(args):
+    """The RunConfig of the parsed arguments (raises ValueError naming a bad parameter)."""
+    from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
+
+    model_fields = {}
+    for v in args.variant:
+        if v not in VARIANTS:
+            raise ValueError(f"variant={v!r}: must be one of {', '.join(VARIANTS)}")
+        name, value = VARIANTS[v]
+        if name in model_fields and model_fields[name] != value:
+            raise ValueError(f"variant={v!r}: conflicts with another --variant setting {name}")
+        model_fields[name] = value
+    task = TaskConfig(task=args.task, k=args.k, a=args.a, b=args.b, d=args.d, P=args.P, c_lambda=args.c_lambda, c_omega=args.c_omega)
+    model = ModelConfig(model=args.model, depth=args.depth, width=args.width, init_scale=args.init_scale, dtype=args.dtype, **model_fields)
+    train = TrainConfig(lr=args.lr, batch=args.batch, steps=args.steps, warmup=args.warmup, schedule=args.schedule,
+                        window=args.window, tol=args.tol, eval_contexts=args.eval_contexts)
+    return RunConfig(task, model, train)
+
+
+def handle(args) -> int:
+    from depthscale.theory.validate import check_int
+
+    config = build_config(args)
+    seed = check_int("seed", args.seed, lo=0)
+    threads = check_int("threads", args.threads, lo=0)
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    from depthscale.sims.runner import run
+
+    record = run(config, seed, progress=not args.quiet and sys.stderr.isatty())
+    record.pop("arrays", None)
+    text = "\n".join(f"{k:>18}: {record.get(k)}" for k in SUMMARY_KEYS + ("status", "reason"))
+    emit(record, args.json, text)
+    return 0 if record["status"] == "ok" else 1

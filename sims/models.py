@@ -1,0 +1,21 @@
+"""One constructor for every attention model, chosen by ``ModelConfig.model``."""
+
+from __future__ import annotations
+
+from depthscale.sims.config import ModelConfig
+
+
+def make_model(cfg: ModelConfig, d: int):
+    """Build the model of ``cfg`` for inputs of dimension ``d`` (see docs/engine-contract.md).
+
+    >>> from depthscale.sims.config import ModelConfig
+    >>> make_model(ModelConfig(model="softmax", depth=2), 4).n_params > 0
+    True
+    """
+    if cfg.model == "linear":
+        from depthscale.sims.linear_model import LinearAttention
+
+        return LinearAttention(cfg, d)
+    from depthscale.sims.softmax_model import SoftmaxAttention
+
+    return SoftmaxAttention(cfg, d)

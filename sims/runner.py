@@ -1,0 +1,96 @@
+"""One run: train a model, measure it on fresh evaluation contexts, compare with the baselines.
+
+``run(config, seed)`` is a pure function of its arguments returning a JSON-able record (see
+docs/engine-contract.md), so sweeps can farm it out to any executor.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from depthscale.sims.config import RunConfig, config_hash
+from depthscale.sims.models import make_model
+from depthscale.sims.train import train
+
+
+def run_key(config: RunConfig, seed: int) -> str:
+    return f"{config_hash(config)}-{seed}"
+
+
+def run(config: RunConfig, seed: int, progress: bool = False) -> dict:
+    """Train and measure one model; never raises for a diverged run (it is recorded instead).
+
+    Examples
+    --------
+    >>> from depthscale.sims.config import RunConfig, TaskConfig, ModelConfig, TrainConfig
+    >>> cfg = RunConfig(TaskConfig(task="topk", d=4, P=16), ModelConfig(depth=2),
+    ...                 TrainConfig(steps=5, batch=8, eval_contexts=64))
+    >>> run(cfg, 0)["status"]
+    'ok'
+    """
+    from depthscale.sims.measure import evaluate
+
+    t0 = time.perf_counter()
+    task, mcfg, tcfg = config.task, config.model, config.train
+    model = make_model(mcfg, task.d)
+    res = train(model, task, mcfg, tcfg, seed, progress=progress)
+    record = {
+        "key": run_key(config, seed),
+        "config": config.to_dict(),
+        "seed": int(seed),
+        "status": res.status,
+        "reason": res.reason,
+        "converged": bool(res.converged),
+        "steps": int(res.steps),
+        "train_curve": res.curve,
+        "n_params": int(model.n_params),
+    }
+    if res.status == "ok":
+        ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
+        sq_err = np.asarray(ev.pop("sq_err"), dtype=np.float64)
+        record.update({k: _plain(v) for k, v in ev.items()})
+        record["baseline"] = _baseline_summary(task, seed, tcfg.eval_contexts, sq_err)
+        record["arrays"] = {"sq_err": sq_err.astype(np.float32)}
+    record["wall_seconds"] = time.perf_counter() - t0
+    return record
+
+
+@functools.lru_cache(maxsize=32)
+def _baselines(task, seed: int, n_eval: int):
+    # The baselines depend only on (task, seed, n_eval): cached so a sweep over depths fits them once per worker.
+    from depthscale.sims.baselines import best_single_head, best_two_heads
+
+    return best_single_head(task, seed, n_eval=n_eval), best_two_heads(task, seed, n_eval=n_eval)
+
+
+def _baseline_summary(task, seed: int, n_eval: int, sq_err: np.ndarray) -> dict:
+    from depthscale.sims.baselines import paired_difference
+
+    single, pair = _baselines(task, seed, n_eval)
+    out = {}
+    for name, b in (("single", single), ("pair", pair)):
+        diff, diff_se = paired_difference(sq_err, b.sq_err)
+        out[name] = {
+            "kappa" if name == "single" else "kappas": _plain(b.kappa if name == "single" else b.kappas),
+            "loss": float(np.mean(b.sq_err)),
+            "se": float(np.std(b.sq_err, ddof=1) / np.sqrt(b.sq_err.size)),
+            "diff": float(diff),
+            "diff_se": float(diff_se),
+        }
+    return out
+
+
+def _plain(v):
+    """NumPy scalars/arrays to Python floats/lists so the record is JSON-able."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
