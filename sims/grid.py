@@ -1,0 +1,243 @@
+"""Sweep grids: a TOML file (or a dict) expanded into a list of ``(RunConfig, seed)``.
+
+Format::
+
+    name = "optional label"
+    seeds = [0, 1, 2]
+
+    [task]                     # any TaskConfig field; a list means "each of these"
+    task = "topk"
+    k = 2
+    spectra = [[0.25, 0.25], [0.5, 0.5]]   # (a, b) pairs, instead of separate a / b lists
+    d = 16
+    P = 128
+
+    [model]                    # any ModelConfig field
+    model = "softmax"
+    depth = [1, 2, 4, 8, 16]
+
+    [train]                    # any TrainConfig field
+    steps = 8000
+
+Several blocks can be combined with ``[[grid]]`` tables (each with its own ``seeds``, ``[grid.task]``,
+``[grid.model]``, ``[grid.train]``); top-level ``seeds``/``task``/``model``/``train`` are then
+defaults that every block overrides field by field. The run list is the union of the blocks'
+cartesian products, without duplicates, in file order. Everything is validated before any run
+starts: unknown keys, wrong types and bad values raise ``ValueError`` naming the key, the value
+and what is allowed; a TOML syntax error raises ``ValueError`` with its line and column.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import tomllib
+from pathlib import Path
+
+from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash
+from depthscale.theory.validate import check_int
+
+SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
+TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")
+BLOCK_KEYS = ("name", "description", "seeds", "task", "model", "train")
+MAX_RUNS = 1_000_000
+
+
+def _kind(cls, name: str) -> str:
+    # the config modules use postponed annotations, so field types are the strings "int" etc.
+    t = {f.name: f.type for f in dataclasses.fields(cls)}[name]
+    return t if isinstance(t, str) else t.__name__
+
+
+def _check_type(where: str, name: str, value, kind: str):
+    ok = {
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "str": isinstance(value, str),
+        "bool": isinstance(value, bool),
+    }.get(kind, True)
+    if not ok:
+        allowed = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}[kind]
+        raise ValueError(f"{where}{name}={value!r}: must be {allowed} (or a list of them)")
+    return float(value) if kind == "float" else value
+
+
+def _as_list(where: str, name: str, value) -> list:
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{where}{name}=[]: must be a value or a non-empty list")
+        return value
+    return [value]
+
+
+def _section_axes(where: str, section: str, table) -> list:
+    """Validate one section's keys and types; return ``[(field_name_or_spectra, [values])]``."""
+    cls = SECTIONS[section]
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}{section}={table!r}: must be a table of {cls.__name__} fields")
+    fields = [f.name for f in dataclasses.fields(cls)]
+    allowed = fields + (["spectra"] if section == "task" else [])
+    axes = []
+    loc = f"{where}{section}."
+    for name, value in table.items():
+        if name not in allowed:
+            raise ValueError(f"{loc}{name}={value!r}: unknown key; allowed keys are {', '.join(allowed)}")
+        if name == "spectra":
+            if "a" in table or "b" in table:
+                raise ValueError(f"{loc}spectra={value!r}: must not be combined with task.a or task.b")
+            pairs = _as_list(loc, name, value)
+            if not all(isinstance(p, list) for p in pairs):
+                pairs = [pairs]  # a single pair [a, b]
+            out = []
+            for p in pairs:
+                if len(p) != 2:
+                    raise ValueError(f"{loc}spectra={value!r}: must be a list of [a, b] pairs")
+                out.append(tuple(_check_type(loc, "spectra", x, "float") for x in p))
+            axes.append(("spectra", out))
+            continue
+        kind = _kind(cls, name)
+        vals = [_check_type(loc, name, v, kind) for v in _as_list(loc, name, value)]
+        axes.append((name, vals))
+    return axes
+
+
+def _expand_block(where: str, block: dict) -> list:
+    for key in block:
+        if key not in BLOCK_KEYS:
+            raise ValueError(f"{where}{key}={block[key]!r}: unknown key; allowed keys are {', '.join(BLOCK_KEYS)}")
+    for key in ("name", "description"):
+        if key in block and not isinstance(block[key], str):
+            raise ValueError(f"{where}{key}={block[key]!r}: must be a string")
+    if "seeds" not in block:
+        raise ValueError(f"{where}seeds: missing; give a list of seeds, e.g. seeds = [0, 1, 2]")
+    seeds = _as_list(where, "seeds", block["seeds"])
+    seeds = [check_int(f"{where}seeds", s, lo=0, hi=2**63 - 1) if not isinstance(s, bool) else _bad_seed(where, s)
+             for s in seeds]
+    per_section = {s: _section_axes(where, s, block.get(s, {})) for s in SECTIONS}
+    n = len(seeds)
+    for axes in per_section.values():
+        for _, vals in axes:
+            n *= len(vals)
+    if n > MAX_RUNS:
+        raise ValueError(f"{where}grid size={n}: must be at most {MAX_RUNS} runs")
+    products = {}
+    for section, axes in per_section.items():
+        names = [a for a, _ in axes]
+        products[section] = [dict(zip(names, combo)) for combo in itertools.product(*(v for _, v in axes))]
+    runs = []
+    for t, m, r in itertools.product(products["task"], products["model"], products["train"]):
+        t = dict(t)
+        if "spectra" in t:
+            t["a"], t["b"] = t.pop("spectra")
+        parts = {}
+        for section, cls, values in (("task", TaskConfig, t), ("model", ModelConfig, m), ("train", TrainConfig, r)):
+            try:
+                parts[section] = cls(**values)
+            except ValueError as exc:
+                raise ValueError(f"{where}{section}.{exc}") from None
+        cfg = RunConfig(**parts)
+        runs.extend((cfg, s) for s in seeds)
+    return runs
+
+
+def _bad_seed(where, s):
+    raise ValueError(f"{where}seeds={s!r}: must be an integer >= 0")
+
+
+def _merge(defaults: dict, block: dict) -> dict:
+    out = dict(defaults)
+    for key, value in block.items():
+        if key in SECTIONS and isinstance(value, dict) and isinstance(out.get(key), dict):
+            merged = dict(out[key])
+            if key == "task" and "spectra" in value:
+                merged.pop("a", None), merged.pop("b", None)
+            if key == "task" and ("a" in value or "b" in value):
+                merged.pop("spectra", None)
+            merged.update(value)
+            out[key] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def parse_grid(data: dict, source: str = "grid") -> list:
+    """Expand a grid given as a dict (the parsed TOML). See :func:`load_grid`."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}={type(data).__name__}: must be a table (dict)")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise ValueError(f"{source}: {key}={data[key]!r}: unknown key; allowed keys are {', '.join(TOP_KEYS)}")
+    if "grid" in data:
+        blocks = data["grid"]
+        if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks):
+            raise ValueError(f"{source}: grid={blocks!r}: must be one or more [[grid]] tables")
+        defaults = {k: v for k, v in data.items() if k not in ("grid", "name", "description")}
+        runs = []
+        for i, block in enumerate(blocks, 1):
+            for key in block:
+                if key not in BLOCK_KEYS:
+                    raise ValueError(
+                        f"{source}: grid[{i}].{key}={block[key]!r}: unknown key; allowed keys are {', '.join(BLOCK_KEYS)}"
+                    )
+            runs.extend(_expand_block(f"{source}: grid[{i}].", _merge(defaults, block)))
+    else:
+        runs = _expand_block(f"{source}: ", data)
+    seen, unique = set(), []
+    for cfg, seed in runs:
+        key = (config_hash(cfg), seed)
+        if key not in seen:
+            seen.add(key)
+            unique.append((cfg, seed))
+    if len(unique) > MAX_RUNS:
+        raise ValueError(f"{source}: grid size={len(unique)}: must be at most {MAX_RUNS} runs")
+    return unique
+
+
+def load_grid(path_or_dict) -> list:
+    """Read and validate a sweep grid; return ``[(RunConfig, seed), ...]``.
+
+    Parameters
+    ----------
+    path_or_dict : str, Path or dict
+        A TOML file, or the equivalent dict.
+
+    Raises
+    ------
+    ValueError
+        On a TOML syntax error (with its line), an unknown key, a wrong type or a bad value,
+        before any run is built.
+
+    Examples
+    --------
+    >>> runs = load_grid({"seeds": [0, 1], "task": {"task": "topk", "d": 8, "P": 32},
+    ...                   "model": {"model": "softmax", "depth": [1, 2, 4]}})
+    >>> len(runs), runs[0][0].model.depth, runs[0][1]
+    (6, 1, 0)
+    """
+    if isinstance(path_or_dict, dict):
+        return parse_grid(path_or_dict)
+    if not isinstance(path_or_dict, (str, Path)):
+        raise ValueError(f"grid={path_or_dict!r}: must be a TOML file path or a dict")
+    path = Path(path_or_dict)
+    if not path.is_file():
+        raise ValueError(f"grid={str(path)!r}: must be an existing TOML file")
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"grid={str(path)!r}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"grid={str(path)!r}: invalid TOML: not UTF-8 ({exc.reason})") from None
+    return parse_grid(data, source=path.name)
+
+
+def run_key(config: RunConfig, seed: int) -> str:
+    """The store key of a run: ``config_hash(config) + "-" + str(seed)`` (engine contract).
+
+    >>> run_key(RunConfig(), 3).endswith("-3")
+    True
+    """
+    return f"{config_hash(config)}-{int(seed)}"
+
+
+__all__ = ["load_grid", "parse_grid", "run_key"]

@@ -1,0 +1,349 @@
+"""SQLite results store: one file, one row per run, one transaction per finished run.
+
+The store is written by one client (the sweep loop) and may be read by others at the same time.
+WAL journaling plus one transaction per run means a writer killed at any instant (SIGINT or
+SIGKILL) leaves a readable file that holds every run whose transaction committed; only runs in
+flight are lost. Per-context arrays (``record["arrays"]``) live in a separate table as compressed
+NumPy bytes, so iterating over records does not load them unless asked.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from depthscale.theory.validate import check_choice
+
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "diverged", "failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY,
+    config_hash TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    config TEXT NOT NULL,
+    record TEXT NOT NULL,
+    finished REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+CREATE TABLE IF NOT EXISTS arrays (
+    key TEXT PRIMARY KEY REFERENCES runs(key) ON DELETE CASCADE,
+    data BLOB NOT NULL
+);
+"""
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"record field of type {type(x).__name__} is not JSON serialisable")
+
+
+def _pack_arrays(arrays: dict) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **{str(k): np.asarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def _unpack_arrays(blob: bytes) -> dict:
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _get_path(obj: dict, dotted: str):
+    for part in dotted.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return _MISSING
+        obj = obj[part]
+    return obj
+
+
+_MISSING = object()
+
+
+def flatten(obj: dict, prefix: str = "") -> dict:
+    """Flatten nested dicts of scalars into ``{"a.b": value}``; lists and arrays are skipped.
+
+    >>> flatten({"a": 1, "b": {"c": 2.5, "d": [1, 2]}})
+    {'a': 1, 'b.c': 2.5}
+    """
+    out = {}
+    for k, v in obj.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten(v, name + "."))
+        elif v is None or isinstance(v, (bool, int, float, str, np.generic)):
+            out[name] = v.item() if isinstance(v, np.generic) else v
+    return out
+
+
+class Store:
+    """A results store in one SQLite file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file; created (with its tables) if missing. Its directory must exist.
+    timeout : float
+        Seconds to wait for a lock held by another connection.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "runs.sqlite")
+    >>> with Store(path) as s:
+    ...     s.put({"key": "abc-0", "config": {"model": {"depth": 2}}, "seed": 0,
+    ...            "status": "ok", "reason": None, "final_loss": 0.5})
+    ...     s.get("abc-0")["final_loss"], s.keys()
+    (0.5, ['abc-0'])
+    """
+
+    def __init__(self, path, timeout: float = 60.0):
+        self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise ValueError(f"store={str(path)!r}: must be a file in an existing directory")
+        if self.path.exists() and self.path.is_dir():
+            raise ValueError(f"store={str(path)!r}: must be a file, not a directory")
+        try:
+            self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            # WAL: readers never block the writer and a killed writer leaves a consistent file.
+            # synchronous=NORMAL in WAL mode survives a process kill (not a power cut) at lower cost.
+            mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        self._conn.execute(stmt)
+                row = self._conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
+                if row is None:
+                    self._conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                elif int(row[0]) != SCHEMA_VERSION:
+                    raise ValueError(
+                        f"store={str(path)!r}: schema version {row[0]} is not supported (expected {SCHEMA_VERSION})"
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
+        self.journal_mode = mode
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection (the file stays consistent whether or not this is called)."""
+        self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+    def __contains__(self, key) -> bool:
+        return self.has(key)
+
+    # -- writing ---------------------------------------------------------------------------
+    def put(self, record: dict) -> None:
+        """Write one finished run (replacing any earlier row with its key) in ONE transaction.
+
+        ``record`` follows the run record of the engine contract; it needs at least ``key``,
+        ``config`` (a dict), ``seed`` and ``status``. ``record["arrays"]`` (a dict of arrays), if
+        present, is stored compressed in its own table.
+        """
+        if not isinstance(record, dict):
+            raise ValueError(f"record={type(record).__name__}: must be a dict")
+        for name in ("key", "config", "seed", "status"):
+            if name not in record:
+                raise ValueError(f"record[{name!r}]: missing; a run record needs key, config, seed and status")
+        key = record["key"]
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"record['key']={key!r}: must be a non-empty string")
+        if not isinstance(record["config"], dict):
+            raise ValueError(f"record['config']={record['config']!r}: must be a dict")
+        check_choice("record['status']", record["status"], STATUSES)
+        arrays = record.get("arrays")
+        if arrays is not None and not isinstance(arrays, dict):
+            raise ValueError(f"record['arrays']={type(arrays).__name__}: must be a dict of arrays or None")
+        body = {k: v for k, v in record.items() if k != "arrays"}
+        # Serialise before the transaction opens so a bad record never leaves a half-written row.
+        text = json.dumps(body, default=_jsonable, allow_nan=True)
+        config_text = json.dumps(record["config"], sort_keys=True, default=_jsonable)
+        blob = _pack_arrays(arrays) if arrays else None
+        chash = key.rsplit("-", 1)[0]
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.execute("DELETE FROM arrays WHERE key=?", (key,))
+            c.execute(
+                "INSERT OR REPLACE INTO runs (key, config_hash, seed, status, reason, config, record, finished)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, chash, int(record["seed"]), record["status"], record.get("reason"), config_text, text, time.time()),
+            )
+            if blob is not None:
+                c.execute("INSERT INTO arrays (key, data) VALUES (?, ?)", (key, blob))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def delete(self, key: str) -> None:
+        """Remove one run (and its arrays)."""
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.execute("DELETE FROM arrays WHERE key=?", (key,))
+            c.execute("DELETE FROM runs WHERE key=?", (key,))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    # -- reading ---------------------------------------------------------------------------
+    def has(self, key: str, status: str | None = None) -> bool:
+        """True if a run with this key is stored (with this status, if given)."""
+        if status is None:
+            row = self._conn.execute("SELECT 1 FROM runs WHERE key=?", (key,)).fetchone()
+        else:
+            row = self._conn.execute("SELECT 1 FROM runs WHERE key=? AND status=?", (key, status)).fetchone()
+        return row is not None
+
+    def status(self, key: str) -> str | None:
+        """The stored status of a run, or None if it is not stored."""
+        row = self._conn.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def statuses(self) -> dict:
+        """``{key: status}`` for every stored run (one query; what a sweep checks before it starts)."""
+        return dict(self._conn.execute("SELECT key, status FROM runs"))
+
+    def keys(self, status: str | None = None) -> list:
+        """Keys of the stored runs, optionally only those with ``status``, in key order."""
+        if status is None:
+            return [r[0] for r in self._conn.execute("SELECT key FROM runs ORDER BY key")]
+        check_choice("status", status, STATUSES)
+        return [r[0] for r in self._conn.execute("SELECT key FROM runs WHERE status=? ORDER BY key", (status,))]
+
+    def get(self, key: str, arrays: bool = True) -> dict | None:
+        """The record of one run (with its arrays unless ``arrays=False``), or None if absent."""
+        row = self._conn.execute("SELECT record FROM runs WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return None
+        rec = json.loads(row[0])
+        if arrays:
+            rec["arrays"] = self.load_arrays(key)
+        return rec
+
+    def load_arrays(self, key: str) -> dict | None:
+        """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
+        row = self._conn.execute("SELECT data FROM arrays WHERE key=?", (key,)).fetchone()
+        return None if row is None else _unpack_arrays(row[0])
+
+    def records(self, status: str | None = None, where: dict | None = None, arrays: bool = False,
+                model: str | None = None, task: str | None = None) -> Iterator[dict]:
+        """Iterate over stored records.
+
+        Parameters
+        ----------
+        status : str, optional
+            Only runs with this status ("ok", "diverged", "failed").
+        where : dict, optional
+            ``{"dotted.config.path": value or [values]}`` filters on the run configuration, e.g.
+            ``{"model.depth": [1, 2], "task.a": 0.5}``.
+        arrays : bool
+            Load each run's per-context arrays into ``record["arrays"]`` (off by default: they can
+            be large; use :meth:`load_arrays` on demand).
+        model, task : str, optional
+            Shorthands for ``where={"model.model": model, "task.task": task}``.
+        """
+        if status is not None:
+            check_choice("status", status, STATUSES)
+        conds = dict(where or {})
+        if model is not None:
+            conds["model.model"] = model
+        if task is not None:
+            conds["task.task"] = task
+        conds = {k: (list(v) if isinstance(v, (list, tuple, set)) else [v]) for k, v in conds.items()}
+        sql = "SELECT key, config, record FROM runs"
+        params: tuple = ()
+        if status is not None:
+            sql += " WHERE status=?"
+            params = (status,)
+        # fetchall: a concurrent writer must not change what this iteration sees halfway.
+        rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
+        for key, config_text, text in rows:
+            if conds:
+                cfg = json.loads(config_text)
+                if not all(_get_path(cfg, k) in vals for k, vals in conds.items()):
+                    continue
+            rec = json.loads(text)
+            if arrays:
+                rec["arrays"] = self.load_arrays(key)
+            yield rec
+
+    def failed(self) -> list:
+        """``[{"key", "config", "seed", "reason"}]`` for every failed run."""
+        rows = self._conn.execute("SELECT key, config, seed, reason FROM runs WHERE status='failed' ORDER BY key")
+        return [{"key": k, "config": json.loads(c), "seed": s, "reason": r} for k, c, s, r in rows]
+
+    # -- export ----------------------------------------------------------------------------
+    def export_csv(self, path) -> int:
+        """Write one row per run with its flat scalar fields (config as ``config.task.a`` and so on).
+
+        Lists and arrays are left out. Returns the number of rows written.
+        """
+        rows = []
+        for rec in self.records():
+            flat = flatten({k: v for k, v in rec.items() if k != "config"})
+            flat.update(flatten(rec.get("config", {}), "config."))
+            rows.append(flat)
+        first = ["key", "seed", "status", "reason"]
+        cols = first + sorted({c for r in rows for c in r} - set(first))
+        tmp = Path(str(path) + ".tmp")
+        with open(tmp, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols, restval="")
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        os.replace(tmp, path)
+        return len(rows)
+
+    def export_json(self, path, arrays: bool = False) -> int:
+        """Write every record as a JSON list (with per-context arrays as lists if ``arrays``).
+
+        Non-finite floats are written as ``NaN``/``Infinity`` (Python's JSON dialect). Returns the
+        number of records written.
+        """
+        recs = list(self.records(arrays=arrays))
+        tmp = Path(str(path) + ".tmp")
+        with open(tmp, "w") as fh:
+            json.dump(recs, fh, default=_jsonable, allow_nan=True)
+        os.replace(tmp, path)
+        return len(recs)
+
+
+def is_finished(status: str | None) -> bool:
+    """A run counts as done (skipped by a resumed sweep) unless it is absent or failed."""
+    return status is not None and status != "failed"
+
+
+__all__ = ["Store", "STATUSES", "flatten", "is_finished"]
