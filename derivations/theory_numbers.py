@@ -1,0 +1,91 @@
+"""Theory numbers a report needs, computed from the theory package for the conditions of a sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# SCIENCE.md section 7: the paper's linear-model floors on top-2 (theory column), d = 128, P = 1024.
+FLOOR_REFERENCE = {(0.0, 0.0): 59.37, (0.25, 0.25): 9.700, (0.5, 0.5): 2.272, (1.0, 0.25): 1.225, (1.0, 1.0): 0.498}
+# SCIENCE.md section 7: trained linear easy-task exponents of the paper, by (a, b).
+LINEAR_REFERENCE = {(2, 0.5): 1.121, (2, 1): 1.485, (2, 1.5): 1.684, (2, 2): 1.987, (0.5, 2): 3.310, (1, 2): 2.552, (1.5, 2): 2.163}
+DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def derivation_checks() -> tuple[list, dict]:
+    """Build and machine-check every derivation: (objects, {name: [(step title, passed)]})."""
+    from depthscale.theory.derivation import DERIVATIONS
+
+    objs, checks = [], {}
+    for name, build in DERIVATIONS.items():
+        d = build()
+        results = d.check()
+        objs.append(d)
+        checks[name] = [(r.title, bool(r.passed)) for r in results.steps]
+    return objs, checks
+
+
+def slopes(spectra, d: int = 10**6) -> dict:
+    """Local log-log slope of the equal-step law over L in [16, 256] for each (a, b) with a + b > 1."""
+    from depthscale.theory.equal_step import r_con
+    from depthscale.theory.spectra import PowerLawSpectrum
+
+    out = {}
+    for a, b in spectra:
+        if a <= 0 or a + b <= 1:
+            continue
+        spec = PowerLawSpectrum(a=a, b=b, d=d)
+        r = r_con(spec, np.array([16.0, 256.0]))
+        out[(a, b)] = (float(np.log(r[1] / r[0]) / np.log(16.0)), spec.zeta)
+    return out
+
+
+def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
+    """The ``predict linear`` numbers for each spectrum (a table per spectrum)."""
+    from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
+    from depthscale.theory.free_poly import free_continuum, free_discrete
+    from depthscale.theory.spectra import PowerLawSpectrum
+
+    L = np.array(depths, dtype=float)
+    tables = []
+    for a, b in spectra:
+        spec = PowerLawSpectrum(a=a, b=b, d=d)
+        cols = {"constrained": r_con(spec, L), "constrained_opt": gamma_opt(spec, L)[1], "free_discrete": free_discrete(spec, L)}
+        if a > 0 and a + b > 1:
+            cols.update(beta_form=beta_form(spec, L), gamma_asymptote=gamma_asymptote(spec, L), free_continuum=free_continuum(spec, L))
+        names = list(cols)
+        rows = [[int(l)] + [float(cols[n][i]) for n in names] for i, l in enumerate(L)]
+        z = f"{spec.zeta:.4g}" if a > 0 and a + b > 1 else "n/a"
+        tables.append({"title": f"Linear-attention depth laws, (a,b)=({a:g},{b:g}), d={d}, zeta={z}", "columns": ["L"] + names, "rows": rows})
+    return tables
+
+
+def floors(conditions, contexts: int, seed: int = 0) -> dict:
+    """``T - h^T G^+ h`` for each (a, b, k, d, P): {key: (floor, stderr)}."""
+    from depthscale.theory.floor import linear_floor
+
+    out = {}
+    for a, b, k, d, P in sorted(set(conditions)):
+        r = linear_floor(a, b, k, d, P, contexts, seed)
+        out[(a, b, k, d, P)] = (float(r.floor), float(r.stderr))
+    return out
+
+
+def floor_reference(contexts: int, seed: int = 0) -> dict:
+    """The five top-2 floors of the paper recomputed: {(a, b): (value, stderr, reference)}."""
+    got = floors([(a, b, 2, 128, 1024) for a, b in FLOOR_REFERENCE], contexts, seed)
+    return {(a, b): (*got[(a, b, 2, 128, 1024)], ref) for (a, b), ref in FLOOR_REFERENCE.items()}
+
+
+def clt_table(sigma2: float = 1.0, shared: float = 0.5, depths=DEPTHS) -> dict:
+    """Exact finite-L losses of the aggregation models M1, M2, M4 (AR(1), power law)."""
+    from depthscale.theory.clt import clt_loss
+
+    L = list(depths)
+    cols = {
+        "iid": clt_loss("iid", L, sigma2, shared),
+        "equicorrelated rho=0.2": clt_loss("equicorrelated", L, sigma2, shared, rho=0.2),
+        "AR(1) r=0.5": clt_loss("ar1", L, sigma2, shared, r=0.5),
+        "power law g=0.8": clt_loss("powerlaw", L, sigma2, shared, g=0.8),
+    }
+    rows = [[l] + [float(c[i]) for c in cols.values()] for i, l in enumerate(L)]
+    return {"title": f"Aggregation models: R_L with E s^2 = {shared:g}, sigma^2 = {sigma2:g}", "columns": ["L"] + list(cols), "rows": rows}
