@@ -1,0 +1,733 @@
+"""Figures of a depth-scaling report, drawn with matplotlib's Agg canvas and returned as PNG bytes.
+
+Every public figure function takes plain data (run records or rows of dicts), never writes a file
+and returns the PNG as ``bytes``, or ``None`` when there is nothing to draw. :func:`figure_entry`
+wraps a figure function into the ``{"name", "caption", "png", "why_missing"}`` entry that
+:mod:`depthscale.derivations.render` expects, carrying the reason whenever a figure is not drawn.
+
+Series of runs are grouped by ``series_key(record)`` = ``(model, variant, task, k, a, b, d, P)``
+(``k`` is 0 for the easy tasks); fits can be attached to series by that key or any prefix of it.
+
+Examples
+--------
+>>> rows = [{"a": 2, "b": 1, "alpha": 1.4, "alpha_se": 0.05, "series": "linear easy"}]
+>>> png = exponents_vs_zeta(rows)
+>>> png[:4] == b"\\x89PNG"
+True
+>>> exponents_vs_zeta([]) is None
+True
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "PAPER_LINEAR_EASY_EXPONENTS",
+    "FIGURES",
+    "series_key",
+    "build",
+    "figure_entry",
+    "overview",
+    "exponents_vs_zeta",
+    "mode_curves",
+    "decomposition",
+    "floors",
+    "baselines",
+]
+
+# SCIENCE.md section 7: trained exponents of linear attention on the easy task, (a, b, alpha).
+PAPER_LINEAR_EASY_EXPONENTS = (
+    (2.0, 0.5, 1.121),
+    (2.0, 1.0, 1.485),
+    (2.0, 1.5, 1.684),
+    (2.0, 2.0, 1.987),
+    (0.5, 2.0, 3.310),
+    (1.0, 2.0, 2.552),
+    (1.5, 2.0, 2.163),
+)
+
+_DPI = 100
+_EASY = ("easy-exact", "easy-fresh")
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+
+
+class _NoFigure(Exception):
+    """Raised inside a builder when there is nothing to draw; the message says why."""
+
+
+def _bad(name: str, value, allowed: str):
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    raise ValueError(f"{name}={text}: must be {allowed}")
+
+
+def _as_list(name: str, value, what: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        _bad(name, value, f"a list of {what}")
+    return list(value)
+
+
+def _num(x) -> float:
+    """A finite float or nan (None, strings and non-finite values become nan)."""
+    if x is None or isinstance(x, (bool, str)):
+        return math.nan
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan
+
+
+def _variant(model_cfg: Mapping) -> str:
+    parts = []
+    if model_cfg.get("qk", "factorised") != "factorised":
+        parts.append(str(model_cfg["qk"]))
+    if model_cfg.get("value", "shared") != "shared":
+        parts.append("per-layer-value")
+    if model_cfg.get("stream", "two") != "two":
+        parts.append("single-stream")
+    if model_cfg.get("context_update"):
+        parts.append("context-update")
+    return "+".join(parts) or "base"
+
+
+def series_key(record: Mapping) -> tuple:
+    """Key of the series (curve over depth) a run record belongs to.
+
+    ``(model, variant, task, k, a, b, d, P)`` with ``k = 0`` for the easy tasks and ``variant``
+    ``"base"`` for the paper's model (otherwise e.g. ``"tied"`` or ``"temperature"``).
+
+    Examples
+    --------
+    >>> rec = {"config": {"task": {"task": "topk", "k": 2, "a": 0.5, "b": 0.5, "d": 16, "P": 128},
+    ...                   "model": {"model": "softmax", "depth": 4}}}
+    >>> series_key(rec)
+    ('softmax', 'base', 'topk', 2, 0.5, 0.5, 16, 128)
+    """
+    cfg = record["config"]
+    t, m = cfg["task"], cfg["model"]
+    task = t["task"]
+    k = int(t.get("k", 0)) if task == "topk" else 0
+    return (m["model"], _variant(m), task, k, float(t["a"]), float(t["b"]), int(t["d"]), int(t["P"]))
+
+
+def _label(key: tuple, show: set) -> str:
+    model, variant, task, k, a, b, d, P = key
+    parts = [f"(a,b)=({a:g},{b:g})"]
+    if "k" in show and task == "topk":
+        parts.append(f"top-{k}")
+    if "task" in show and task != "topk":
+        parts.append(task)
+    if "variant" in show and variant != "base":
+        parts.append(variant)
+    if "dP" in show:
+        parts.append(f"d={d},P={P}")
+    if "model" in show:
+        parts.insert(0, model)
+    return " ".join(parts)
+
+
+def _distinct(keys, idx) -> bool:
+    return len({k[idx] for k in keys}) > 1
+
+
+def _records(records, converged_only: bool) -> list:
+    recs = _as_list("records", records, "run-record dicts")
+    out = []
+    for i, r in enumerate(recs):
+        if not isinstance(r, Mapping):
+            _bad(f"records[{i}]", r, "a run-record dict")
+        cfg = r.get("config")
+        if not isinstance(cfg, Mapping) or not isinstance(cfg.get("task"), Mapping) or not isinstance(cfg.get("model"), Mapping):
+            _bad(f"records[{i}].config", cfg, "a dict with 'task' and 'model' dicts")
+        if r.get("status", "ok") != "ok":
+            continue
+        if converged_only and not r.get("converged", False):
+            continue
+        out.append(r)
+    return out
+
+
+def _group(recs, field_fn):
+    """{series_key: {depth: [values over seeds]}} for the finite values of ``field_fn(record)``."""
+    out: dict = defaultdict(lambda: defaultdict(list))
+    for r in recs:
+        v = field_fn(r)
+        if v is None:
+            continue
+        out[series_key(r)][int(r["config"]["model"]["depth"])].append((v, r))
+    return out
+
+
+def _mean_se(pairs, se_field: str | None = "final_loss_se"):
+    """Mean over seeds and its standard error (the run's own s.e. when only one seed is present)."""
+    vals = np.array([v for v, _ in pairs], dtype=float)
+    if vals.size >= 2:
+        return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(vals.size))
+    se = _num(pairs[0][1].get(se_field)) if se_field else math.nan
+    return float(vals[0]), se
+
+
+def _colours(keys):
+    """One colour per spectrum (a, b), shared by every panel of a figure."""
+    from matplotlib import colormaps
+
+    spectra = sorted({(k[4], k[5]) for k in keys})
+    cmap = colormaps["tab10"] if len(spectra) <= 10 else colormaps["viridis"]
+    n = max(len(spectra) - 1, 1)
+    return {s: cmap(i if len(spectra) <= 10 else i / n) for i, s in enumerate(spectra)}
+
+
+def _markers(keys):
+    """One marker per everything-but-the-spectrum (model, variant, k, d, P)."""
+    others = sorted({_marker_key(k) for k in keys})
+    shapes = "osD^vP*Xh<>"
+    return {o: shapes[i % len(shapes)] for i, o in enumerate(others)}
+
+
+def _marker_key(key: tuple) -> tuple:
+    return (key[0], key[1], key[3], key[6], key[7])
+
+
+def _depth_axis(ax, depths):
+    """Log depth axis labelled at the depths actually run (plain integers, no minor labels)."""
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ticks = sorted({int(L) for L in depths})
+    if len(ticks) > 8:  # keep the labels legible
+        ticks = ticks[:: math.ceil(len(ticks) / 8)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("depth L")
+
+
+def _yerr(se):
+    se = np.asarray(se, dtype=float)
+    return None if not np.any(np.isfinite(se)) else np.where(np.isfinite(se), se, 0.0)
+
+
+def _fit_params(fit) -> dict | None:
+    """L0, c, alpha from a Fit object, a dict with 'params', or a plain parameter dict."""
+    if fit is None:
+        return None
+    params = getattr(fit, "params", None)
+    if params is None and isinstance(fit, Mapping):
+        params = fit.get("params", fit)
+    if not isinstance(params, Mapping) or "c" not in params or "alpha" not in params:
+        return None
+    out = {"L0": _num(params.get("L0", 0.0)), "c": _num(params["c"]), "alpha": _num(params["alpha"])}
+    return out if all(math.isfinite(v) for v in out.values()) else None
+
+
+_SELECTORS = ("model", "variant", "task", "k", "a", "b", "d", "P")
+
+
+def _fit_entries(fits) -> list:
+    """Normalise ``fits`` to a list of (selector dict, params)."""
+    if fits is None:
+        return []
+    entries = []
+    if isinstance(fits, Mapping):
+        for key, fit in fits.items():
+            key = key if isinstance(key, tuple) else (key,)
+            sel = dict(zip(_SELECTORS, key[: len(_SELECTORS)]))
+            entries.append((sel, _fit_params(fit)))
+    else:
+        for i, item in enumerate(_as_list("fits", fits, "fit dicts")):
+            if not isinstance(item, Mapping):
+                _bad(f"fits[{i}]", item, "a dict with selectors (model, task, a, b, ...) and 'fit'")
+            sel = {s: item[s] for s in _SELECTORS if s in item}
+            if "kind" in item and "task" not in item:
+                sel["kind"] = item["kind"]
+            entries.append((sel, _fit_params(item.get("fit", item))))
+    return [(s, p) for s, p in entries if p is not None]
+
+
+def _match(sel: dict, key: tuple) -> bool:
+    for name, want in sel.items():
+        if name == "kind":
+            got = "easy" if key[2] in _EASY else "difficult"
+        else:
+            got = key[_SELECTORS.index(name)]
+        if isinstance(got, float) or name in ("a", "b"):
+            if _num(want) != _num(got):
+                return False
+        elif name in ("k", "d", "P"):
+            if _num(want) != _num(got):
+                return False
+        elif want != got:
+            return False
+    return True
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _new(w: float, h: float, rows: int = 1, cols: int = 1, **kw):
+    fig = Figure(figsize=(w, h), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _empty_panel(ax, text: str):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+# ----------------------------------------------------------------------------------------------
+# builders: return a Figure or raise _NoFigure(reason)
+
+
+def _overview(records, fits=None, converged_only: bool = False) -> Figure:
+    recs = _records(records, converged_only)
+    entries = _fit_entries(fits)
+    groups = _group(recs, lambda r: _num(r.get("final_loss")) if _num(r.get("final_loss")) > 0 else None)
+    if not groups:
+        raise _NoFigure("no finished runs with a positive final loss")
+    keys = list(groups)
+    colours, markers = _colours(keys), _markers(keys)
+    show = {"k"} | ({"variant"} if _distinct(keys, 1) else set()) | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
+    show |= {"task"} if len({k[2] for k in keys if k[2] in _EASY}) > 1 else set()
+    fig, axes = _new(11, 8.5, 2, 2)
+    for i, model in enumerate(("linear", "softmax")):
+        for j, kind in enumerate(("easy", "difficult")):
+            ax = axes[i, j]
+            ax.set_title(f"{model} attention, {kind} task")
+            mine = [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))]
+            if not mine:
+                _empty_panel(ax, "no runs")
+                continue
+            for key in sorted(mine):
+                depths = sorted(groups[key])
+                stats = [_mean_se(groups[key][L]) for L in depths]
+                m = np.array([s[0] for s in stats])
+                colour = colours[(key[4], key[5])]
+                marker = markers[_marker_key(key)]
+                ax.errorbar(depths, m, yerr=_yerr([s[1] for s in stats]), color=colour, marker=marker,
+                            ls="-", lw=1.0, ms=4, capsize=2, label=_label(key, show))
+                fit = next((p for s, p in entries if _match(s, key)), None)
+                if fit is not None:
+                    grid = np.geomspace(min(depths), max(depths), 100)
+                    curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
+                    ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
+            _depth_axis(ax, [L for k in mine for L in groups[k]])
+            ax.set_yscale("log")
+            ax.set_ylabel("loss R_L")
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
+    return fig
+
+
+def _exponents_vs_zeta(rows, reference=None) -> Figure:
+    rows = _as_list("rows", rows, "dicts with a, b, alpha")
+    reference = _as_list("reference", reference, "(a, b, alpha) triples or dicts")
+    pts = defaultdict(list)
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with a, b, alpha")
+        a, b, alpha = _num(r.get("a")), _num(r.get("b")), _num(r.get("alpha"))
+        if not (a > 0 and a + b > 1 and math.isfinite(alpha)):
+            continue  # zeta undefined (a = 0 or a + b <= 1) or no exponent
+        pts[str(r.get("series", "fitted"))].append(((a + b - 1) / a, alpha, _num(r.get("alpha_se")), (a, b)))
+        if math.isfinite(_num(r.get("reference"))):
+            pts["paper"].append(((a + b - 1) / a, _num(r["reference"]), math.nan, (a, b)))
+    for i, r in enumerate(reference):
+        a, b, alpha = (r.get("a"), r.get("b"), r.get("alpha")) if isinstance(r, Mapping) else tuple(r)[:3]
+        a, b, alpha = _num(a), _num(b), _num(alpha)
+        if a > 0 and a + b > 1 and math.isfinite(alpha):
+            pts["paper"].append(((a + b - 1) / a, alpha, math.nan, (a, b)))
+    if not any(name != "paper" for name in pts):
+        raise _NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
+    fig, axes = _new(6.5, 5)
+    ax = axes[0, 0]
+    z_all = [p[0] for v in pts.values() for p in v]
+    z = np.linspace(0, max(z_all) * 1.1, 50)
+    ax.plot(z, z, color="0.3", ls="-", lw=1, label=r"$\zeta$ (equal steps)")
+    ax.plot(z, 2 * z, color="0.3", ls="--", lw=1, label=r"$2\zeta$ (free polynomial)")
+    shapes = "osD^vP*X"
+    for i, (name, p) in enumerate(sorted(pts.items(), key=lambda kv: kv[0] == "paper")):
+        zs, al, se = (np.array([q[j] for q in p]) for j in range(3))
+        if name == "paper":
+            ax.plot(zs, al, ls="none", marker="x", color="k", ms=7, label="paper (SCIENCE.md sec. 7)")
+        else:
+            ax.errorbar(zs, al, yerr=_yerr(se), ls="none", marker=shapes[i % len(shapes)], ms=5, capsize=2, label=name)
+    ax.set_xlabel(r"$\zeta = (a + b - 1)/a$")
+    ax.set_ylabel(r"fitted depth exponent $\alpha$")
+    ax.set_xlim(0, None)
+    ax.set_ylim(0, None)
+    ax.grid(True, alpha=0.25)
+    ax.legend(fontsize=8)
+    ax.set_title("Depth exponents against the spectrum")
+    return fig
+
+
+def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> Figure:
+    recs = _records(records, converged_only)
+
+    def modes(r):
+        ml = r.get("mode_losses")
+        if ml is None:
+            return None
+        arr = np.asarray(ml, dtype=float)
+        return arr if arr.ndim == 1 and arr.size >= 1 else None
+
+    groups = _group(recs, modes)
+    if not groups:
+        raise _NoFigure("no runs carry per-mode losses (mode_losses)")
+    fig, axes = _new(11, 4.6, 1, 2)
+    titles = {"linear": "linear attention (sequential)", "softmax": "softmax attention (parallel)"}
+    drawn = False
+    for j, model in enumerate(("linear", "softmax")):
+        ax = axes[0, j]
+        ax.set_title(titles[model])
+        mine = [k for k in groups if k[0] == model and k[1] == "base"] or [k for k in groups if k[0] == model]
+        if not mine:
+            _empty_panel(ax, "no runs with mode losses")
+            continue
+        # The series with most depths, preferring the easy task where the mode picture is exact.
+        key = max(mine, key=lambda k: (len(groups[k]), k[2] in _EASY, -k[4], str(k)))
+        depths = sorted(groups[key])
+        r0 = groups[key][depths[0]][0][1]
+        t = r0["config"]["task"]
+        d = min(len(v) for L in depths for v, _ in groups[key][L])
+        kk = np.arange(1, d + 1, dtype=float)
+        ref = float(t.get("c_lambda", 1.0)) * float(t.get("c_omega", 1.0)) * kk ** (-(key[4] + key[5]))
+        idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
+        from matplotlib import colormaps
+
+        cmap = colormaps["viridis"]
+        lowest = math.inf
+        for n, m in enumerate(idx):
+            y = np.array([np.mean([v[m] for v, _ in groups[key][L]]) for L in depths]) / ref[m]
+            ok = y > 0
+            ax.plot(np.array(depths)[ok], y[ok], marker="o", ms=3, color=cmap(n / max(len(idx) - 1, 1)), label=f"mode {m + 1}")
+            lowest = min(lowest, float(np.min(y[ok]))) if np.any(ok) else lowest
+        _depth_axis(ax, depths)
+        ax.set_yscale("log")
+        # a mode learnt to round-off would squash the others: show six decades at most
+        if math.isfinite(lowest):
+            ax.set_ylim(bottom=max(lowest, 1e-6 * ax.get_ylim()[1]) / 2)
+        ax.set_ylabel(r"mode loss / $(\lambda_k \omega_k)$")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7, title=_label(key, {"k", "task", "dP", "variant"}), title_fontsize=7)
+        drawn = True
+    if not drawn:
+        raise _NoFigure("no linear or softmax runs with per-mode losses")
+    fig.suptitle("Per-mode loss against depth (mean over seeds)")
+    return fig
+
+
+def _decomposition(records, converged_only: bool = False) -> Figure:
+    recs = _records(records, converged_only)
+
+    def parts(r):
+        A, C = _num(r.get("A_L")), _num(r.get("C_L"))
+        if int(r["config"]["model"]["depth"]) < 2 or not (math.isfinite(A) and math.isfinite(C)):
+            return None  # C_L needs two layers
+        return (C, A - C, _num(r.get("final_loss")))
+
+    groups = _group(recs, parts)
+    if not groups:
+        raise _NoFigure("no runs of depth >= 2 with finite A_L and C_L")
+    keys = sorted(groups)
+    colours, markers = _colours(keys), _markers(keys)
+    show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
+    show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
+    fig, axes = _new(11, 4.6, 1, 2)
+    any_neg = False
+    for key in keys:
+        depths = sorted(groups[key])
+        colour, marker = colours[(key[4], key[5])], markers[_marker_key(key)]
+        for j in (0, 1):
+            vals = [[v[j] for v, _ in groups[key][L]] for L in depths]
+            m = np.array([np.mean(v) for v in vals])
+            se = [np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals]
+            any_neg |= j == 0 and bool(np.any(m <= 0))
+            axes[0, j].errorbar(depths, m, yerr=_yerr(se), color=colour, marker=marker, ms=4, capsize=2, lw=1,
+                                label=_label(key, show))
+        R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
+        axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
+    axes[0, 0].set_title(r"shared error $C_L$ (dotted: $R_L$)")
+    axes[0, 1].set_title(r"layer disagreement $A_L - C_L$")
+    all_depths = [L for key in keys for L in groups[key]]
+    for j, ax in enumerate(axes[0]):
+        _depth_axis(ax, all_depths)
+        if j == 1 or not any_neg:
+            ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7)
+    fig.suptitle(r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth")
+    return fig
+
+
+def _floors(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with label, measured, reference")
+    pts = defaultdict(list)
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with label, measured, reference")
+        m, ref = _num(r.get("measured")), _num(r.get("reference", r.get("theory")))
+        if math.isfinite(m) and math.isfinite(ref):
+            pts[str(r.get("group", "measured"))].append(
+                (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i))))
+    if not pts:
+        raise _NoFigure("no floor with both a measured and a reference value")
+    fig, axes = _new(6.5, 5.5)
+    ax = axes[0, 0]
+    allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
+    positive = bool(np.all(allv > 0))
+    lo, hi = allv.min(), allv.max()
+    span = np.geomspace(lo / 1.5, hi * 1.5, 10) if positive else np.linspace(lo - 0.1 * abs(lo) - 1e-9, hi + 0.1 * abs(hi) + 1e-9, 10)
+    ax.plot(span, span, color="0.4", lw=1, label="measured = reference")
+    shapes = "osD^vP*X"
+    for n, (name, p) in enumerate(sorted(pts.items())):
+        x, y, xe, ye = (np.array([q[j] for q in p]) for j in range(4))
+        ax.errorbar(x, y, xerr=_yerr(xe), yerr=_yerr(ye), ls="none", marker=shapes[n % len(shapes)], ms=5, capsize=2, label=name)
+        for q in p:
+            ax.annotate(q[4], (q[0], q[1]), textcoords="offset points", xytext=(4, -9), fontsize=7)
+    if positive:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("reference / theory floor")
+    ax.set_ylabel("measured floor")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8)
+    ax.set_title("Loss floors against the reference values")
+    return fig
+
+
+def _baselines(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with spectrum, L0, single, pair")
+    good = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, pair")
+        if math.isfinite(_num(r.get("L0"))) and (math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("pair")))):
+            good.append(r)
+    if not good:
+        raise _NoFigure("no spectrum with a fitted floor L0 and a baseline loss")
+    fig, axes = _new(11, 4.6, 1, 2)
+    x = np.arange(len(good))
+    names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
+    ax = axes[0, 0]
+    for off, field, label, marker in ((-0.15, "L0", "fitted floor $L_0$", "o"), (0.0, "single", "best single temperature", "s"),
+                                      (0.15, "pair", "best two temperatures", "D")):
+        y = np.array([_num(r.get(field)) for r in good])
+        se = [_num(r.get(field + "_se")) for r in good]
+        ok = np.isfinite(y)
+        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(np.array(se)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "pair")]
+    if all(v > 0 for v in vals if math.isfinite(v)):
+        ax.set_yscale("log")  # spectra differ by orders of magnitude
+    ax.set_ylabel("loss")
+    ax.set_title("floor and baselines")
+    ax.grid(True, axis="y", alpha=0.25)
+    ax.legend(fontsize=8)
+    ax = axes[0, 1]
+    unpaired = False
+    for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "pair", "$L_0$ - pair", "D")):
+        ys, ses = [], []
+        for r in good:
+            diff, dse = _num(r.get(field + "_diff")), _num(r.get(field + "_diff_se"))
+            if not math.isfinite(diff):
+                # No paired difference given: fall back to independent errors, and say so in the legend.
+                diff = _num(r.get("L0")) - _num(r.get(field))
+                dse = math.hypot(_num(r.get("L0_se")), _num(r.get(field + "_se")))
+                unpaired |= math.isfinite(diff)
+            ys.append(diff)
+            ses.append(dse)
+        y = np.array(ys)
+        ok = np.isfinite(y)
+        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(np.array(ses)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+    ax.axhline(0, color="0.3", lw=1)
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    ax.set_ylabel("difference (below 0: depth beats the baseline)")
+    ax.set_title("paired differences" + (" (some unpaired: independent s.e.)" if unpaired else ""))
+    ax.grid(True, axis="y", alpha=0.25)
+    ax.legend(fontsize=8)
+    fig.suptitle("Room for depth: fitted floor against temperature-only heads")
+    return fig
+
+
+FIGURES = {
+    "overview": (_overview, "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
+                 "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed."),
+    "exponents_vs_zeta": (_exponents_vs_zeta, "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
+                          "and 2 zeta; crosses are the paper's values where given."),
+    "mode_curves": (_mode_curves, "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
+                    "task) against depth: linear attention learns modes one after another, softmax in parallel."),
+    "decomposition": (_decomposition, "Shared error C_L and layer disagreement A_L - C_L against depth "
+                      "(R_L = C_L + (A_L - C_L)/L)."),
+    "floors": (_floors, "Measured loss floors against reference or theory values, with error bars; the line is equality."),
+    "baselines": (_baselines, "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
+                  "mixture per spectrum; right: differences with paired standard errors."),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# public API
+
+
+def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
+    """Build the named figure as a matplotlib ``Figure`` (for inspection) and the reason if it is not drawn.
+
+    Returns ``(figure, "")`` or ``(None, why)``. Bad input raises ``ValueError``.
+
+    Examples
+    --------
+    >>> fig, why = build("floors", [])
+    >>> fig is None, why
+    (True, 'no floor with both a measured and a reference value')
+    """
+    if name not in FIGURES:
+        _bad("name", name, "one of " + ", ".join(FIGURES))
+    try:
+        return FIGURES[name][0](*args, **kwargs), ""
+    except _NoFigure as exc:
+        return None, str(exc)
+
+
+def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict:
+    """Draw a figure into the entry a report expects: ``{"name", "caption", "png", "why_missing"}``.
+
+    Examples
+    --------
+    >>> e = figure_entry("baselines", [])
+    >>> e["png"] is None, e["why_missing"]
+    (True, 'no spectrum with a fitted floor L0 and a baseline loss')
+    """
+    fig, why = build(name, *args, **kwargs)
+    return {"name": name, "caption": caption if caption is not None else FIGURES[name][1],
+            "png": None if fig is None else _png(fig), "why_missing": why}
+
+
+def _png_or_none(name, *args, **kwargs) -> bytes | None:
+    fig, _ = build(name, *args, **kwargs)
+    return None if fig is None else _png(fig)
+
+
+def overview(records, fits=None, converged_only: bool = False) -> bytes | None:
+    """Four panels (linear/softmax x easy/difficult) of loss against depth, log-log, as PNG bytes.
+
+    Parameters
+    ----------
+    records : list of run-record dicts (docs/engine-contract.md); only ``status == "ok"`` runs enter.
+    fits : optional; a dict ``{series key or prefix of it: fit}`` or a list of dicts holding
+        selectors (``model``, ``variant``, ``task`` or ``kind`` in {"easy", "difficult"}, ``k``, ``a``,
+        ``b``, ``d``, ``P``) and ``fit``. A fit is a ``Fit`` (``.params``), a dict with ``params``, or
+        ``{"L0", "c", "alpha"}`` (``L0`` absent means a pure power law). Drawn dashed.
+    converged_only : drop runs that did not converge.
+
+    Returns
+    -------
+    PNG bytes, or None when no run has a positive final loss.
+
+    Examples
+    --------
+    >>> rec = lambda L, s: {"config": {"task": {"task": "topk", "k": 2, "a": 0.5, "b": 0.5, "d": 16, "P": 128},
+    ...     "model": {"model": "softmax", "depth": L}}, "seed": s, "status": "ok", "final_loss": 1 + 1 / L}
+    >>> png = overview([rec(L, s) for L in (1, 2, 4) for s in (0, 1)], {("softmax",): {"L0": 1, "c": 1, "alpha": 1}})
+    >>> png.startswith(b"\\x89PNG")
+    True
+    """
+    return _png_or_none("overview", records, fits, converged_only=converged_only)
+
+
+def exponents_vs_zeta(rows, reference=None) -> bytes | None:
+    """Fitted exponents against ``zeta = (a + b - 1)/a`` with the lines zeta and 2 zeta, as PNG bytes.
+
+    ``rows``: dicts with ``a``, ``b``, ``alpha`` and optional ``alpha_se``, ``series`` (legend group)
+    and ``reference`` (the paper's exponent). ``reference``: extra paper points as ``(a, b, alpha)``
+    triples or dicts, e.g. ``PAPER_LINEAR_EASY_EXPONENTS``. Rows where zeta is undefined are skipped.
+
+    Examples
+    --------
+    >>> exponents_vs_zeta([{"a": 1, "b": 2, "alpha": 2.5}], PAPER_LINEAR_EASY_EXPONENTS)[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("exponents_vs_zeta", rows, reference)
+
+
+def mode_curves(records, converged_only: bool = False) -> bytes | None:
+    """Per-mode normalised loss against depth, linear beside softmax, as PNG bytes.
+
+    Uses each record's ``mode_losses`` divided by ``lambda_k omega_k`` from its task config; per
+    model it draws the series with the most depths (preferring the easy task) and up to six modes.
+
+    Examples
+    --------
+    >>> rec = lambda L: {"config": {"task": {"task": "easy-exact", "a": 1, "b": 1, "d": 8, "P": 64},
+    ...     "model": {"model": "linear", "depth": L}}, "status": "ok",
+    ...     "mode_losses": [k ** -2.0 * (1 - 1 / k) ** (2 * L) for k in range(1, 9)]}
+    >>> mode_curves([rec(L) for L in (1, 2, 4, 8)])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("mode_curves", records, converged_only=converged_only)
+
+
+def decomposition(records, converged_only: bool = False) -> bytes | None:
+    """``C_L`` and ``A_L - C_L`` against depth (runs of depth >= 2), as PNG bytes.
+
+    Examples
+    --------
+    >>> rec = lambda L: {"config": {"task": {"task": "topk", "k": 2, "a": 0, "b": 0, "d": 16, "P": 128},
+    ...     "model": {"model": "softmax", "depth": L}}, "status": "ok", "final_loss": 1.5 + 1 / L,
+    ...     "A_L": 2.5 + 0.1 / L, "C_L": 1.5 + 0.1 / L}
+    >>> decomposition([rec(L) for L in (2, 4, 8)])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("decomposition", records, converged_only=converged_only)
+
+
+def floors(rows) -> bytes | None:
+    """Measured floors against reference/theory values with error bars, as PNG bytes.
+
+    ``rows``: dicts with ``label``, ``measured``, ``reference`` (or ``theory``) and optional
+    ``measured_se``, ``reference_se`` and ``group`` (legend entry).
+
+    Examples
+    --------
+    >>> floors([{"label": "(1,1)", "measured": 0.504, "measured_se": 0.003, "reference": 0.498}])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("floors", rows)
+
+
+def baselines(rows) -> bytes | None:
+    """Fitted floor ``L0`` against the best single and two-temperature heads per spectrum, as PNG bytes.
+
+    ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``pair`` and their ``*_se``;
+    the paired differences ``single_diff``, ``single_diff_se``, ``pair_diff``, ``pair_diff_se``
+    (``L0`` minus baseline on the same evaluation contexts) are drawn when given, otherwise the
+    difference is computed with independent errors and the panel says so.
+
+    Examples
+    --------
+    >>> baselines([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
+    ...             "pair": 1.932, "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("baselines", rows)

@@ -1,0 +1,273 @@
+"""Figures: PNGs that decode, plotted values checked against the synthetic laws the records were drawn from."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from depthscale.derivations import figures
+
+DEPTHS = (1, 2, 4, 8, 16, 32)
+SEEDS = (0, 1, 2)
+
+
+def make_record(model="softmax", task="topk", a=0.5, b=0.5, depth=1, seed=0, *, L0=1.0, c=0.5, alpha=1.0,
+                noise=0.01, d=8, P=64, k=2, qk="factorised", status="ok", converged=True):
+    """A run record whose losses follow known laws: R_L = L0 + c L^-alpha (+ seed noise), identity exact."""
+    rng = np.random.default_rng(1000 * seed + depth + int(100 * a) + 7 * int(100 * b))
+    R = L0 + c * depth ** (-alpha) + noise * rng.standard_normal()
+    C = L0 + 0.2 * c * depth ** (-alpha)  # shared error, slightly above the floor
+    A = C + depth * (R - C)  # exact identity R = C + (A - C)/L
+    kk = np.arange(1, d + 1, dtype=float)
+    lam, om = kk ** -a, kk ** -b
+    if model == "linear":
+        norm = (1 - 0.5 * lam / lam[0]) ** (2 * depth)  # sequential: strong modes first
+    else:
+        norm = np.full(d, 0.2 + 0.8 / depth)  # parallel: every mode falls together
+    return {
+        "key": f"{model}-{task}-{a}-{b}-{depth}-{seed}",
+        "config": {"task": {"task": task, "k": k, "a": a, "b": b, "d": d, "P": P, "c_lambda": 1.0, "c_omega": 1.0},
+                   "model": {"model": model, "depth": depth, "qk": qk, "value": "shared", "stream": "two"},
+                   "train": {"lr": 3e-3}},
+        "seed": seed, "status": status, "reason": None if status == "ok" else "synthetic failure",
+        "converged": converged, "final_loss": R if status == "ok" else None, "final_loss_se": 0.005,
+        "A_L": A if depth > 1 else R, "C_L": C if depth > 1 else None,
+        "mode_losses": (lam * om * norm).tolist() if status == "ok" else None,
+    }
+
+
+LAWS = {  # (model, task, a, b) -> (L0, c, alpha)
+    ("linear", "easy-exact", 2.0, 1.0): (0.0, 0.8, 1.5),
+    ("linear", "topk", 0.5, 0.5): (2.2, 0.3, 1.0),
+    ("softmax", "easy-exact", 2.0, 1.0): (0.05, 0.4, 1.0),
+    ("softmax", "topk", 0.5, 0.5): (0.3, 0.4, 0.97),
+    ("softmax", "topk", 0.25, 0.25): (0.9, 0.6, 0.97),
+}
+
+
+@pytest.fixture(scope="module")
+def records():
+    out = []
+    for (model, task, a, b), (L0, c, alpha) in LAWS.items():
+        for L in DEPTHS:
+            for s in SEEDS:
+                out.append(make_record(model, task, a, b, L, s, L0=L0, c=c, alpha=alpha))
+    # runs that must be ignored: a failed run and a diverged one with absurd values
+    out.append(make_record("softmax", "topk", 0.5, 0.5, 4, 9, status="failed"))
+    bad = make_record("softmax", "topk", 0.5, 0.5, 4, 8)
+    bad.update(status="diverged", final_loss=1e6)
+    out.append(bad)
+    return out
+
+
+def decode(png: bytes) -> np.ndarray:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    img = Image.open(io.BytesIO(png))
+    img.load()
+    arr = np.asarray(img.convert("RGB"), dtype=float)
+    assert arr.shape[0] > 100 and arr.shape[1] > 100
+    assert arr.std() > 5, "image is blank"
+    return arr
+
+
+def mean_by_hand(recs, model, task, a, b, L):
+    vals = [r["final_loss"] for r in recs if r["status"] == "ok" and r["config"]["model"]["model"] == model
+            and r["config"]["task"]["task"] == task and r["config"]["task"]["a"] == a
+            and r["config"]["task"]["b"] == b and r["config"]["model"]["depth"] == L]
+    return sum(vals) / len(vals), len(vals)
+
+
+def is_data(ln):
+    """A data line has a real marker; error-bar caps use '_' or '|' and bare lines none."""
+    return ln.get_marker() not in (None, "None", "", " ", "_", "|")
+
+
+def data_lines(ax):
+    """Lines drawn with markers (data) and dashed lines (fits) of one axes."""
+    marked = [ln for ln in ax.lines if is_data(ln) and len(ln.get_xdata()) > 1]
+    dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    return marked, dashed
+
+
+def test_every_figure_returns_a_png_that_decodes(records):
+    fits = {k: {"L0": v[0], "c": v[1], "alpha": v[2]} for k, v in
+            {("linear", "base", "easy-exact", 0, 2.0, 1.0): LAWS[("linear", "easy-exact", 2.0, 1.0)]}.items()}
+    rows = [{"a": 2.0, "b": 1.0, "alpha": 1.5, "alpha_se": 0.1, "series": "linear easy"},
+            {"a": 1.0, "b": 2.0, "alpha": 2.6, "alpha_se": 0.2, "series": "linear easy"}]
+    floor_rows = [{"label": "(1,1)", "measured": 0.504, "measured_se": 0.01, "reference": 0.498, "group": "linear"},
+                  {"label": "(0.5,0.5)", "measured": 2.33, "measured_se": 0.02, "reference": 2.272, "group": "linear"}]
+    base_rows = [{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01, "pair": 1.932,
+                  "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.008, "pair_diff": -0.03,
+                  "pair_diff_se": 0.008}]
+    pngs = [figures.overview(records, fits), figures.exponents_vs_zeta(rows, figures.PAPER_LINEAR_EASY_EXPONENTS),
+            figures.mode_curves(records), figures.decomposition(records), figures.floors(floor_rows),
+            figures.baselines(base_rows)]
+    sizes = set()
+    for png in pngs:
+        sizes.add(decode(png).shape)
+    assert len(sizes) > 1  # figures have their own shapes, so not one placeholder image
+
+
+def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
+    L0, c, alpha = LAWS[("softmax", "topk", 0.5, 0.5)]
+    fig, why = figures.build("overview", records, [{"model": "softmax", "kind": "difficult", "a": 0.5, "b": 0.5,
+                                                     "fit": {"params": {"L0": L0, "c": c, "alpha": alpha}}}])
+    assert why == "" and fig is not None
+    axes = np.array(fig.axes).reshape(2, 2)
+    counts = {}
+    for i, model in enumerate(("linear", "softmax")):
+        for j, task in enumerate(("easy-exact", "topk")):
+            marked, _ = data_lines(axes[i, j])
+            counts[(model, task)] = len(marked)
+            spectra = [(a, b) for (m, t, a, b) in LAWS if m == model and t == task]
+            for ln in marked:
+                x, y = np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
+                assert list(x) == list(DEPTHS)
+                # the line is one of this panel's spectra: find it by its independent seed means
+                matches = []
+                for a, b in spectra:
+                    expect = np.array([mean_by_hand(records, model, task, a, b, L)[0] for L in DEPTHS])
+                    matches.append(np.allclose(y, expect, rtol=1e-12))
+                assert sum(matches) == 1
+    assert counts == {(m, t): sum(1 for (mm, tt, _, _) in LAWS if (mm, tt) == (m, t))
+                      for m in ("linear", "softmax") for t in ("easy-exact", "topk")}
+    # failed/diverged runs excluded: still three seeds at depth 4
+    assert mean_by_hand(records, "softmax", "topk", 0.5, 0.5, 4)[1] == 3
+    _, dashed = data_lines(axes[1, 1])
+    assert len(dashed) == 1  # the one fit given, in the softmax/difficult panel only
+    x, y = np.asarray(dashed[0].get_xdata(), float), np.asarray(dashed[0].get_ydata(), float)
+    np.testing.assert_allclose(y, L0 + c * x ** (-alpha), rtol=1e-12)
+    assert x.min() == pytest.approx(1) and x.max() == pytest.approx(32)
+    for ax in (axes[0, 0], axes[0, 1], axes[1, 0]):
+        assert data_lines(ax)[1] == []
+    assert axes[0, 0].get_xscale() == "log" and axes[0, 0].get_yscale() == "log"
+
+
+def test_overview_error_bars_are_the_standard_error_over_seeds(records):
+    fig, _ = figures.build("overview", [r for r in records if r["config"]["model"]["model"] == "linear"
+                                         and r["config"]["task"]["task"] == "topk"])
+    ax = np.array(fig.axes).reshape(2, 2)[0, 1]
+    segs = [c for c in ax.collections if hasattr(c, "get_segments")][0].get_segments()
+    for L, seg in zip(DEPTHS, segs):
+        vals = [r["final_loss"] for r in records if r["config"]["model"]["model"] == "linear" and r["status"] == "ok"
+                and r["config"]["task"]["task"] == "topk" and r["config"]["model"]["depth"] == L]
+        se = math.sqrt(sum((v - sum(vals) / 3) ** 2 for v in vals) / 2 / 3)
+        assert seg[1][1] - seg[0][1] == pytest.approx(2 * se, rel=1e-9)
+
+
+def test_fit_keys_by_series_prefix_and_fit_objects():
+    class FakeFit:
+        params = {"L0": 0.5, "c": 1.0, "alpha": 1.0}
+        se = {}
+
+    recs = [make_record("softmax", "topk", 0.0, 0.0, L, s, L0=0.5, c=1.0) for L in (1, 4, 16) for s in (0, 1)]
+    recs += [make_record("softmax", "topk", 1.0, 1.0, L, 0) for L in (1, 4, 16)]
+    fig, _ = figures.build("overview", recs, {("softmax", "base", "topk", 2, 0.0, 0.0): FakeFit()})
+    _, dashed = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    assert len(dashed) == 1  # matched (0,0) only, not (1,1)
+    # a power-law fit (no L0) and a failed fit (no params) are accepted; the failed one draws nothing
+    fig, _ = figures.build("overview", recs, {("softmax",): {"c": 2.0, "alpha": 0.5}, ("linear",): {"error": "x"}})
+    _, dashed = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    assert len(dashed) == 2
+    x, y = dashed[0].get_xdata(), dashed[0].get_ydata()
+    np.testing.assert_allclose(y, 2.0 * np.asarray(x) ** -0.5, rtol=1e-12)
+
+
+def test_converged_only_drops_unconverged_runs():
+    recs = [make_record("linear", "topk", 0.5, 0.5, L, 0, converged=(L != 4)) for L in (1, 2, 4, 8)]
+    fig, _ = figures.build("overview", recs, converged_only=True)
+    marked, _ = data_lines(np.array(fig.axes).reshape(2, 2)[0, 1])
+    assert list(marked[0].get_xdata()) == [1, 2, 8]
+
+
+def test_exponents_are_placed_at_zeta_with_zeta_and_two_zeta_lines():
+    rows = [{"a": 2.0, "b": 0.5, "alpha": 1.1, "series": "linear"}, {"a": 0.5, "b": 2.0, "alpha": 3.3, "series": "linear"},
+            {"a": 0.0, "b": 0.0, "alpha": 1.0, "series": "linear"}]  # zeta undefined: skipped
+    fig, _ = figures.build("exponents_vs_zeta", rows, [(1.0, 2.0, 2.552)])
+    ax = fig.axes[0]
+    pts = [ln for ln in ax.lines if ln.get_linestyle() in ("None", "none", "")]
+    xs = sorted(float(v) for ln in pts for v in ln.get_xdata())
+    assert xs == pytest.approx(sorted([(2.0 + 0.5 - 1) / 2.0, (0.5 + 2.0 - 1) / 0.5, (1.0 + 2.0 - 1) / 1.0]))
+    guide = [ln for ln in ax.lines if ln.get_linestyle() in ("-", "--") and len(ln.get_xdata()) == 50]
+    slopes = sorted(np.polyfit(ln.get_xdata(), ln.get_ydata(), 1)[0] for ln in guide)
+    assert slopes == pytest.approx([1.0, 2.0])
+    assert figures.build("exponents_vs_zeta", rows[2:], figures.PAPER_LINEAR_EASY_EXPONENTS)[0] is None
+
+
+def test_mode_curves_normalise_by_lambda_omega(records):
+    fig, _ = figures.build("mode_curves", records)
+    lin, soft = fig.axes[:2]
+    a = 2.0  # the linear series with most depths prefers the easy task (a, b) = (2, 1)
+    lam = np.arange(1, 9, dtype=float) ** -a
+    for ln in lin.lines:
+        k = int(ln.get_label().split()[-1])
+        x = np.asarray(ln.get_xdata(), float)
+        np.testing.assert_allclose(ln.get_ydata(), (1 - 0.5 * lam[k - 1]) ** (2 * x), rtol=1e-10)
+    assert len(lin.lines) >= 3
+    for ln in soft.lines:
+        np.testing.assert_allclose(ln.get_ydata(), 0.2 + 0.8 / np.asarray(ln.get_xdata(), float), rtol=1e-10)
+
+
+def test_decomposition_uses_depth_two_and_up_and_the_exact_terms(records):
+    sub = [r for r in records if r["config"]["model"]["model"] == "softmax" and r["config"]["task"]["a"] == 0.25]
+    fig, _ = figures.build("decomposition", sub)
+    c_ax, g_ax = fig.axes[:2]
+    (line,) = [ln for ln in g_ax.lines if is_data(ln)]
+    x = np.asarray(line.get_xdata(), float)
+    assert list(x) == [2, 4, 8, 16, 32]
+    expect = [np.mean([r["A_L"] - r["C_L"] for r in sub if r["config"]["model"]["depth"] == L]) for L in x]
+    np.testing.assert_allclose(line.get_ydata(), expect, rtol=1e-12)
+    (cl,) = [ln for ln in c_ax.lines if is_data(ln)]
+    L0, c, alpha = LAWS[("softmax", "topk", 0.25, 0.25)]
+    np.testing.assert_allclose(cl.get_ydata(), L0 + 0.2 * c * x ** (-alpha), rtol=1e-12)
+
+
+def test_baselines_paired_and_unpaired_differences():
+    row = {"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.03, "single": 1.978, "single_se": 0.04, "pair": 1.932,
+           "pair_se": 0.04, "single_diff": -0.07, "single_diff_se": 0.008}
+    fig, _ = figures.build("baselines", [row])
+    ax = fig.axes[1]
+    assert "unpaired" in ax.get_title()  # the pair difference had to be computed without pairing
+    ys = sorted(float(ln.get_ydata()[0]) for ln in ax.lines if is_data(ln))
+    assert ys == pytest.approx(sorted([-0.07, 1.90 - 1.932]))
+    row.update(pair_diff=-0.03, pair_diff_se=0.01)
+    fig, _ = figures.build("baselines", [row])
+    assert "unpaired" not in fig.axes[1].get_title()
+
+
+def test_missing_data_gives_none_and_a_reason():
+    failed = [make_record(status="failed", depth=L) for L in (1, 2)]
+    for name, args in [("overview", ([],)), ("overview", (failed,)), ("mode_curves", (failed,)),
+                       ("decomposition", ([make_record(depth=1)],)), ("floors", ([{"label": "x", "measured": None,
+                                                                                    "reference": 1.0}],)),
+                       ("baselines", ([],)), ("exponents_vs_zeta", ([],))]:
+        fig, why = figures.build(name, *args)
+        assert fig is None and why, name
+        entry = figures.figure_entry(name, *args)
+        assert entry["png"] is None and entry["why_missing"] == why and entry["caption"]
+    assert figures.overview([]) is None and figures.floors(None) is None
+    assert figures.mode_curves([{**make_record(), "mode_losses": None}]) is None
+
+
+def test_bad_input_raises_value_error_naming_the_parameter():
+    with pytest.raises(ValueError, match="records"):
+        figures.overview("not a list")
+    with pytest.raises(ValueError, match=r"records\[1\]"):
+        figures.overview([make_record(), 3])
+    with pytest.raises(ValueError, match=r"records\[0\]\.config"):
+        figures.decomposition([{"status": "ok"}])
+    with pytest.raises(ValueError, match=r"rows\[0\]"):
+        figures.floors([1.0])
+    with pytest.raises(ValueError, match="name"):
+        figures.build("nope")
+    with pytest.raises(ValueError, match="fits"):
+        figures.overview([make_record()], fits="x")
+
+
+def test_series_key_matches_contract():
+    r = make_record("linear", "easy-exact", 2, 1, 4, 0, qk="temperature")
+    assert figures.series_key(r) == ("linear", "temperature", "easy-exact", 0, 2.0, 1.0, 8, 64)
