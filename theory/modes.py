@@ -88,7 +88,7 @@ def mode_depth(spec: PowerLawSpectrum, k, eps: float) -> ModeDepth:
     for _ in range(4):
         up = np.isfinite(per_layer) & (L * per_layer >= log_eps)
         L = np.where(up, L + 1.0, L)
-        down = (L > 1) & ((L - 1.0) * per_layer < log_eps)
+        down = np.isfinite(per_layer) & (L > 1) & ((L - 1.0) * np.where(np.isfinite(per_layer), per_layer, 0.0) < log_eps)
         L = np.where(down, L - 1.0, L)
     tau = ks.astype(np.float64) ** spec.a / 2.0
     return ModeDepth(ks, eps, L.astype(np.int64), tau * np.log(1.0 / eps), tau)
