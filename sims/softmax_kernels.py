@@ -1,0 +1,429 @@
+"""numba kernels of the softmax-attention model: fused forward and backward passes per context.
+
+Every kernel loops over the batch in ``nchunks`` contiguous chunks (``prange`` over chunks), keeps
+its workspace per chunk (no allocation inside the per-example loop) and adds parameter gradients
+into per-chunk accumulators that the caller sums: the result depends only on ``nchunks``, never on
+thread timing. Dense products go through ``np.dot`` with an output array (BLAS). All arrays handed
+to one call share one float dtype (float64 or float32).
+
+The query-key maps enter only through the effective matrices ``M_l`` (N, N) with
+``z_ij = xhat_i^T M_l xhat_j``; the caller maps ``dM_l`` back to the parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+RMS_EPS = 1e-6  # xhat = h / sqrt(mean(h^2) + RMS_EPS): keeps the norm finite at h = 0, negligible otherwise
+
+
+@njit(cache=True)
+def _rms_rows(H, r, eps):
+    """Normalise the rows of H in place, storing the inverse RMS of each row in r."""
+    P, N = H.shape
+    for i in range(P):
+        ss = 0.0
+        for a in range(N):
+            ss += H[i, a] * H[i, a]
+        rr = 1.0 / np.sqrt(ss / N + eps)
+        r[i] = rr
+        for a in range(N):
+            H[i, a] *= rr
+
+
+@njit(cache=True)
+def _rms_rows_back(dH, Hn, r):
+    """In place: gradient w.r.t. the normalised rows Hn -> gradient w.r.t. the raw rows."""
+    P, N = dH.shape
+    for i in range(P):
+        dot = 0.0
+        for a in range(N):
+            dot += dH[i, a] * Hn[i, a]
+        dot /= N
+        for a in range(N):
+            dH[i, a] = r[i] * (dH[i, a] - Hn[i, a] * dot)
+
+
+@njit(cache=True)
+def _softmax_inplace(z):
+    """Stable softmax of a vector, in place (the maximum is subtracted first)."""
+    mx = z[0]
+    for i in range(1, z.shape[0]):
+        if z[i] > mx:
+            mx = z[i]
+    tot = 0.0
+    for i in range(z.shape[0]):
+        e = np.exp(z[i] - mx)
+        z[i] = e
+        tot += e
+    inv = 1.0 / tot
+    for i in range(z.shape[0]):
+        z[i] *= inv
+
+
+@njit(cache=True, parallel=True)
+def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn):
+    """Two streams, context not updated: the parallel form ``yhat = (1/L) sum_l g_l p_l . y``.
+
+    Inputs: X (B,P,d), y (B,P), target (B,), WxT (d,N) = W_x^T, U (B,L,N) with
+    ``U[b,l] = M_l^T xhat_test,b``, g (L,) the gains. Outputs: s_out (B,L) = p_l . y,
+    res_out (B,) = d loss / d yhat (1 if ``unit``), dU (B,L,N), dWx_acc (nchunks,N,d) the
+    context tokens' share of d loss / d W_x, attn (B,L,P) if ``want_attn``.
+    """
+    B, P, d = X.shape
+    L = U.shape[1]
+    N = U.shape[2]
+    for c in prange(nchunks):
+        b0 = c * B // nchunks
+        b1 = (c + 1) * B // nchunks
+        Xh = np.empty((P, N), X.dtype)
+        r = np.empty(P, X.dtype)
+        Z = np.empty((L, P), X.dtype)
+        dX = np.empty((P, N), X.dtype)
+        tmp = np.empty((N, d), X.dtype)
+        for b in range(b0, b1):
+            np.dot(X[b], WxT, Xh)
+            _rms_rows(Xh, r, eps)
+            np.dot(U[b], Xh.T, Z)  # z_l,i = u_l . xhat_i for all layers in one product
+            yhat = 0.0
+            for l in range(L):
+                _softmax_inplace(Z[l])
+                s = 0.0
+                for i in range(P):
+                    s += Z[l, i] * y[b, i]
+                s_out[b, l] = s
+                yhat += g[l] * s
+            yhat /= L
+            if want_attn:
+                attn[b, :, :] = Z
+            if not want_grad:
+                continue
+            res = 1.0 if unit else coef * (yhat - target[b])
+            res_out[b] = res
+            # d loss / d z_l,i = p_l,i (y_i - s_l) g_l res / L (softmax Jacobian applied to y)
+            for l in range(L):
+                w = res * g[l] / L
+                s = s_out[b, l]
+                for i in range(P):
+                    Z[l, i] = Z[l, i] * (y[b, i] - s) * w
+            np.dot(Z, Xh, dU[b])
+            np.dot(Z.T, U[b], dX)
+            _rms_rows_back(dX, Xh, r)
+            np.dot(dX.T, X[b], tmp)
+            for a in range(N):
+                for k in range(d):
+                    dWx_acc[c, a, k] += tmp[a, k]
+
+
+@njit(cache=True, parallel=True)
+def ctx_pass(
+    X, y, xt, target, WxT, M, Wv, WvT, Wo, Wy, m, coef, unit, want_grad, want_attn, nchunks, eps,
+    f_out, res_out, c_out, dxt, dWx_acc, dM_acc, dWv_acc, dWo_acc, dWy_acc, dm_acc, attn,
+):
+    """Two streams with context updates: context tokens attend to each other with weight m / L.
+
+    ``H_y^l = H_y^(l-1) + (m/L) A^l H_y^(l-1) W_v^l^T`` with ``A^l = softmax_rows(Xhat M_l Xhat^T)``,
+    the test token reads ``(1/L) p_l^T H_y^(l-1) W_v^l^T``. Outputs: f_out (B,L) per-layer
+    predictors, res_out (B,), c_out (B,P) = d yhat / d y when ``unit``, dxt (B,N) the gradient
+    w.r.t. the normalised test input, per-chunk accumulators of the parameter gradients.
+    """
+    B, P, d = X.shape
+    L = M.shape[0]
+    N = M.shape[1]
+    Lv = Wv.shape[0]
+    mL = m / L
+    for c in prange(nchunks):
+        b0 = c * B // nchunks
+        b1 = (c + 1) * B // nchunks
+        dt = X.dtype
+        Xh = np.empty((P, N), dt)
+        r = np.empty(P, dt)
+        Hs = np.empty((L, P, N), dt)  # H_y^(l-1) read by layer l
+        Vs = np.empty((L, P, N), dt)
+        ps = np.empty((L, P), dt)
+        us = np.empty((L, N), dt)
+        G = np.empty((P, N), dt)
+        A = np.empty((P, P), dt)
+        dA = np.empty((P, P), dt)
+        AV = np.empty((P, N), dt)
+        dHy = np.empty((P, N), dt)
+        dV = np.empty((P, N), dt)
+        dXh = np.empty((P, N), dt)
+        dG = np.empty((P, N), dt)
+        tPN = np.empty((P, N), dt)
+        tNN = np.empty((N, N), dt)
+        tNd = np.empty((N, d), dt)
+        ht = np.empty(N, dt)
+        dht = np.empty(N, dt)
+        dp = np.empty(P, dt)
+        du = np.empty(N, dt)
+        for b in range(b0, b1):
+            np.dot(X[b], WxT, Xh)
+            _rms_rows(Xh, r, eps)
+            for i in range(P):
+                for a in range(N):
+                    Hs[0, i, a] = y[b, i] * Wy[a]
+            ht[:] = 0.0
+            for l in range(L):
+                lv = l if Lv > 1 else 0
+                for j in range(N):
+                    acc = 0.0
+                    for a in range(N):
+                        acc += M[l, a, j] * xt[b, a]
+                    us[l, j] = acc
+                np.dot(Xh, us[l], ps[l])
+                _softmax_inplace(ps[l])
+                np.dot(Hs[l], WvT[lv], Vs[l])
+                fl = 0.0
+                for a in range(N):
+                    pv = 0.0
+                    for i in range(P):
+                        pv += ps[l, i] * Vs[l, i, a]
+                    ht[a] += pv / L
+                    fl += Wo[a] * pv
+                f_out[b, l] = fl
+                if l < L - 1:  # the last layer's context update is never read
+                    np.dot(Xh, M[l], G)
+                    np.dot(G, Xh.T, A)
+                    for i in range(P):
+                        _softmax_inplace(A[i])
+                    np.dot(A, Vs[l], AV)
+                    for i in range(P):
+                        for a in range(N):
+                            Hs[l + 1, i, a] = Hs[l, i, a] + mL * AV[i, a]
+            if want_attn:
+                attn[b, :, :] = ps
+            if not want_grad:
+                continue
+            yhat = 0.0
+            for a in range(N):
+                yhat += Wo[a] * ht[a]
+            res = 1.0 if unit else coef * (yhat - target[b])
+            res_out[b] = res
+            for a in range(N):
+                dht[a] = res * Wo[a]
+                dWo_acc[c, a] += res * ht[a]
+            dHy[:, :] = 0.0
+            dXh[:, :] = 0.0
+            for l in range(L - 1, -1, -1):
+                lv = l if Lv > 1 else 0
+                for i in range(P):
+                    for a in range(N):
+                        dV[i, a] = ps[l, i] * dht[a] / L
+                if l < L - 1:
+                    # recompute this layer's context attention instead of storing L (P,P) blocks
+                    np.dot(Xh, M[l], G)
+                    np.dot(G, Xh.T, A)
+                    for i in range(P):
+                        _softmax_inplace(A[i])
+                    np.dot(A, Vs[l], AV)
+                    dmb = 0.0
+                    for i in range(P):
+                        for a in range(N):
+                            dmb += dHy[i, a] * AV[i, a]
+                    dm_acc[c] += dmb / L
+                    np.dot(A.T, dHy, tPN)
+                    for i in range(P):
+                        for a in range(N):
+                            dV[i, a] += mL * tPN[i, a]
+                    np.dot(dHy, Vs[l].T, dA)
+                    for i in range(P):
+                        rs = 0.0
+                        for j in range(P):
+                            rs += A[i, j] * dA[i, j]
+                        for j in range(P):
+                            dA[i, j] = A[i, j] * mL * (dA[i, j] - rs)
+                    np.dot(dA, Xh, dG)
+                    np.dot(dA.T, G, tPN)
+                    for i in range(P):
+                        for a in range(N):
+                            dXh[i, a] += tPN[i, a]
+                    np.dot(Xh.T, dG, tNN)
+                    for a in range(N):
+                        for j in range(N):
+                            dM_acc[c, l, a, j] += tNN[a, j]
+                    np.dot(dG, M[l].T, tPN)
+                    for i in range(P):
+                        for a in range(N):
+                            dXh[i, a] += tPN[i, a]
+                # the test token's attention of layer l
+                np.dot(Vs[l], dht, dp)
+                pdp = 0.0
+                for i in range(P):
+                    dp[i] /= L
+                    pdp += ps[l, i] * dp[i]
+                for i in range(P):
+                    dp[i] = ps[l, i] * (dp[i] - pdp)  # now dz
+                    for a in range(N):
+                        dXh[i, a] += dp[i] * us[l, a]
+                np.dot(Xh.T, dp, du)
+                for a in range(N):
+                    xa = xt[b, a]
+                    acc = 0.0
+                    for j in range(N):
+                        dM_acc[c, l, a, j] += xa * du[j]
+                        acc += M[l, a, j] * du[j]
+                    dxt[b, a] += acc
+                # values V = H_y^(l-1) W_v^T
+                np.dot(dV.T, Hs[l], tNN)
+                for a in range(N):
+                    for j in range(N):
+                        dWv_acc[c, lv, a, j] += tNN[a, j]
+                np.dot(dV, Wv[lv], tPN)
+                for i in range(P):
+                    for a in range(N):
+                        dHy[i, a] += tPN[i, a]
+            for i in range(P):
+                ci = 0.0
+                for a in range(N):
+                    ci += dHy[i, a] * Wy[a]
+                c_out[b, i] = ci
+            for a in range(N):
+                acc = 0.0
+                for i in range(P):
+                    acc += dHy[i, a] * y[b, i]
+                dWy_acc[c, a] += acc
+            _rms_rows_back(dXh, Xh, r)
+            np.dot(dXh.T, X[b], tNd)
+            for a in range(N):
+                for k in range(d):
+                    dWx_acc[c, a, k] += tNd[a, k]
+
+
+@njit(cache=True, parallel=True)
+def single_pass(
+    X, y, Xtest, target, WxT, Wy, M, Wv, Wo, coef, want_grad, want_attn, nchunks, eps,
+    f_out, res_out, dWx_acc, dWy_acc, dM_acc, dWv_acc, dWo_acc, attn,
+):
+    """One shared stream, cascaded: the test token's stream changes layer by layer.
+
+    Context tokens carry ``h_i = W_x x_i + W_y y_i`` (not updated); the test token starts at
+    ``h^0 = W_x x_test`` and ``h^l = h^(l-1) + (1/L) W_v^l Hhat^T softmax(Hhat M_l^T hhat^(l-1))``
+    with hats the RMS-normalised rows. Per-layer predictors ``f_l = z_0 + W_o . v_l`` where
+    ``z_l = W_o . h^l`` (so ``f_l = b_L + L (z_l - z_(l-1))``).
+    """
+    B, P, d = X.shape
+    L = M.shape[0]
+    N = M.shape[1]
+    Lv = Wv.shape[0]
+    for c in prange(nchunks):
+        b0 = c * B // nchunks
+        b1 = (c + 1) * B // nchunks
+        dt = X.dtype
+        Hh = np.empty((P, N), dt)
+        r = np.empty(P, dt)
+        hs = np.empty((L + 1, N), dt)
+        hh = np.empty((L, N), dt)
+        rt = np.empty(L, dt)
+        us = np.empty((L, N), dt)
+        ps = np.empty((L, P), dt)
+        cs = np.empty((L, N), dt)
+        dZ = np.empty((L, P), dt)
+        dC = np.empty((L, N), dt)
+        dHh = np.empty((P, N), dt)
+        tPN = np.empty((P, N), dt)
+        tNd = np.empty((N, d), dt)
+        dh = np.empty(N, dt)
+        dp = np.empty(P, dt)
+        du = np.empty(N, dt)
+        dhh = np.empty(N, dt)
+        for b in range(b0, b1):
+            np.dot(X[b], WxT, Hh)
+            for i in range(P):
+                for a in range(N):
+                    Hh[i, a] += y[b, i] * Wy[a]
+            _rms_rows(Hh, r, eps)
+            for a in range(N):
+                acc = 0.0
+                for k in range(d):
+                    acc += Xtest[b, k] * WxT[k, a]
+                hs[0, a] = acc
+            z0 = 0.0
+            for a in range(N):
+                z0 += Wo[a] * hs[0, a]
+            for l in range(L):
+                lv = l if Lv > 1 else 0
+                ss = 0.0
+                for a in range(N):
+                    ss += hs[l, a] * hs[l, a]
+                rr = 1.0 / np.sqrt(ss / N + eps)
+                rt[l] = rr
+                for a in range(N):
+                    hh[l, a] = hs[l, a] * rr
+                for j in range(N):
+                    acc = 0.0
+                    for a in range(N):
+                        acc += M[l, a, j] * hh[l, a]
+                    us[l, j] = acc
+                np.dot(Hh, us[l], ps[l])
+                _softmax_inplace(ps[l])
+                np.dot(Hh.T, ps[l], cs[l])
+                fl = z0
+                for a in range(N):
+                    v = 0.0
+                    for j in range(N):
+                        v += Wv[lv, a, j] * cs[l, j]
+                    hs[l + 1, a] = hs[l, a] + v / L
+                    fl += Wo[a] * v
+                f_out[b, l] = fl
+            if want_attn:
+                attn[b, :, :] = ps
+            if not want_grad:
+                continue
+            yhat = 0.0
+            for a in range(N):
+                yhat += Wo[a] * hs[L, a]
+            res = coef * (yhat - target[b])
+            res_out[b] = res
+            for a in range(N):
+                dh[a] = res * Wo[a]
+                dWo_acc[c, a] += res * hs[L, a]
+            for l in range(L - 1, -1, -1):
+                lv = l if Lv > 1 else 0
+                # v = W_v c, h^l = h^(l-1) + v / L
+                for j in range(N):
+                    acc = 0.0
+                    for a in range(N):
+                        dva = dh[a] / L
+                        dWv_acc[c, lv, a, j] += dva * cs[l, j]
+                        acc += Wv[lv, a, j] * dva
+                    dC[l, j] = acc
+                # c = Hhat^T p
+                np.dot(Hh, dC[l], dp)
+                pdp = 0.0
+                for i in range(P):
+                    pdp += ps[l, i] * dp[i]
+                for i in range(P):
+                    dZ[l, i] = ps[l, i] * (dp[i] - pdp)
+                np.dot(Hh.T, dZ[l], du)
+                # u = M^T hhat, then the test token's RMS norm
+                dot = 0.0
+                for a in range(N):
+                    acc = 0.0
+                    ha = hh[l, a]
+                    for j in range(N):
+                        dM_acc[c, l, a, j] += ha * du[j]
+                        acc += M[l, a, j] * du[j]
+                    dhh[a] = acc
+                    dot += acc * ha
+                dot /= N
+                for a in range(N):
+                    dh[a] += rt[l] * (dhh[a] - hh[l, a] * dot)
+            for a in range(N):
+                for k in range(d):
+                    dWx_acc[c, a, k] += dh[a] * Xtest[b, k]
+            np.dot(ps.T, dC, dHh)
+            np.dot(dZ.T, us, tPN)
+            for i in range(P):
+                for a in range(N):
+                    dHh[i, a] += tPN[i, a]
+            _rms_rows_back(dHh, Hh, r)
+            np.dot(dHh.T, X[b], tNd)
+            for a in range(N):
+                acc = 0.0
+                for i in range(P):
+                    acc += dHh[i, a] * y[b, i]
+                dWy_acc[c, a] += acc
+                for k in range(d):
+                    dWx_acc[c, a, k] += tNd[a, k]

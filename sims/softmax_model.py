@@ -1,0 +1,373 @@
+"""The softmax-attention model of SCIENCE.md section 3, with hand-derived gradients (numba).
+
+Two streams (default): ``H_x = W_x X`` is fixed and RMS-normalised without gain,
+``xhat = h / sqrt(mean(h^2) + 1e-6)``; ``H_y^0 = W_y y_in`` with the test label slot 0. Layer l
+lets the test token attend to the P context tokens with ``p_l = softmax_i(z_l,i)``,
+``z_l,i = xhat_test^T M_l xhat_i``, and adds ``(1/L) W_v^l H_y^(l-1) p_l`` to its label stream;
+the readout is ``yhat = W_o h_y,test^L``. With context tokens not updated this is exactly the
+parallel form ``yhat = (1/L) sum_l g_l p_l . y``, ``g_l = W_o W_v^l W_y``.
+
+The effective query-key matrix ``M_l`` depends on ``ModelConfig.qk``:
+``factorised`` ``M_l = W_q^l^T W_k^l`` (the paper's form), ``merged`` ``M_l = B_l``, ``tied`` one
+``W_q^T W_k`` for every layer (control), ``temperature`` ``M_l = kappa_l I`` (control).
+Switches: ``value="per-layer"`` (one ``W_v^l`` per layer), ``context_update=True`` (context tokens
+attend to each other with weight ``m / L``, m trainable) and ``stream="single"`` (one cascaded
+stream ``H^0 = W_x X + W_y y_in``; not linear in the labels).
+
+Initialisation: ``W_x`` has orthonormal columns (geometry of the inputs kept, the norm removes
+scale) and, when ``N > d``, ``W_y`` is a unit vector orthogonal to them (otherwise a random unit
+vector); ``W_v = I``, ``W_o = W_y`` so every gain starts at ``g_l = 1``; query/key entries (and
+``B_l``, ``kappa_l``) are i.i.d. ``N(0, (init_scale / sqrt(d))^2)``, independent per layer, so
+attention starts near uniform and layers start different; ``m = 0`` (the context update starts
+switched off).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from depthscale.sims.config import ModelConfig
+from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
+from depthscale.theory.validate import check_int
+
+
+def _bad(name, value, allowed):
+    raise ValueError(f"{name}={value!r}: must be {allowed}")
+
+
+class SoftmaxAttention:
+    """Softmax attention with 1/L residual branches; parameters are one flat vector ``theta``.
+
+    Parameters
+    ----------
+    cfg : ModelConfig
+        ``cfg.model`` must be ``"softmax"``; width ``N = cfg.n(d) >= d``.
+    d : int
+        Input dimension.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from depthscale.sims.config import ModelConfig
+    >>> from depthscale.sims.batch import Batch
+    >>> model = SoftmaxAttention(ModelConfig(depth=2), d=3)
+    >>> theta = model.init(np.random.default_rng(0))
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.standard_normal((2, 5, 3)); beta = rng.standard_normal((2, 3))
+    >>> y = np.einsum("bpd,bd->bp", X, beta)
+    >>> batch = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], beta, np.zeros((2, 3, 3)), np.zeros((2, 1), int))
+    >>> loss, grad = model.loss_and_grad(theta, batch)
+    >>> grad.shape == (model.n_params,)
+    True
+    """
+
+    def __init__(self, cfg: ModelConfig, d: int):
+        if not isinstance(cfg, ModelConfig):
+            _bad("cfg", type(cfg).__name__, "a ModelConfig")
+        if cfg.model != "softmax":
+            _bad("model", cfg.model, "softmax for SoftmaxAttention")
+        self.d = check_int("d", d, lo=1, hi=100_000)
+        self.N = check_int("width", cfg.n(self.d), lo=self.d)
+        if cfg.stream == "single" and cfg.context_update:
+            _bad("context_update", True, "False with stream='single' (the cascaded stream keeps context tokens fixed)")
+        self.cfg = cfg
+        self.L = cfg.depth
+        self.dtype = np.dtype(cfg.dtype)
+        N, L = self.N, self.L
+        shapes = [("W_x", (N, self.d)), ("W_y", (N,))]
+        if cfg.qk == "factorised":
+            shapes += [("W_q", (L, N, N)), ("W_k", (L, N, N))]
+        elif cfg.qk == "merged":
+            shapes += [("B", (L, N, N))]
+        elif cfg.qk == "tied":
+            shapes += [("W_q", (N, N)), ("W_k", (N, N))]
+        else:
+            shapes += [("kappa", (L,))]
+        shapes += [("W_v", (N, N) if cfg.value == "shared" else (L, N, N)), ("W_o", (N,))]
+        if cfg.context_update:
+            shapes += [("m", ())]
+        self._shapes = shapes
+        self._offsets = []
+        off = 0
+        for _, shp in shapes:
+            size = int(np.prod(shp, dtype=np.int64))
+            self._offsets.append((off, off + size))
+            off += size
+        self.n_params = off
+
+    # ------------------------------------------------------------------ parameters
+    def names(self) -> list[str]:
+        """Names of the parameter blocks, in the order they sit in ``theta``.
+
+        >>> SoftmaxAttention(ModelConfig(qk="merged"), 2).names()
+        ['W_x', 'W_y', 'B', 'W_v', 'W_o']
+        """
+        return [name for name, _ in self._shapes]
+
+    def unpack(self, theta: np.ndarray) -> dict:
+        """Views of ``theta`` shaped as the parameter blocks.
+
+        >>> m = SoftmaxAttention(ModelConfig(depth=3), 2)
+        >>> m.unpack(np.zeros(m.n_params))["W_q"].shape
+        (3, 2, 2)
+        """
+        theta = np.asarray(theta)
+        if theta.ndim != 1 or theta.shape[0] != self.n_params:
+            _bad("theta.shape", theta.shape, f"({self.n_params},)")
+        return {name: theta[a:b].reshape(shp) for (name, shp), (a, b) in zip(self._shapes, self._offsets)}
+
+    def init(self, rng: np.random.Generator) -> np.ndarray:
+        """A starting point (see the module docstring), in ``cfg.dtype``.
+
+        >>> m = SoftmaxAttention(ModelConfig(depth=2), 4)
+        >>> bool(np.allclose(m.init(np.random.default_rng(0))[:16].reshape(4, 4).T @ m.init(np.random.default_rng(0))[:16].reshape(4, 4), np.eye(4)))
+        True
+        """
+        N, d, L, cfg = self.N, self.d, self.L, self.cfg
+        theta = np.zeros(self.n_params, dtype=np.float64)
+        p = self.unpack(theta)
+        q, rr = np.linalg.qr(rng.standard_normal((N, d + 1 if N > d else d)))
+        q = q * np.sign(np.diag(rr))
+        p["W_x"][...] = q[:, :d]
+        if N > d:
+            p["W_y"][...] = q[:, d]
+        else:
+            w = rng.standard_normal(N)
+            p["W_y"][...] = w / np.linalg.norm(w)
+        std = cfg.init_scale / np.sqrt(d)
+        for name in ("W_q", "W_k", "B", "kappa"):
+            if name in p:
+                p[name][...] = std * rng.standard_normal(p[name].shape)
+        p["W_v"][...] = np.eye(N)
+        p["W_o"][...] = p["W_y"]
+        return theta.astype(self.dtype)
+
+    def qk_norms(self, theta: np.ndarray) -> np.ndarray:
+        """Frobenius norm of each layer's effective query-key matrix ``M_l``, shape (L,).
+
+        >>> m = SoftmaxAttention(ModelConfig(depth=2, qk="temperature"), 4)
+        >>> th = np.zeros(m.n_params); m.unpack(th)["kappa"][:] = [1.0, -2.0]
+        >>> m.qk_norms(th).tolist()
+        [2.0, 4.0]
+        """
+        M = self._qk_mats(self.unpack(np.asarray(theta, dtype=np.float64)))
+        return np.sqrt(np.einsum("lab,lab->l", M, M))
+
+    def _qk_mats(self, p) -> np.ndarray:
+        """Effective query-key matrices M_l (L, N, N) with z = xhat_query^T M_l xhat_key."""
+        L, N = self.L, self.N
+        qk = self.cfg.qk
+        if qk == "factorised":
+            M = np.matmul(p["W_q"].transpose(0, 2, 1), p["W_k"])
+        elif qk == "merged":
+            M = p["B"]
+        elif qk == "tied":
+            M = np.broadcast_to(p["W_q"].T @ p["W_k"], (L, N, N))
+        else:
+            M = p["kappa"][:, None, None] * np.eye(N, dtype=p["kappa"].dtype)
+        return np.ascontiguousarray(M)
+
+    def _qk_back(self, p, dM, g) -> None:
+        """Chain rule from dM_l (L, N, N) to the query-key parameters, written into the views g."""
+        qk = self.cfg.qk
+        if qk == "factorised":
+            g["W_q"][...] = np.matmul(p["W_k"], dM.transpose(0, 2, 1))
+            g["W_k"][...] = np.matmul(p["W_q"], dM)
+        elif qk == "merged":
+            g["B"][...] = dM
+        elif qk == "tied":
+            dMs = dM.sum(axis=0)
+            g["W_q"][...] = p["W_k"] @ dMs.T
+            g["W_k"][...] = p["W_q"] @ dMs
+        else:
+            g["kappa"][...] = np.trace(dM, axis1=1, axis2=2)
+
+    # ------------------------------------------------------------------ the passes
+    def _arrays(self, theta, batch):
+        dt = self.dtype
+        theta = np.ascontiguousarray(theta, dtype=dt)
+        if theta.ndim != 1 or theta.shape[0] != self.n_params:
+            _bad("theta.shape", theta.shape, f"({self.n_params},)")
+        X = np.ascontiguousarray(batch.X, dtype=dt)
+        if X.ndim != 3 or X.shape[2] != self.d or X.shape[0] < 1 or X.shape[1] < 1:
+            _bad("batch.X.shape", X.shape, f"(B, P, {self.d}) with B, P >= 1")
+        B, P, _ = X.shape
+        y = np.ascontiguousarray(batch.y, dtype=dt)
+        if y.shape != (B, P):
+            _bad("batch.y.shape", y.shape, f"({B}, {P})")
+        xq = np.ascontiguousarray(batch.x_test, dtype=dt)
+        if xq.shape != (B, self.d):
+            _bad("batch.x_test.shape", xq.shape, f"({B}, {self.d})")
+        target = np.ascontiguousarray(batch.target, dtype=dt)
+        if target.shape != (B,):
+            _bad("batch.target.shape", target.shape, f"({B},)")
+        return theta, X, y, xq, target
+
+    def _run(self, theta, batch, want_grad=False, want_attn=False, unit=False):
+        """One fused pass. Returns f (B,L), and as asked attention (B,L,P), grad, label weights."""
+        theta, X, y, xq, target = self._arrays(theta, batch)
+        dt = self.dtype
+        p = self.unpack(theta)
+        B, P, d = X.shape
+        N, L = self.N, self.L
+        nch = max(1, min(numba.get_num_threads(), B))
+        coef = 2.0 / B
+        M = self._qk_mats(p)
+        Wv = p["W_v"].reshape(-1, N, N)
+        Lv = Wv.shape[0]
+        WxT = np.ascontiguousarray(p["W_x"].T)
+        attn = np.zeros((B, L, P) if want_attn else (1, 1, 1), dtype=dt)
+        res = np.zeros(B, dtype=dt)
+        dWx = np.zeros((nch, N, d), dtype=dt)
+        out = {}
+        grad = np.zeros(self.n_params, dtype=dt)
+        gp = self.unpack(grad)
+
+        if self.cfg.stream == "single":
+            f = np.zeros((B, L), dtype=dt)
+            dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
+            dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
+            single_pass(X, y, xq, target, WxT, np.ascontiguousarray(p["W_y"]), M, np.ascontiguousarray(Wv),
+                        np.ascontiguousarray(p["W_o"]), coef, want_grad, want_attn, nch, RMS_EPS,
+                        f, res, dWx, dWy, dM, dWv, dWo, attn)
+            if want_grad:
+                gp["W_x"][...] = dWx.sum(0)
+                gp["W_y"][...] = dWy.sum(0)
+                gp["W_o"][...] = dWo.sum(0)
+                gp["W_v"][...] = dWv.sum(0).reshape(gp["W_v"].shape)
+                self._qk_back(p, dM.sum(0), gp)
+            out["f"] = f
+        else:
+            # the test token's normalised input, shared by every layer
+            ht = xq @ p["W_x"].T
+            rt = 1.0 / np.sqrt(np.mean(ht * ht, axis=1) + RMS_EPS)
+            xt = np.ascontiguousarray(ht * rt[:, None])
+            if self.cfg.context_update:
+                f = np.zeros((B, L), dtype=dt)
+                c = np.zeros((B, P), dtype=dt)
+                dxt = np.zeros((B, N), dtype=dt)
+                dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
+                dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
+                dm = np.zeros(nch, dt)
+                ctx_pass(X, y, xt, target, WxT, M, np.ascontiguousarray(Wv), np.ascontiguousarray(Wv.transpose(0, 2, 1)),
+                         np.ascontiguousarray(p["W_o"]), np.ascontiguousarray(p["W_y"]), float(p["m"]), coef,
+                         unit, want_grad or unit, want_attn, nch, RMS_EPS,
+                         f, res, c, dxt, dWx, dM, dWv, dWo, dWy, dm, attn)
+                if unit:
+                    out["c"] = c
+                if want_grad:
+                    gp["W_y"][...] = dWy.sum(0)
+                    gp["W_o"][...] = dWo.sum(0)
+                    gp["W_v"][...] = dWv.sum(0).reshape(gp["W_v"].shape)
+                    gp["m"][...] = dm.sum()
+                    dMs = dM.sum(0)
+                    self._qk_back(p, dMs, gp)
+                out["f"] = f
+            else:
+                Mcat = np.ascontiguousarray(M.transpose(1, 0, 2).reshape(N, L * N))
+                U = np.ascontiguousarray((xt @ Mcat).reshape(B, L, N))
+                WvWy = Wv @ p["W_y"]  # (Lv, N)
+                gv = WvWy @ p["W_o"]
+                g = np.ascontiguousarray(np.broadcast_to(gv, (L,)), dtype=dt)
+                s = np.zeros((B, L), dtype=dt)
+                dU = np.zeros((B, L, N) if want_grad else (1, 1, 1), dtype=dt)
+                core_pass(X, y, target, WxT, U, g, coef, False, want_grad, want_attn or unit, nch, RMS_EPS,
+                          s, res, dU, dWx, attn)
+                out["f"] = s * g
+                if unit:
+                    out["c"] = np.einsum("l,blp->bp", g, attn) / L
+                if want_grad:
+                    dUf = dU.reshape(B, L * N)
+                    dMs = (xt.T @ dUf).reshape(N, L, N).transpose(1, 0, 2)
+                    dxt = dUf @ Mcat.T
+                    dg = (res @ s) / L
+                    dgv = np.array([dg.sum()], dtype=dt) if Lv == 1 else dg  # shared W_v: one gain
+                    gp["W_o"][...] = dgv @ WvWy
+                    gp["W_v"][...] = (dgv[:, None, None] * np.outer(p["W_o"], p["W_y"])[None]).reshape(gp["W_v"].shape)
+                    gp["W_y"][...] = np.einsum("l,lab,a->b", dgv, Wv, p["W_o"])
+                    self._qk_back(p, np.ascontiguousarray(dMs), gp)
+            if want_grad:
+                # RMS-norm backward of the test token, then W_x once for all tokens
+                dht = rt[:, None] * (dxt - xt * (np.sum(dxt * xt, axis=1) / N)[:, None])
+                gp["W_x"][...] = dWx.sum(0) + dht.T @ xq
+        if want_attn:
+            out["attn"] = attn
+        if want_grad:
+            yhat = out["f"].mean(axis=1)
+            out["loss"] = float(np.mean((yhat.astype(np.float64) - target) ** 2))
+            out["grad"] = grad
+        return out
+
+    # ------------------------------------------------------------------ public API
+    def loss_and_grad(self, theta: np.ndarray, batch) -> tuple[float, np.ndarray]:
+        """Mean squared error over the batch and its exact gradient w.r.t. ``theta``.
+
+        >>> import numpy as np
+        >>> from depthscale.sims.batch import Batch
+        >>> m = SoftmaxAttention(ModelConfig(depth=1), 2)
+        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 3.0]])
+        >>> b = Batch(X, y, X[:, 0], np.array([2.0]), X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+        >>> round(m.loss_and_grad(m.init(np.random.default_rng(0)), b)[0], 12)  # equal scores: yhat = mean y
+        0.0
+        """
+        out = self._run(theta, batch, want_grad=True)
+        return out["loss"], out["grad"]
+
+    def layer_outputs(self, theta: np.ndarray, batch) -> np.ndarray:
+        """Per-layer predictors f (B, L) with ``yhat = f.mean(axis=1)``.
+
+        f_l is L times the readout of layer l's increment of the test token's stream.
+
+        >>> import numpy as np
+        >>> from depthscale.sims.batch import Batch
+        >>> m = SoftmaxAttention(ModelConfig(depth=3), 2)
+        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 3.0]])
+        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+        >>> np.round(m.layer_outputs(m.init(np.random.default_rng(0)), b), 12).tolist()
+        [[2.0, 2.0, 2.0]]
+        """
+        return self._run(theta, batch)["f"]
+
+    def predict(self, theta: np.ndarray, batch) -> np.ndarray:
+        """Predictions yhat (B,).
+
+        >>> import numpy as np
+        >>> from depthscale.sims.batch import Batch
+        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
+        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 6.0]])
+        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+        >>> np.round(m.predict(m.init(np.random.default_rng(0)), b), 12).tolist()
+        [3.0]
+        """
+        return self._run(theta, batch)["f"].mean(axis=1)
+
+    def label_weights(self, theta: np.ndarray, batch):
+        """``c = d yhat / d y`` (B, P), so that ``yhat = c . y``; ``None`` for ``stream="single"``.
+
+        For the core model ``c = (1/L) sum_l g_l p_l``.
+
+        >>> import numpy as np
+        >>> from depthscale.sims.batch import Batch
+        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
+        >>> X = np.ones((1, 4, 2)); y = np.zeros((1, 4))
+        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+        >>> np.round(m.label_weights(m.init(np.random.default_rng(0)), b), 12).tolist()
+        [[0.25, 0.25, 0.25, 0.25]]
+        """
+        if self.cfg.stream == "single":
+            return None
+        return self._run(theta, batch, unit=True)["c"]
+
+    def attention(self, theta: np.ndarray, batch) -> np.ndarray:
+        """The test token's softmax attention weights over the context, per layer: (B, L, P).
+
+        >>> import numpy as np
+        >>> from depthscale.sims.batch import Batch
+        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
+        >>> X = np.ones((1, 4, 2)); y = np.zeros((1, 4))
+        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+        >>> m.attention(m.init(np.random.default_rng(0)), b).shape
+        (1, 2, 4)
+        """
+        return self._run(theta, batch, want_attn=True)["attn"]
