@@ -1,0 +1,88 @@
+"""``depthscale sweep GRID.toml --store FILE``: run a grid of simulations into a results store.
+
+Everything (the grid, the executor settings, the store path) is validated before the store is
+opened, so bad input leaves the store untouched. Rerunning the same command resumes: finished
+runs are skipped, failed ones are retried only with ``--retry-failed``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+from depthscale.derivations.cli import emit
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="run a grid of simulations (TOML) into a results store")
+    p.add_argument("grid", help="grid file (TOML): [task], [model], [train] fields or lists, seeds; or [[grid]] blocks")
+    p.add_argument("--store", required=True, help="SQLite results store (created if missing)")
+    p.add_argument("--executor", default=None, help="process (default), serial or dask")
+    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPU count)")
+    p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
+    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
+    p.add_argument("--run-fn", default=None, metavar="MODULE:FUNCTION",
+                   help="advanced: run function run(config, seed) -> record (default: the engine's runner)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=handle)
+
+
+def resolve_run_fn(spec: str | None):
+    """``module:function`` -> the callable (an alternative run function; default: the engine's runner)."""
+    if spec is None:
+        return None
+    mod, sep, name = spec.partition(":")
+    if not sep or not mod or not name:
+        raise ValueError(f"run-fn={spec!r}: must be module:function")
+    try:
+        fn = getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"run-fn={spec!r}: must name an importable function ({exc})") from None
+    if not callable(fn):
+        raise ValueError(f"run-fn={spec!r}: must be callable")
+    return fn
+
+
+def handle(args) -> int:
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store
+    from depthscale.sims.sweep import EXECUTORS, sweep
+    from depthscale.theory.validate import check_choice, check_int
+
+    executor = args.executor or ("dask" if args.scheduler else "process")
+    check_choice("executor", executor, EXECUTORS)
+    if args.scheduler and executor != "dask":
+        raise ValueError(f"scheduler={args.scheduler!r}: only used with --executor dask")
+    if executor == "dask" and not args.scheduler:
+        raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
+    if args.workers is not None:
+        check_int("workers", args.workers, lo=1, hi=4096)
+        if executor != "process":
+            raise ValueError(f"workers={args.workers}: only used with --executor process")
+    store_path = Path(args.store)
+    if store_path.exists() and not store_path.is_file():
+        raise ValueError(f"store={args.store!r}: must be a file, not a directory")
+    if not store_path.parent.is_dir():
+        raise ValueError(f"store={args.store!r}: its directory must exist")
+    runs = load_grid(args.grid)
+    run_fn = resolve_run_fn(args.run_fn)
+    with Store(store_path) as st:
+        res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
+                    retry_failed=args.retry_failed, quiet=args.quiet)
+        n_failed_total = len(st.keys("failed"))
+    out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
+    text = (
+        f"{res.total} runs in the grid: {res.done} done now, {res.skipped} already done, {res.failed} failed now"
+        + (f", {res.skipped_failed} failed earlier (rerun with --retry-failed)" if res.skipped_failed else "")
+        + f" ({res.seconds:.1f} s)"
+        + (f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
+           if res.interrupted else "")
+        + (f"\nexecutor broke: {res.not_started} run(s) not started; rerun to resume" if res.broken else "")
+        + f"\nstore: {store_path}"
+    )
+    emit(out, args.json, text)
+    if res.interrupted:
+        return 130
+    return 1 if (res.failed or res.broken) else 0

@@ -1,0 +1,207 @@
+"""Results store: round trip, filters, exports, bad input, and a writer killed with SIGKILL."""
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from depthscale.sims.store import Store, flatten
+
+
+def make_record(key="h1-0", depth=2, seed=0, status="ok", loss=0.5, model="softmax", task="topk", a=0.25):
+    rec = {
+        "key": key,
+        "config": {"task": {"task": task, "a": a, "d": 4}, "model": {"model": model, "depth": depth}},
+        "seed": seed,
+        "status": status,
+        "reason": None if status != "failed" else "boom",
+        "converged": True,
+        "final_loss": loss,
+        "layer_losses": [loss] * depth,
+        "baseline": {"single": {"loss": 0.7, "diff": loss - 0.7}},
+        "nan_field": float("nan"),
+    }
+    if status == "ok":
+        rec["arrays"] = {"sq_err": np.linspace(0, 1, 50, dtype=np.float32)}
+    return rec
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "s.sqlite"
+    rec = make_record()
+    with Store(path) as st:
+        st.put(rec)
+    with Store(path) as st:  # a fresh connection: the data is on disk
+        assert st.journal_mode == "wal"
+        got = st.get("h1-0")
+        assert st.has("h1-0") and "h1-0" in st and len(st) == 1
+        assert st.get("nope") is None and not st.has("nope")
+    arr = got.pop("arrays")["sq_err"]
+    assert arr.dtype == np.float32 and np.array_equal(arr, rec["arrays"]["sq_err"])
+    expect = {k: v for k, v in rec.items() if k != "arrays"}
+    assert np.isnan(got.pop("nan_field")) and np.isnan(expect.pop("nan_field"))
+    assert got == expect
+
+
+def test_arrays_lazy_and_numpy_scalars(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        rec = make_record()
+        rec["final_loss"] = np.float64(0.25)
+        rec["layer_losses"] = np.array([0.1, 0.2])
+        st.put(rec)
+        (r,) = list(st.records())
+        assert "arrays" not in r and r["final_loss"] == 0.25 and r["layer_losses"] == [0.1, 0.2]
+        (r,) = list(st.records(arrays=True))
+        assert r["arrays"]["sq_err"].shape == (50,)
+        assert st.load_arrays("h1-0")["sq_err"][-1] == 1.0
+
+
+def test_status_filters_replace_and_failed(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        st.put(make_record("h1-0", status="failed"))
+        st.put(make_record("h1-1", seed=1))
+        st.put(make_record("h2-0", model="linear", task="easy-exact", depth=4))
+        assert st.keys() == ["h1-0", "h1-1", "h2-0"]
+        assert st.keys("failed") == ["h1-0"]
+        assert st.failed() == [{"key": "h1-0", "config": make_record()["config"], "seed": 0, "reason": "boom"}]
+        assert st.status("h1-0") == "failed" and st.has("h1-0", "failed") and not st.has("h1-0", "ok")
+        # a successful rerun replaces the failed row
+        st.put(make_record("h1-0"))
+        assert st.keys("failed") == [] and st.status("h1-0") == "ok"
+        assert [r["key"] for r in st.records(model="linear")] == ["h2-0"]
+        assert [r["key"] for r in st.records(task="topk")] == ["h1-0", "h1-1"]
+        assert [r["key"] for r in st.records(where={"model.depth": [4, 8]})] == ["h2-0"]
+        assert [r["key"] for r in st.records(where={"task.a": 0.25, "model.depth": 2})] == ["h1-0", "h1-1"]
+        assert list(st.records(where={"no.such": 1})) == []
+        st.delete("h2-0")
+        assert st.keys() == ["h1-0", "h1-1"] and st.load_arrays("h2-0") is None
+        with pytest.raises(ValueError, match="status='done'"):
+            st.keys("done")
+
+
+def test_failed_run_without_arrays_replaces_arrays(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        st.put(make_record("h1-0"))
+        st.put(make_record("h1-0", status="failed"))
+        assert st.load_arrays("h1-0") is None
+
+
+def test_exports(tmp_path):
+    with Store(tmp_path / "s.sqlite") as st:
+        st.put(make_record("h1-0", loss=0.5))
+        st.put(make_record("h1-1", seed=1, loss=0.25, status="failed"))
+        assert st.export_csv(tmp_path / "r.csv") == 2
+        assert st.export_json(tmp_path / "r.json") == 2
+        assert st.export_json(tmp_path / "ra.json", arrays=True) == 2
+    with open(tmp_path / "r.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["key"] for r in rows] == ["h1-0", "h1-1"]
+    assert rows[0]["status"] == "ok" and float(rows[0]["final_loss"]) == 0.5
+    assert rows[1]["reason"] == "boom" and float(rows[1]["final_loss"]) == 0.25
+    assert rows[0]["config.model.depth"] == "2" and rows[0]["config.task.task"] == "topk"
+    assert float(rows[0]["baseline.single.diff"]) == pytest.approx(-0.2)
+    assert "layer_losses" not in rows[0]  # lists are not flat scalars
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [d["key"] for d in data] == ["h1-0", "h1-1"] and "arrays" not in data[0]
+    data = json.loads((tmp_path / "ra.json").read_text())
+    assert len(data[0]["arrays"]["sq_err"]) == 50
+
+
+def test_flatten():
+    assert flatten({"a": {"b": {"c": 1}}, "x": [1], "y": None, "z": np.float32(2)}) == {"a.b.c": 1, "y": None, "z": 2.0}
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"config": {}, "seed": 0, "status": "ok"}, "key"),
+        ({"key": "", "config": {}, "seed": 0, "status": "ok"}, "key"),
+        ({"key": "k-0", "config": 3, "seed": 0, "status": "ok"}, "config"),
+        ({"key": "k-0", "config": {}, "seed": 0, "status": "great"}, "status"),
+        ({"key": "k-0", "config": {}, "seed": 0, "status": "ok", "obj": object()}, "serialisable"),
+        ({"key": "k-0", "config": {}, "seed": 0, "status": "ok", "arrays": [1]}, "arrays"),
+    ],
+)
+def test_bad_records_write_nothing(tmp_path, bad, match):
+    with Store(tmp_path / "s.sqlite") as st:
+        with pytest.raises((ValueError, TypeError), match=match):
+            st.put(bad)
+        assert len(st) == 0
+
+
+def test_bad_paths(tmp_path):
+    with pytest.raises(ValueError, match="existing directory"):
+        Store(tmp_path / "missing" / "s.sqlite")
+    with pytest.raises(ValueError, match="not a directory"):
+        Store(tmp_path)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(ValueError, match="not a usable SQLite"):
+        Store(junk)
+
+
+def test_reader_sees_committed_runs_while_writer_open(tmp_path):
+    path = tmp_path / "s.sqlite"
+    writer = Store(path)
+    reader = Store(path)
+    writer.put(make_record("h1-0"))
+    assert reader.keys() == ["h1-0"]
+    writer.put(make_record("h1-1", seed=1))
+    assert reader.keys() == ["h1-0", "h1-1"]
+    writer.close()
+    reader.close()
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, numpy as np
+    from depthscale.sims.store import Store
+    st = Store(sys.argv[1])
+    i = 0
+    while True:
+        rng = np.random.default_rng(i)
+        st.put({"key": f"k-{i}", "config": {"i": i}, "seed": i, "status": "ok", "reason": None,
+                "final_loss": float(i), "arrays": {"sq_err": rng.standard_normal(20000).astype(np.float32)}})
+        print(i, flush=True)
+        i += 1
+    """
+)
+
+
+def test_sigkill_writer_leaves_readable_store(tmp_path):
+    path = tmp_path / "s.sqlite"
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(30):  # let it commit a few runs, then kill it mid-stream
+            proc.stdout.readline()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    with Store(path) as st:
+        keys = st.keys()
+        assert len(keys) >= 30
+        ids = sorted(int(k.split("-")[1]) for k in keys)
+        assert ids == list(range(len(ids)))  # a prefix of the writes, no holes
+        for i in ids:  # every committed run complete: record and arrays consistent with its index
+            rec = st.get(f"k-{i}")
+            assert rec["final_loss"] == float(i)
+            expect = np.random.default_rng(i).standard_normal(20000).astype(np.float32)
+            assert np.array_equal(rec["arrays"]["sq_err"], expect)
+        st.put({"key": "after-0", "config": {}, "seed": 0, "status": "ok"})  # and writable again
+        assert st.has("after-0")
