@@ -132,7 +132,7 @@ def standard_normal(rng: np.random.Generator, n: int, threads: int = 1) -> np.nd
     Examples
     --------
     >>> z = standard_normal(np.random.default_rng(0), 100_000)
-    >>> abs(z.mean()) < 0.02 and abs(z.var() - 1) < 0.02
+    >>> bool(abs(z.mean()) < 0.02 and abs(z.var() - 1) < 0.02)
     True
     """
     n = check_int("n", n, lo=0)
