@@ -22,7 +22,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 
 from depthscale.sims.grid import run_key
-from depthscale.theory.validate import check_choice, check_int
+from depthscale.theory.validate import check_choice, check_int, check_real
 
 EXECUTORS = ("process", "serial", "dask")
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -110,7 +110,8 @@ def _default_run_fn():
     return run
 
 
-def make_executor(kind: str = "process", workers: int | None = None, scheduler: str | None = None):
+def make_executor(kind: str = "process", workers: int | None = None, scheduler: str | None = None,
+                  connect_timeout: float = 20.0):
     """Build an executor; returns ``(executor, slots, close)`` with ``close()`` releasing it.
 
     Parameters
@@ -120,6 +121,8 @@ def make_executor(kind: str = "process", workers: int | None = None, scheduler: 
         Pool size for ``"process"`` (default: the number of CPUs).
     scheduler : str, optional
         Address of a dask scheduler (``tcp://host:port``), required for ``"dask"``.
+    connect_timeout : float
+        Seconds to wait for the dask scheduler.
 
     Examples
     --------
@@ -148,7 +151,7 @@ def make_executor(kind: str = "process", workers: int | None = None, scheduler: 
     except ImportError:
         raise ValueError("executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')") from None
     try:
-        client = Client(scheduler, timeout="20s")
+        client = Client(scheduler, timeout=f"{check_real('connect_timeout', connect_timeout, lo=0, lo_open=True)}s")
     except (OSError, TimeoutError) as exc:
         raise ValueError(f"scheduler={scheduler!r}: must be a reachable dask scheduler ({exc})") from None
     slots = max(1, sum(client.nthreads().values()))

@@ -1,0 +1,315 @@
+"""Sweeps: resume, failures and retries, executors (serial, process, dask), SIGKILL and SIGINT."""
+
+import concurrent.futures as cf
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from depthscale.sims.grid import load_grid, run_key
+from depthscale.sims.store import Store
+from depthscale.sims.sweep import SerialExecutor, make_executor, plan, sweep
+
+GRID = {"seeds": [0, 1, 2], "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 4, 8]}}
+
+
+def fake_run(config, seed):
+    """A deterministic stand-in for the runner: loss 0.5 + 2/L times a seed factor."""
+    L = config.model.depth
+    return {"status": "ok", "converged": True, "final_loss": (0.5 + 2.0 / L) * (1 + 0.01 * seed)}
+
+
+def logged_run(config, seed):
+    """fake_run that appends its key to the file named by $SWEEP_LOG (counts calls across processes)."""
+    with open(os.environ["SWEEP_LOG"], "a") as fh:
+        fh.write(run_key(config, seed) + "\n")
+    return fake_run(config, seed)
+
+
+def flaky_run(config, seed):
+    """Fails for seed 1 unless the file $SWEEP_FIXED exists."""
+    if seed == 1 and not os.path.exists(os.environ["SWEEP_FIXED"]):
+        raise RuntimeError(f"no luck at depth {config.model.depth}")
+    return fake_run(config, seed)
+
+
+def dying_run(config, seed):
+    """Kills its worker process for seed 2 (a crash the pool cannot report as an exception)."""
+    if seed == 2:
+        os._exit(3)
+    time.sleep(0.05)
+    return fake_run(config, seed)
+
+
+def thread_report(config, seed):
+    """Reports the worker's compute-thread settings."""
+    from threadpoolctl import threadpool_info
+
+    blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+    return {"status": "ok", "blas_threads": max(blas) if blas else 1, "numba_env": os.environ.get("NUMBA_NUM_THREADS"),
+            "pid": os.getpid()}
+
+
+class Counter:
+    def __init__(self, fn=fake_run):
+        self.calls, self.fn = [], fn
+
+    def __call__(self, config, seed):
+        self.calls.append(run_key(config, seed))
+        return self.fn(config, seed)
+
+
+@pytest.fixture
+def runs():
+    return load_grid(GRID)
+
+
+def test_serial_sweep_writes_every_run_and_resumes(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite") as st:
+        c = Counter()
+        res = sweep(runs[:5], st, run_fn=c, executor="serial", quiet=True)
+        assert (res.done, res.skipped, res.failed, res.interrupted) == (5, 0, 0, False)
+        assert len(c.calls) == 5
+        c2 = Counter()
+        res = sweep(runs, st, run_fn=c2, executor="serial", quiet=True)  # resumes: only the 7 missing
+        assert (res.total, res.done, res.skipped) == (12, 7, 5)
+        assert sorted(c2.calls) == sorted(run_key(cfg, s) for cfg, s in runs[5:])
+        c3 = Counter()
+        res = sweep(runs, st, run_fn=c3, executor="serial", quiet=True)
+        assert c3.calls == [] and res.skipped == 12 and res.done == 0
+        for cfg, s in runs:
+            rec = st.get(run_key(cfg, s))
+            assert rec["status"] == "ok" and rec["seed"] == s and rec["config"] == cfg.to_dict()
+            assert rec["final_loss"] == pytest.approx((0.5 + 2.0 / cfg.model.depth) * (1 + 0.01 * s))
+
+
+def test_failures_recorded_and_retried_only_on_request(tmp_path, runs, monkeypatch):
+    monkeypatch.setenv("SWEEP_FIXED", str(tmp_path / "fixed"))
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs, st, run_fn=flaky_run, executor="serial", quiet=True)
+        assert (res.done, res.failed) == (8, 4)
+        assert len(st.keys("failed")) == 4
+        (f,) = [f for f in st.failed() if f["config"]["model"]["depth"] == 2]
+        assert f["seed"] == 1 and "RuntimeError: no luck at depth 2" in f["reason"]
+        (tmp_path / "fixed").touch()
+        c = Counter(flaky_run)
+        res = sweep(runs, st, run_fn=c, executor="serial", quiet=True)  # failed runs are not retried
+        assert c.calls == [] and res.skipped_failed == 4 and res.skipped == 8
+        res = sweep(runs, st, run_fn=c, executor="serial", quiet=True, retry_failed=True)
+        assert len(c.calls) == 4 and res.done == 4 and st.keys("failed") == []
+
+
+@pytest.mark.parametrize(
+    "ret, match",
+    [
+        ([1, 2], "not a record dict"),
+        ({"status": "fine"}, "status 'fine'"),
+        ({"status": "ok", "key": "other-0"}, "returned key 'other-0'"),
+    ],
+)
+def test_bad_records_become_failures(tmp_path, runs, ret, match):
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs[:1], st, run_fn=lambda c, s: ret, executor="serial", quiet=True)
+        assert res.failed == 1
+        assert match in st.failed()[0]["reason"]
+
+
+def test_diverged_runs_count_as_done(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite") as st:
+        sweep(runs[:2], st, run_fn=lambda c, s: {"status": "diverged", "reason": "loss blew up"}, executor="serial",
+              quiet=True)
+        c = Counter()
+        res = sweep(runs[:2], st, run_fn=c, executor="serial", quiet=True, retry_failed=True)
+        assert c.calls == [] and res.skipped == 2
+
+
+def test_process_pool(tmp_path, runs, monkeypatch):
+    log = tmp_path / "log"
+    monkeypatch.setenv("SWEEP_LOG", str(log))
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs, st, run_fn=logged_run, executor="process", workers=2, quiet=True)
+        assert (res.done, res.failed) == (12, 0)
+        assert sorted(log.read_text().split()) == sorted(run_key(c, s) for c, s in runs)
+        assert all(st.get(run_key(c, s))["final_loss"] > 0.5 for c, s in runs)
+
+
+def test_process_workers_use_one_compute_thread(tmp_path, runs, monkeypatch):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    with Store(tmp_path / "s.sqlite") as st:
+        sweep(runs[:4], st, run_fn=thread_report, executor="process", workers=2, quiet=True)
+        recs = list(st.records())
+    assert len(recs) == 4 and {r["pid"] for r in recs} != {os.getpid()}
+    assert all(r["blas_threads"] == 1 and r["numba_env"] == "1" for r in recs)
+
+
+def test_worker_crash_is_recorded_and_rest_resumes(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs, st, run_fn=dying_run, executor="process", workers=2, quiet=True)
+        assert res.broken and res.failed >= 1
+        assert all("executor broke" in f["reason"] for f in st.failed())
+        assert all(st.status(run_key(c, s)) != "ok" for c, s in runs if s == 2)
+        res2 = sweep(runs, st, run_fn=fake_run, executor="serial", quiet=True, retry_failed=True)
+        assert res2.done + res2.skipped == 12 and res2.done == 12 - res.done
+
+
+def test_custom_executor_instance_is_not_shut_down(tmp_path, runs):
+    ex = SerialExecutor()
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs[:3], st, run_fn=fake_run, executor=ex, quiet=True)
+    assert res.done == 3
+    assert ex.submit(abs, -1).result() == 1
+
+
+def test_bad_arguments(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite") as st:
+        with pytest.raises(ValueError, match="executor='threads'"):
+            sweep(runs, st, run_fn=fake_run, executor="threads")
+        with pytest.raises(ValueError, match="workers=0"):
+            sweep(runs, st, run_fn=fake_run, workers=0)
+        with pytest.raises(ValueError, match="scheduler=None"):
+            sweep(runs, st, run_fn=fake_run, executor="dask")
+        with pytest.raises(ValueError, match="run_fn=3"):
+            sweep(runs, st, run_fn=3)
+        assert len(st) == 0
+    with pytest.raises(ValueError, match="scheduler='tcp://127.0.0.1:1'"):
+        make_executor("dask", scheduler="tcp://127.0.0.1:1", connect_timeout=1)
+
+
+def test_plan_counts(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite") as st:
+        k0, k1 = run_key(*runs[0]), run_key(*runs[1])
+        st.put({"key": k0, "config": {}, "seed": 0, "status": "ok"})
+        st.put({"key": k1, "config": {}, "seed": 1, "status": "failed", "reason": "x"})
+        todo, skipped, skipped_failed = plan(runs + runs[:2], st)
+        assert (len(todo), skipped, skipped_failed) == (10, 1, 1)
+        todo, _, _ = plan(runs, st, retry_failed=True)
+        assert len(todo) == 11 and todo[0][0] == k1
+
+
+def test_dask_local_cluster(tmp_path, runs):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with Store(tmp_path / "s.sqlite") as st:
+            res = sweep(runs, st, run_fn=fake_run, executor="dask", scheduler=cluster.scheduler_address, quiet=True)
+            assert (res.done, res.failed) == (12, 0)
+            rec = st.get(run_key(*runs[-1]))
+            assert rec["final_loss"] == pytest.approx((0.5 + 2.0 / 8) * 1.02)
+            res = sweep(runs, st, run_fn=fake_run, executor="dask", scheduler=cluster.scheduler_address, quiet=True)
+            assert res.skipped == 12
+
+
+# -- killing a sweep from outside -------------------------------------------------------------
+SLOW_MODULE = textwrap.dedent(
+    """
+    import os, time
+    from depthscale.sims.grid import run_key
+
+    def slow_run(config, seed):
+        time.sleep(float(os.environ.get("SLOW_SECONDS", "0.3")))
+        return {"status": "ok", "converged": True, "final_loss": 1.0 + config.model.depth + seed / 100}
+    """
+)
+
+DRIVER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from slowmod import slow_run
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store
+    from depthscale.sims.sweep import sweep
+
+    def main():
+        runs = load_grid({"seeds": list(range(6)), "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 3, 4, 5]}})
+        with Store(sys.argv[2]) as st:
+            res = sweep(runs, st, run_fn=slow_run, executor=sys.argv[3], workers=2, quiet=True)
+        print("RESULT", res.interrupted, res.done, res.lost, flush=True)
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
+def _start_driver(tmp_path, executor):
+    (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    store = tmp_path / "s.sqlite"
+    env = dict(os.environ, SLOW_SECONDS="0.3")
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(store), executor],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return proc, store
+
+
+def _wait_for_rows(proc, store, n, timeout=60):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        assert proc.poll() is None, proc.stderr.read()
+        if store.exists():
+            try:
+                con = sqlite3.connect(store, timeout=5)
+                k = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                con.close()
+                if k >= n:
+                    return
+            except sqlite3.OperationalError:  # tables not created yet
+                pass
+        time.sleep(0.05)
+    raise AssertionError("the sweep did not write runs in time")
+
+
+def _check_and_resume(tmp_path, store):
+    con = sqlite3.connect(store)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from slowmod import slow_run  # noqa: F401 - the same grid as the driver
+    finally:
+        sys.path.remove(str(tmp_path))
+    runs = load_grid({"seeds": list(range(6)), "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 3, 4, 5]}})
+    with Store(store) as st:
+        stored = st.keys()
+        assert 0 < len(stored) < 30 and st.keys("failed") == []
+        for key in stored:  # finished runs intact
+            rec = st.get(key)
+            assert rec["final_loss"] == 1.0 + rec["config"]["model"]["depth"] + rec["seed"] / 100
+        c = Counter()
+        res = sweep(runs, st, run_fn=c, executor="serial", quiet=True)
+        assert sorted(c.calls) == sorted(set(run_key(cfg, s) for cfg, s in runs) - set(stored))
+        assert res.skipped == len(stored) and len(st) == 30
+
+
+def test_sigkill_mid_sweep(tmp_path):
+    proc, store = _start_driver(tmp_path, "serial")
+    try:
+        _wait_for_rows(proc, store, 3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    _check_and_resume(tmp_path, store)
+
+
+def test_sigint_mid_sweep_process_pool(tmp_path):
+    proc, store = _start_driver(tmp_path, "process")
+    try:
+        _wait_for_rows(proc, store, 3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)  # stops promptly: does not wait for the remaining runs
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    line = [ln for ln in out.splitlines() if ln.startswith("RESULT")][0]
+    _, interrupted, done, lost = line.split()
+    assert interrupted == "True" and int(lost) <= 4
+    _check_and_resume(tmp_path, store)
