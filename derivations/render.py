@@ -99,11 +99,13 @@ class ReportContext:
         if s is None:
             return ""
         s = float(s)
-        if s < 60:
+        if s < 59.95:
             return f"{s:.1f} s"
-        if s < 3600:
-            return f"{int(s // 60)} min {int(round(s % 60)):02d} s"
-        return f"{int(s // 3600)} h {int(round(s % 3600 / 60)):02d} min"
+        if round(s) < 3600:  # round once, so 119.7 s reads '2 min 00 s', never '1 min 60 s'
+            m, sec = divmod(int(round(s)), 60)
+            return f"{m} min {sec:02d} s"
+        h, m = divmod(int(round(s / 60)), 60)
+        return f"{h} h {m:02d} min"
 
 
 # ----------------------------------------------------------------------------------------------

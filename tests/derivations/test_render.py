@@ -1,0 +1,371 @@
+"""Report rendering: every claim in every format, MathML in the HTML, balanced LaTeX, safe writes."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from PIL import Image
+
+from depthscale.derivations import render
+from depthscale.derivations.render import ReportContext, format_value, tex_escape, write_report
+
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+
+
+def tiny_png(colour="C0", w=3.0, h=2.0) -> bytes:
+    fig = Figure(figsize=(w, h))
+    ax = fig.subplots()
+    ax.plot([1, 2, 4], [3, 1, 2], color=colour)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=50)
+    return buf.getvalue()
+
+
+class FakeDerivation:
+    """Stands in for depthscale.theory.derivation objects: three fragments and a title."""
+
+    def __init__(self, title="Equal steps: exponent ζ", fail=False):
+        self.title = title
+        self.fail = fail
+
+    def to_markdown_fragment(self):
+        return "1. $R_L = \\sum_k \\lambda_k \\omega_k (1 - \\gamma\\lambda_k/L)^{2L}$ (definition) [checked: sympy]"
+
+    def to_html_fragment(self):
+        if self.fail:
+            raise RuntimeError("fragment failed")
+        return (f'<ol><li><math xmlns="{MATHML_NS}" display="block"><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo>'
+                "<munder><mo>&#x2211;</mo><mi>k</mi></munder><msub><mi>&#x3bb;</mi><mi>k</mi></msub></math>"
+                " (definition) [checked: sympy]</li></ol>")
+
+    def to_latex_fragment(self):
+        return ("\\begin{enumerate}\n\\item $R_L = \\sum_k \\lambda_k \\omega_k (1 - \\gamma\\lambda_k/L)^{2L}$ "
+                "(definition) [checked: sympy]\n\\end{enumerate}")
+
+
+CLAIMS = [
+    {"id": "linear_easy_exponent", "claim": "exponent in [ζ, 2ζ] for 100% of spectra & more", "theory": 1.0,
+     "measured": 1.48512, "tolerance": None, "verdict": "pass", "detail": "cost: $5 #1 {x} ~ y^2 \\ z"},
+    {"id": "softmax-top2", "claim": "α ≈ 1 | on every spectrum", "theory": 1, "measured": float("nan"),
+     "tolerance": 0.1, "verdict": "fail", "detail": "<script>alert(1)</script>"},
+    {"id": "gap_1_over_L", "claim": "gap decays near 1/L", "theory": None, "measured": np.float64(0.98),
+     "tolerance": 0.15, "verdict": "indicative", "detail": "small scale"},
+    {"id": "controls", "claim": "tied layers show no 1/L", "verdict": "not run", "detail": "no runs"},
+]
+
+
+def make_context(**over) -> ReportContext:
+    kw = dict(
+        title="Depth scaling: synthetic", subtitle="records drawn from known laws", preset="smoke",
+        created="2026-01-01T00:00:00+00:00", runtime_seconds=4000.0, summary=["First paragraph.", "Second one."],
+        derivations=[FakeDerivation()],
+        theory_tables=[{"title": "Linear floors", "columns": ["(a,b)", "floor", "n"],
+                        "rows": [["(0,0)", 59.3712, 10240], ["(1,1)", float("nan"), None],
+                                 ["(2,2)", 0.000123456, np.int64(7)], ["tiny", 123456.0, True]]}],
+        results_tables=[{"title": "Fits", "columns": ["series", "L0", "alpha"], "rows": []}],
+        figures=[{"name": "overview", "caption": "Loss against depth.", "png": tiny_png("C0")},
+                 {"name": "floors", "caption": "Floors.", "png": None, "why_missing": "no floor was measured"},
+                 {"name": "modes", "caption": "Per-mode loss.", "png": tiny_png("C3", 4, 3)}],
+        claims=[dict(c) for c in CLAIMS], notes=["A note."],
+    )
+    kw.update(over)
+    return ReportContext(**kw)
+
+
+class Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []  # (tag, attrs dict)
+        self.stack = []
+        self.rows = []  # claim rows: (class, [cell texts])
+        self._row = None
+        self._cell = None
+        self.in_claims = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "table" and "claims" in (a.get("class") or ""):
+            self.in_claims = True
+        if self.in_claims and tag == "tr" and a.get("class"):
+            self._row = (a["class"], [])
+        if self._row is not None and tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.in_claims = False
+        if tag == "td" and self._cell is not None:
+            self._row[1].append("".join(self._cell).strip())
+            self._cell = None
+        if tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture
+def report(tmp_path):
+    ctx = make_context()
+    paths = write_report(ctx, tmp_path / "out")
+    texts = {k: Path(v).read_text(encoding="utf-8") for k, v in paths.items()}
+    return ctx, tmp_path / "out", paths, texts
+
+
+def test_paths_and_files(report):
+    ctx, out, paths, _ = report
+    assert paths == {"md": str(out / "report.md"), "html": str(out / "report.html"), "tex": str(out / "report.tex")}
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["modes.png", "overview.png"]
+    assert (out / "figures" / "overview.png").read_bytes() == ctx.figures[0]["png"]
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    mode = (out / "report.md").stat().st_mode & 0o777
+    assert mode & 0o044 or os.umask(0o022) & 0o044  # readable by others unless the umask forbids it
+
+
+def test_every_claim_and_verdict_in_markdown_and_latex(report):
+    _, _, _, texts = report
+    md_rows = [ln for ln in texts["md"].splitlines() if ln.startswith("| ") and "**" in ln]
+    assert len(md_rows) == len(CLAIMS)
+    for c, row in zip(CLAIMS, md_rows):
+        assert row.startswith(f"| {c['id']} |") and f"**{c['verdict']}**" in row
+        # a '|' inside a cell is escaped, so every row has exactly 8 column separators
+        assert len(re.findall(r"(?<!\\)\|", row)) == 8
+    tex_rows = [ln for ln in texts["tex"].splitlines() if "\\verdict{" in ln and not ln.startswith("\\newcommand")]
+    assert len(tex_rows) == len(CLAIMS)
+    for c, row in zip(CLAIMS, tex_rows):
+        assert row.startswith(tex_escape(c["id"]) + " & ")
+        assert row.endswith("{" + c["verdict"] + "} & " + tex_escape(c["detail"]) + " \\\\")
+    assert "1 pass, 1 fail, 1 indicative, 1 not run" in texts["md"]
+    assert "1 pass, 1 fail, 1 indicative, 1 not run" in texts["tex"]
+
+
+def test_html_parses_with_mathml_and_coloured_claims(report):
+    _, _, _, texts = report
+    p = Collector()
+    p.feed(texts["html"])
+    p.close()
+    maths = [a for t, a in p.tags if t == "math"]
+    assert len(maths) == 3 + 1  # three notation equations and the derivation's
+    assert all(a.get("xmlns") == MATHML_NS for a in maths)
+    assert [t for t, _ in p.tags].count("mfrac") >= 2
+    assert [(cls, cells[0], cells[5]) for cls, cells in p.rows] == [
+        ("v-" + c["verdict"].replace(" ", "-"), c["id"], c["verdict"]) for c in CLAIMS]
+    css = texts["html"][texts["html"].index("<style>"):texts["html"].index("</style>")]
+    for v in ("pass", "fail", "indicative", "not-run"):
+        assert re.search(rf"tr\.v-{v} td\.verdict \{{ background: #[0-9a-f]{{6}}", css)
+    # the hostile detail text is shown, not executed
+    assert not any(t == "script" for t, _ in p.tags)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in texts["html"]
+
+
+def test_html_is_self_contained(report):
+    _, _, _, texts = report
+    p = Collector()
+    p.feed(texts["html"])
+    for tag, a in p.tags:
+        assert tag not in ("script", "link", "iframe", "object", "embed", "base")
+        for attr in ("src", "href", "srcset", "action", "data"):
+            if attr in a:
+                assert a[attr].startswith("data:image/png;base64,") or a[attr].startswith("#"), (tag, attr)
+    assert "url(" not in texts["html"] and "@import" not in texts["html"]
+    csp = [a for t, a in p.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in csp[0]["content"]
+
+
+def test_embedded_images_decode_as_the_given_pngs(report):
+    ctx, _, _, texts = report
+    p = Collector()
+    p.feed(texts["html"])
+    srcs = [a["src"] for t, a in p.tags if t == "img"]
+    drawn = [f["png"] for f in ctx.figures if f["png"] is not None]
+    assert len(srcs) == len(drawn)
+    for src, png in zip(srcs, drawn):
+        raw = base64.b64decode(src.split(",", 1)[1], validate=True)
+        assert raw == png
+        img = Image.open(io.BytesIO(raw))
+        img.load()
+        assert img.format == "PNG" and img.size[0] > 50
+
+
+def test_missing_figure_and_empty_table_are_stated_everywhere(report):
+    _, _, _, texts = report
+    for fmt in ("md", "html", "tex"):
+        t = texts[fmt]
+        assert "was not drawn" in t and "no floor was measured" in t, fmt
+        assert "Table empty: no rows" in t, fmt
+        assert "Figure 3 (modes)" in t, fmt
+    assert "![Figure 1: overview](figures/overview.png)" in texts["md"]
+    assert "figures/floors.png" not in texts["md"] + texts["tex"]
+
+
+def test_numbers_have_four_significant_digits_and_nan_is_a_dash(report):
+    _, _, _, texts = report
+    assert "| (0,0) | 59.37 | 10240 |" in texts["md"]
+    assert "| (1,1) | \u2014 | \u2014 |" in texts["md"]
+    assert "| (2,2) | 0.0001235 | 7 |" in texts["md"]
+    assert "| tiny | 1.235e+05 | yes |" in texts["md"]
+    assert "(1,1) & --- & --- \\\\" in texts["tex"]
+    assert "<td>59.37</td>" in texts["html"] and "<td>\u2014</td>" in texts["html"]
+    cases = {0.1 + 0.2: "0.3", 2 / 3: "0.6667", -1234.6: "-1235", 1e300: "1e+300", float("-inf"): "-\u221e",
+             np.float32(0.5): "0.5", (0.25, float("nan")): "0.25, \u2014", "text": "text", False: "no"}
+    for value, text in cases.items():
+        assert format_value(value) == text
+
+
+def test_latex_escaping_by_hand():
+    assert tex_escape(r"a_b & 50% $x$ #1 {y} ~ ^ \ [z]") == (
+        r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} {[}z{]}")
+    assert tex_escape("ζ ≤ 2ζ — α≈1") == r"$\zeta$ $\leq$ 2$\zeta$ --- $\alpha$$\approx$1"
+
+
+def _strip_escapes(tex: str) -> str:
+    """Drop escaped characters (\\{, \\}, \\%, \\\\ ...) so that what remains can be counted."""
+    return re.sub(r"\\[^A-Za-z]", "", tex)
+
+
+def test_latex_structure_balances(report):
+    _, out, _, texts = report
+    tex = texts["tex"]
+    body = _strip_escapes(tex)
+    depth = 0
+    for ch in body:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0
+    assert "%" not in body  # an unescaped percent would comment out the rest of a line
+    stack = []
+    for kind, env in re.findall(r"\\(begin|end)\{([^}]*)\}", tex):
+        if kind == "begin":
+            stack.append(env)
+        else:
+            assert stack and stack.pop() == env
+    assert stack == []
+    assert tex.lstrip().startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
+    for pkg in ("graphicx", "longtable"):
+        assert f"\\usepackage{{{pkg}}}" in tex
+    for path in re.findall(r"\\includegraphics(?:\[[^]]*\])?\{([^}]*)\}", tex):
+        assert (out / path).is_file()
+    # dollars outside the fixed math come in pairs (escaped ones were removed above)
+    assert body.count("$") % 2 == 0
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_compiles(report):
+    _, out, _, _ = report
+    for _ in range(2):
+        res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=out,
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stdout[-2000:]
+    assert (out / "report.pdf").stat().st_size > 1000
+
+
+def test_nothing_to_report_is_stated(tmp_path):
+    paths = write_report(ReportContext(title="Empty"), tmp_path)
+    for fmt, path in paths.items():
+        text = Path(path).read_text(encoding="utf-8")
+        for phrase in ("No derivations were included", "No theory tables were included",
+                       "No simulation results were included", "No figures were included", "No claims were evaluated"):
+            assert phrase in text, (fmt, phrase)
+    assert not (tmp_path / "figures").exists()
+
+
+def listing(root: Path) -> list:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_file_in_the_way_raises_and_writes_nothing(tmp_path):
+    blocker = tmp_path / "out"
+    blocker.write_text("keep me")
+    with pytest.raises(ValueError, match=r"^out=.*out'.*a file is in the way"):
+        write_report(make_context(), blocker)
+    assert blocker.read_text() == "keep me" and listing(tmp_path) == ["out"]
+    with pytest.raises(ValueError, match=r"^out=.*is a file"):
+        write_report(make_context(), blocker / "sub")
+    assert listing(tmp_path) == ["out"]
+
+
+def test_figures_entry_in_the_way_raises_and_writes_nothing(tmp_path):
+    (tmp_path / "figures").write_text("not a directory")
+    with pytest.raises(ValueError, match=r"^out=.*figures"):
+        write_report(make_context(), tmp_path)
+    assert listing(tmp_path) == ["figures"]
+    (tmp_path / "figures").unlink()
+    (tmp_path / "report.html").mkdir()
+    with pytest.raises(ValueError, match=r"^out=.*report\.html"):
+        write_report(make_context(), tmp_path)
+    assert listing(tmp_path) == ["report.html"]
+
+
+@pytest.mark.parametrize("over, name", [
+    ({"claims": CLAIMS[:1] + [{**CLAIMS[1], "verdict": "maybe"}]}, r"claims\[1\]\.verdict='maybe'"),
+    ({"claims": CLAIMS[:1] + [{**CLAIMS[0]}]}, r"claims\[1\]\.id"),
+    ({"claims": [{"verdict": "pass"}]}, r"claims\[0\]\.id"),
+    ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
+    ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
+    ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),
+    ({"theory_tables": [{"title": "t", "columns": ["a", "b"], "rows": [[1]]}]}, r"theory_tables\[0\]\.rows\[0\]"),
+    ({"results_tables": [{"title": "t", "columns": [], "rows": []}]}, r"results_tables\[0\]\.columns"),
+    ({"derivations": [object()]}, r"derivations\[0\]"),
+    ({"runtime_seconds": -1.0}, r"ctx\.runtime_seconds"),
+    ({"summary": [3]}, r"summary\[0\]"),
+    ({"title": ""}, r"ctx\.title"),
+])
+def test_bad_context_raises_naming_the_value_and_writes_nothing(tmp_path, over, name):
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=name):
+        write_report(make_context(**over), out)
+    assert not out.exists()
+
+
+def test_not_a_context_or_path(tmp_path):
+    with pytest.raises(ValueError, match="ctx"):
+        write_report({"title": "x"}, tmp_path)
+    with pytest.raises(ValueError, match="out"):
+        write_report(make_context(), 3)
+    assert listing(tmp_path) == []
+
+
+def test_rewrite_replaces_and_a_failed_render_keeps_the_old_report(tmp_path):
+    write_report(make_context(title="First"), tmp_path)
+    write_report(make_context(title="Second"), tmp_path)
+    old = {p: (tmp_path / p).read_bytes() for p in ("report.md", "report.html", "report.tex")}
+    assert old["report.md"].startswith(b"# Second\n")
+    with pytest.raises(RuntimeError, match="fragment failed"):
+        write_report(make_context(title="Third", derivations=[FakeDerivation(fail=True)]), tmp_path)
+    assert {p: (tmp_path / p).read_bytes() for p in old} == old
+
+
+def test_a_failed_rename_leaves_no_temporary_file_and_the_old_file_intact(tmp_path, monkeypatch):
+    write_report(make_context(title="First"), tmp_path)
+    before = (tmp_path / "report.html").read_bytes()
+    real_replace = os.replace
+
+    def failing_replace(src, dst):
+        if str(dst).endswith("report.html"):
+            raise OSError("disk full")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(render.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        write_report(make_context(title="Second"), tmp_path)
+    assert (tmp_path / "report.html").read_bytes() == before
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_runtime_text():
+    seconds = (None, 5.04, 59.97, 75, 119.7, 3599.6, 7380)
+    assert [ReportContext(title="t", runtime_seconds=s).runtime_text() for s in seconds] == [
+        "", "5.0 s", "1 min 00 s", "1 min 15 s", "2 min 00 s", "1 h 00 min", "2 h 03 min"]
