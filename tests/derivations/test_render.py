@@ -131,8 +131,10 @@ def test_paths_and_files(report):
     assert sorted(p.name for p in (out / "figures").iterdir()) == ["modes.png", "overview.png"]
     assert (out / "figures" / "overview.png").read_bytes() == ctx.figures[0]["png"]
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
-    mode = (out / "report.md").stat().st_mode & 0o777
-    assert mode & 0o044 or os.umask(0o022) & 0o044  # readable by others unless the umask forbids it
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for p in ("report.md", "report.html", "report.tex", "figures/modes.png"):
+        assert (out / p).stat().st_mode & 0o777 == 0o666 & ~umask  # an ordinary file, not a private temp file
 
 
 def test_every_claim_and_verdict_in_markdown_and_latex(report):
