@@ -340,12 +340,17 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
     rmin = float(R.min())
     starts = [(f * rmin, _c_start(L, R, w, f * rmin, alpha)) for f in _L0_FRACTIONS]
     starts = [s for s in starts if s[1] is not None]
+    # with alpha fixed the law is linear in (L0, c): non-negative least squares on relative errors
+    # gives a start next to the log-residual optimum
+    (l0, c), _ = optimize.nnls(np.column_stack([np.ones_like(L), La]) / R[:, None] * sw[:, None], sw)
+    if c > 0:
+        starts.append((l0, math.log(c)))
     def dresid(th):
         cLa = np.exp(th[1]) * La
         m = th[0] + cLa
         return -sw[:, None] * np.column_stack([1.0 / m, cLa / m])
 
-    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), huber, keep=3,
+    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), huber, keep=2,
                          jac=dresid)
     jac = _offset_jac(L, ("L0", "c"), alpha)
     return _finish(model, ("L0", "c"), sol.x, resid, jac, logR, w, huber,
