@@ -1,0 +1,200 @@
+import json
+import sys
+import types
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from depthscale.derivations.cli import main
+
+KEYS = {"L", "constrained", "constrained_opt", "gamma_opt", "beta_form", "gamma_asymptote", "free_continuum", "free_discrete"}
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def brute_sum(a, b, d, L, s=1.0):
+    """mpmath reference: sum_k k^-(a+b) (1 - s k^-a)^(2L)."""
+    mp.mp.dps = 40
+    return float(mp.fsum(mp.mpf(k) ** -(a + b) * (1 - s * mp.mpf(k) ** -a) ** (2 * L) for k in range(1, d + 1)))
+
+
+def test_linear_json_contract(capsys):
+    code, out, err = run(capsys, ["predict", "linear", "--a", "2", "--b", "1", "--d", "60", "--depths", "1,4,16", "--json"])
+    assert code == 0 and err == ""
+    obj = json.loads(out)
+    assert obj["zeta"] == pytest.approx(1.0)
+    assert [r["L"] for r in obj["rows"]] == [1, 4, 16]
+    for row in obj["rows"]:
+        assert set(row) == KEYS
+        assert all(isinstance(row[k], float) for k in KEYS - {"L"})
+        assert row["constrained"] == pytest.approx(brute_sum(2, 1, 60, row["L"]), rel=1e-12)
+        # gamma_opt is reported as a step (units of 1/lambda) and its loss is the finite sum there
+        s = row["gamma_opt"] / row["L"]
+        assert row["constrained_opt"] == pytest.approx(brute_sum(2, 1, 60, row["L"], s), rel=1e-10)
+        assert row["free_discrete"] <= row["constrained_opt"] * (1 + 1e-12)
+        assert row["beta_form"] == pytest.approx(float(mp.beta(1, 2 * row["L"] + 1)) / 2, rel=1e-12)
+        assert row["gamma_asymptote"] == pytest.approx(0.5 / (2 * row["L"]), rel=1e-12)
+        # zeta = 1: free continuum (1/a) (L!)^2 / Gamma(L+2)^2 = 1 / (2 (L+1)^2)
+        assert row["free_continuum"] == pytest.approx(1 / (2 * (row["L"] + 1) ** 2), rel=1e-12)
+
+
+def test_linear_scales_enter(capsys):
+    code, out, _ = run(
+        capsys, ["predict", "linear", "--a", "1", "--b", "1", "--d", "30", "--depths", "3", "--c-lambda", "2", "--c-omega", "3", "--json"]
+    )
+    row = json.loads(out)["rows"][0]
+    assert code == 0
+    assert row["constrained"] == pytest.approx(6 * brute_sum(1, 1, 30, 3), rel=1e-12)  # reference step L / c_lambda
+
+
+@pytest.mark.parametrize("a,b", [(0.5, 0.25), (0.0, 2.0), (0.0, 0.0), (0.5, 0.5)])
+def test_linear_laws_that_do_not_apply_are_null(capsys, a, b):
+    code, out, _ = run(capsys, ["predict", "linear", "--a", str(a), "--b", str(b), "--d", "16", "--depths", "2,8", "--json"])
+    obj = json.loads(out)
+    assert code == 0 and obj["zeta"] is None
+    for row in obj["rows"]:
+        assert set(row) == KEYS
+        assert row["beta_form"] is None and row["gamma_asymptote"] is None and row["free_continuum"] is None
+        assert row["constrained"] == pytest.approx(brute_sum(a, b, 16, row["L"]), rel=1e-12, abs=1e-300)
+
+
+def test_linear_text_table(capsys):
+    code, out, _ = run(capsys, ["predict", "linear", "--a", "0.5", "--b", "0.25", "--d", "16", "--depths", "2,8"])
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0].startswith("zeta = -")
+    assert lines[1].split() == ["L", *[k for k in ["constrained", "constrained_opt", "gamma_opt", "beta_form", "gamma_asymptote", "free_continuum", "free_discrete"]]]
+    assert lines[2].split()[0] == "2" and lines[2].split()[4] == "-"
+    assert len({len(l) for l in lines[1:]}) == 1  # aligned columns
+
+
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["--a", "-1", "--b", "1", "--d", "10", "--depths", "8"], "a"),
+        (["--a", "1", "--b", "nan", "--d", "10", "--depths", "8"], "b"),
+        (["--a", "1", "--b", "1", "--d", "0", "--depths", "8"], "d"),
+        (["--a", "1", "--b", "1", "--d", "10", "--depths", "8,0"], "depths"),
+        (["--a", "1", "--b", "1", "--d", "10", "--depths", "8,x"], "depths"),
+        (["--a", "1", "--b", "1", "--d", "10", "--depths", "5000"], "depths"),
+        (["--a", "1", "--b", "1", "--d", "10", "--depths", "8", "--c-lambda", "0"], "c_lambda"),
+    ],
+)
+def test_linear_bad_input_one_line_exit_2(capsys, argv, name):
+    code, out, err = run(capsys, ["predict", "linear", *argv, "--json"])
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and f"{name}=" in err
+
+
+def test_argparse_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["predict", "linear", "--a", "x", "--b", "1", "--d", "10", "--depths", "8"])
+    _, err = capsys.readouterr()
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--a" in err
+
+
+# --------------------------------------------------------------------------- floor (wiring)
+def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
+    seen = {}
+
+    def fake_linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0):
+        seen.update(a=a, b=b, k=k, d=d, P=P, contexts=contexts, seed=seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega)
+        return types.SimpleNamespace(floor=np.float64(1.25), stderr=0.01, degree=degree)
+
+    monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=fake_linear_floor))
+    argv = ["predict", "floor", "--a", "0.5", "--b", "0.25", "--k", "2", "--d", "128", "--P", "1024", "--contexts", "300", "--seed", "7", "--degree", "3", "--json"]
+    code, out, _ = run(capsys, argv)
+    assert code == 0
+    assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3}
+    assert seen == dict(a=0.5, b=0.25, k=2, d=128, P=1024, contexts=300, seed=7, degree=3, c_lambda=1.0, c_omega=1.0)
+
+
+@pytest.mark.parametrize(
+    "change, name",
+    [(("--k", "2000"), "k"), (("--contexts", "1"), "contexts"), (("--degree", "0"), "degree"), (("--a", "-2"), "a"), (("--seed", "-1"), "seed")],
+)
+def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
+    def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
+        raise AssertionError("linear_floor called with invalid input")
+
+    monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=must_not_run))
+    argv = dict(zip(["--a", "--b", "--k", "--d", "--P", "--contexts", "--seed"], ["1", "1", "2", "16", "64", "10", "0"]))
+    argv[change[0]] = change[1]
+    flat = [t for kv in argv.items() for t in kv]
+    code, out, err = run(capsys, ["predict", "floor", *flat, "--degree", "0" if name == "degree" else "4", "--json"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
+
+
+def test_floor_real_module_small_run(capsys):
+    pytest.importorskip("depthscale.theory.floor")
+    code, out, _ = run(capsys, ["predict", "floor", "--a", "1", "--b", "1", "--k", "2", "--d", "8", "--P", "32", "--contexts", "20", "--seed", "1", "--json"])
+    obj = json.loads(out)
+    assert code == 0 and set(obj) == {"floor", "stderr", "degree"} and obj["degree"] == 4
+    assert np.isfinite(obj["floor"]) and obj["stderr"] > 0
+
+
+# --------------------------------------------------------------------------- clt
+def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
+    seen = {}
+
+    def fake_clt_loss(model, depths, sigma2, shared, rho=None, r=None, g=None):
+        seen.update(model=model, depths=list(depths), sigma2=sigma2, shared=shared, rho=rho, r=r, g=g)
+        return np.array([10.0 + L for L in depths])
+
+    monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=fake_clt_loss))
+    code, out, _ = run(capsys, ["predict", "clt", "--model", "ar1", "--depths", "1,2,4", "--sigma2", "2", "--shared", "0.5", "--r", "0.3", "--json"])
+    assert code == 0
+    assert json.loads(out) == {"rows": [{"L": 1, "loss": 11.0}, {"L": 2, "loss": 12.0}, {"L": 4, "loss": 14.0}]}
+    assert seen == dict(model="ar1", depths=[1, 2, 4], sigma2=2.0, shared=0.5, rho=None, r=0.3, g=None)
+
+
+@pytest.mark.parametrize(
+    "extra, name",
+    [
+        (["--model", "equicorrelated"], "rho"),
+        (["--model", "ar1"], "r"),
+        (["--model", "powerlaw"], "g"),
+        (["--model", "iid", "--rho", "0.2"], "rho"),
+        (["--model", "ar1", "--r", "1.0"], "r"),
+        (["--model", "powerlaw", "--g", "0"], "g"),
+        (["--model", "gaussian"], "model"),
+    ],
+)
+def test_clt_bad_input(capsys, monkeypatch, extra, name):
+    monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=None))
+    code, out, err = run(capsys, ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0", *extra, "--json"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
+
+
+def test_clt_sigma2_must_be_nonnegative(capsys):
+    code, _, err = run(capsys, ["predict", "clt", "--model", "iid", "--depths", "1", "--sigma2", "-1", "--shared", "0"])
+    assert code == 2 and "sigma2=" in err
+
+
+def _independent_clt(model, L, s2, e, rho=None, r=None, g=None):
+    """R_L = E s^2 + 1^T C 1 / L^2 with the layer-noise covariance C written out element by element."""
+    idx = np.arange(L)
+    lag = np.abs(idx[:, None] - idx[None, :])
+    if model == "iid":
+        C = s2 * np.eye(L)
+    elif model == "equicorrelated":
+        C = s2 * np.where(lag == 0, 1.0, rho)
+    elif model == "ar1":
+        C = s2 * r**lag
+    else:
+        C = s2 * (1.0 + lag) ** -g
+    return e + C.sum() / L**2
+
+
+@pytest.mark.parametrize("model, opt", [("iid", []), ("equicorrelated", ["--rho", "0.3"]), ("ar1", ["--r", "0.6"]), ("powerlaw", ["--g", "0.5"])])
+def test_clt_real_module_against_covariance_sums(capsys, model, opt):
+    pytest.importorskip("depthscale.theory.clt")
+    code, out, _ = run(capsys, ["predict", "clt", "--model", model, "--depths", "1,2,5,16", "--sigma2", "2", "--shared", "0.25", *opt, "--json"])
+    assert code == 0
+    kw = {opt[0][2:]: float(opt[1])} if opt else {}
+    for row in json.loads(out)["rows"]:
+        assert row["loss"] == pytest.approx(_independent_clt(model, row["L"], 2.0, 0.25, **kw), rel=1e-10)
