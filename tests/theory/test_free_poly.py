@@ -132,7 +132,7 @@ def test_free_discrete_at_one_layer_is_the_optimal_equal_step(a, b):
     assert np.all(free_discrete(spec, Ls) <= gamma_opt(spec, Ls)[1])
 
 
-def test_free_discrete_large_d_is_fast_enough_and_monotone():
+def test_free_discrete_large_d_is_monotone_and_below_continuum():
     spec = PowerLawSpectrum(2.0, 1.0, 10**6)
     vals = free_discrete(spec, [8, 32, 128])
     assert np.all(np.diff(vals) < 0) and np.all(vals > 0)
