@@ -9,7 +9,10 @@ Two temperatures: ``yhat = g1 p(kappa1) . y + g2 p(kappa2) . y``, gains by 2 x 2
 kappas from the best pair of a 2-D log grid (or the refined single kappa with its best grid partner,
 whichever fits better), then refined by Nelder-Mead on the log kappas. Because a mixture contains
 the single head (``g2 = 0``) and the search starts at least as well as it, the mixture never fits
-the fitting contexts worse than the single head.
+the fitting contexts worse than the single head. The gains are unconstrained, so on some tasks the
+best mixture is the limit of two coinciding temperatures (a head plus a multiple of its derivative
+in kappa): the search then returns two nearly equal kappas with large opposite gains. Its loss is
+well defined and stable; the individual gains are not meaningful there.
 
 Both are fitted on their own training contexts (``rng_for(task, seed, "baseline-fit")``) and
 evaluated on the evaluation contexts of ``depthscale.sims.tasks.eval_batches(task, n_eval, seed)``,
@@ -208,7 +211,7 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
     def obj(lk):
         return float(_single_losses(head_outputs(cos, y, [math.exp(lk)], threads), target)[0])
 
-    res = minimize_scalar(obj, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4})
+    res = minimize_scalar(obj, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
     kappa = math.exp(res.x) if res.fun < losses[i] else float(grid[i])
     g, loss = optimal_gains(head_outputs(cos, y, [kappa], threads), target)
     return kappa, float(g[0]), loss
@@ -247,7 +250,7 @@ def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
         return float(_pair_losses(Sk, target)[0, 1])
 
     res = minimize(obj, start, method="Nelder-Mead", bounds=[(lo, hi), (lo, hi)],
-                   options={"xatol": 1e-3, "fatol": 1e-12 * float(np.mean(target**2)), "maxfev": 400})
+                   options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 200})
     best = res.x if res.fun < obj(start) else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
     g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)

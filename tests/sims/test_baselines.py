@@ -1,0 +1,172 @@
+"""Checks of the temperature-only baselines against brute-force references (scipy, dense grids)."""
+
+import numpy as np
+import pytest
+from scipy import optimize, special
+
+from depthscale.sims.baselines import (
+    best_single_head,
+    best_two_heads,
+    fit_single_head,
+    fit_two_heads,
+    head_inputs,
+    head_outputs,
+    optimal_gains,
+    paired_difference,
+)
+from depthscale.sims.config import TaskConfig
+from depthscale.sims.measure import evaluate
+from depthscale.sims.tasks import make_batch
+
+TASK = TaskConfig(task="topk", k=2, a=0.5, b=0.5, d=6, P=24)
+
+
+@pytest.fixture(scope="module")
+def fitdata():
+    b = make_batch(TASK, 1500, np.random.default_rng(2024))
+    X, q = b.X, b.x_test
+    cos = np.einsum("bpd,bd->bp", X, q) / (np.linalg.norm(X, axis=2) * np.linalg.norm(q, axis=1)[:, None])
+    return cos, b.y, b.target
+
+
+def _s(cos, y, kappa):
+    return np.einsum("bp,bp->b", special.softmax(kappa * cos, axis=1), y)
+
+
+def _loss_given_kappas(cos, y, t, kappas, with_pred=False):
+    S = np.stack([_s(cos, y, k) for k in kappas], axis=1)
+    res = optimize.least_squares(lambda g: S @ g - t, np.ones(len(kappas)), xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    return (np.mean(res.fun**2), res.fun + t, S) if with_pred else (np.mean(res.fun**2), res.x)
+
+
+def test_head_inputs_and_outputs_match_bruteforce(fitdata):
+    cos, y, t = fitdata
+    b = make_batch(TASK, 20, np.random.default_rng(1))
+    c2, y2, t2 = head_inputs(b)
+    for i in range(3):
+        for p in range(TASK.P):
+            x, q = b.X[i, p], b.x_test[i]
+            assert c2[i, p] == pytest.approx(x @ q / np.sqrt((x @ x) * (q @ q)), rel=1e-12)
+    S = head_outputs(cos, y, [0.0, 0.7, 25.0])
+    for j, k in enumerate([0.0, 0.7, 25.0]):
+        np.testing.assert_allclose(S[:, j], _s(cos, y, k), rtol=1e-10, atol=1e-12)
+
+
+def test_single_head_gain_and_kappa_are_optimal(fitdata):
+    cos, y, t = fitdata
+    kappa, gain, loss = fit_single_head(cos, y, t)
+    s = _s(cos, y, kappa)
+    res = optimize.minimize_scalar(lambda g: np.mean((g * s - t) ** 2))
+    assert gain == pytest.approx(res.x, rel=1e-6)
+    assert loss == pytest.approx(res.fun, rel=1e-9)
+    # no kappa of a dense independent grid does better (beyond the refinement tolerance)
+    dense = [_loss_given_kappas(cos, y, t, [k])[0] for k in np.geomspace(kappa / 3, kappa * 3, 121)]
+    assert loss <= min(dense) * (1 + 1e-6)
+    assert optimal_gains(s[:, None], t)[0][0] == pytest.approx(res.x, rel=1e-6)
+
+
+def test_two_heads_never_worse_and_gains_least_squares(fitdata):
+    cos, y, t = fitdata
+    k1, g1, l1 = fit_single_head(cos, y, t)
+    kappas, gains, l2 = fit_two_heads(cos, y, t, single_kappa=k1)
+    assert l2 <= l1 * (1 + 1e-12)
+    # only the loss: on this small task the optimum is the limit of coinciding temperatures (a head
+    # plus its kappa-derivative), where the gains are large, opposite and ill-conditioned
+    bf_loss, _ = _loss_given_kappas(cos, y, t, kappas)
+    assert l2 == pytest.approx(bf_loss, rel=1e-8)
+    # better than every pair of a coarse independent grid (up to the refinement tolerance)
+    grid = np.geomspace(0.1, 300, 12)
+    coarse = min(_loss_given_kappas(cos, y, t, [a, b])[0] for i, a in enumerate(grid) for b in grid[i + 1 :])
+    assert l2 <= coarse * (1 + 1e-4)
+
+
+def test_two_head_gains_are_least_squares_when_well_separated():
+    task = TaskConfig(task="topk", k=2, d=16, P=128)
+    cos, y, t = head_inputs(make_batch(task, 1500, np.random.default_rng(8)))
+    kappas, gains, loss = fit_two_heads(cos, y, t)
+    assert kappas[1] / kappas[0] > 1.5  # a genuine mixture on this task
+    bf_loss, bf_g = _loss_given_kappas(cos, y, t, kappas)
+    assert loss == pytest.approx(bf_loss, rel=1e-9)
+    np.testing.assert_allclose(gains, bf_g, rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("spec", [(0.0, 0.0), (1.0, 2.0)])
+def test_mixture_never_worse_on_fitting_contexts(seed, spec):
+    task = TaskConfig(task="topk", k=3, a=spec[0], b=spec[1], d=5, P=20)
+    b = make_batch(task, 300, np.random.default_rng(seed))
+    cos, y, t = head_inputs(b)
+    single = fit_single_head(cos, y, t)[2]
+    assert fit_two_heads(cos, y, t)[2] <= single * (1 + 1e-12)
+
+
+def test_easy_exact_large_kappa_is_exact():
+    task = TaskConfig(task="easy-exact", d=8, P=32)
+    b = make_batch(task, 400, np.random.default_rng(5))
+    cos, y, t = head_inputs(b)
+    s = head_outputs(cos, y, [1e4])[:, 0]
+    assert np.mean((s - t) ** 2) < 1e-12 * np.mean(t**2)
+    h = best_single_head(task, 3, n_fit=400, n_eval=400)
+    assert h.loss < 1e-8 * np.mean(t**2) and h.gain == pytest.approx(1.0, rel=1e-6) and h.kappa > 100
+
+
+def test_baseline_errors_pair_with_evaluate():
+    """sq_err of the baseline and of measure.evaluate refer to the same contexts, in order."""
+
+    class Head:
+        def __init__(self, kappa, gain):
+            self.kappa, self.gain = kappa, gain
+
+        def _p(self, b):
+            cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / (
+                np.linalg.norm(b.X, axis=2) * np.linalg.norm(b.x_test, axis=1)[:, None]
+            )
+            return special.softmax(self.kappa * cos, axis=1)[:, None, :]
+
+        def layer_outputs(self, theta, b):
+            return self.gain * np.einsum("blp,bp->bl", self._p(b), b.y)
+
+        def label_weights(self, theta, b):
+            return self.gain * self._p(b)[:, 0]
+
+        def attention(self, theta, b):
+            return self._p(b)
+
+        def qk_norms(self, theta):
+            return np.array([self.kappa])
+
+    h = best_single_head(TASK, 7, n_fit=600, n_eval=700, chunk=256)
+    ev = evaluate(Head(h.kappa, h.gain), None, TASK, 700, seed=7, chunk=100)
+    np.testing.assert_allclose(ev["sq_err"], h.sq_err, rtol=1e-9, atol=1e-12)
+    assert h.loss == pytest.approx(np.mean(h.sq_err)) and h.se > 0
+    two = best_two_heads(TASK, 7, n_fit=600, n_eval=700, chunk=256)
+    assert two.fit_loss <= h.fit_loss * (1 + 1e-12)
+    diff, se = paired_difference(two.sq_err, ev["sq_err"])
+    d = two.sq_err - ev["sq_err"]
+    assert diff == pytest.approx(d.mean()) and se == pytest.approx(d.std(ddof=1) / np.sqrt(d.size))
+
+
+def test_paired_difference_se_beats_unpaired():
+    rng = np.random.default_rng(0)
+    common = rng.exponential(size=5000)
+    a = common + 0.1 * rng.standard_normal(5000)
+    b = common + 0.05 + 0.1 * rng.standard_normal(5000)
+    m, se = paired_difference(a, b)
+    unpaired = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    assert abs(m + 0.05) < 5 * se and se < unpaired / 5
+
+
+def test_bad_input_raises(fitdata):
+    cos, y, t = fitdata
+    with pytest.raises(ValueError, match="kappa"):
+        head_outputs(cos, y, [-1.0])
+    with pytest.raises(ValueError, match="kappa_range"):
+        fit_single_head(cos, y, t, kappa_range=(10.0, 1.0))
+    with pytest.raises(ValueError, match="n_grid"):
+        fit_single_head(cos, y, t, n_grid=2)
+    with pytest.raises(ValueError, match="n_fit"):
+        best_single_head(TASK, 0, n_fit=1)
+    with pytest.raises(ValueError, match="seed"):
+        best_two_heads(TASK, -2)
+    with pytest.raises(ValueError, match="sq_err"):
+        paired_difference([1.0, 2.0], [1.0])
