@@ -45,20 +45,83 @@ def _rms_rows_back(dH, Hn, r):
             dH[i, a] = r[i] * (dH[i, a] - Hn[i, a] * dot)
 
 
+# exp(x) for x <= 0 without a libm call and without float->int conversions, so that LLVM
+# vectorises the softmax loops (numba has no vector exp here; the scalar call dominated the
+# forward pass): x = k ln2 + r with |r| <= ln2 / 2 (k rounded by adding 1.5 * 2^52, whose low bits
+# then hold k; Cody-Waite split of ln2 with the fdlibm constants), exp(r) by its Taylor polynomial
+# to degree 13 (truncation below 1e-17 relative), 2^k assembled in the exponent bits through an
+# int64 view. Arguments below -700 are clamped: exp(-700) ~ 1e-304 is nothing next to the row
+# maximum's exp(0) = 1. Sums and maxima use four partial accumulators (fixed order: deterministic).
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_MAGIC = 6755399441055744.0  # 1.5 * 2^52
+_MAGIC_BITS = 0x4338000000000000  # its bit pattern
+
+
 @njit(cache=True)
-def _softmax_inplace(z):
-    """Stable softmax of a vector, in place (the maximum is subtracted first)."""
-    mx = z[0]
-    for i in range(1, z.shape[0]):
-        if z[i] > mx:
-            mx = z[i]
-    tot = 0.0
-    for i in range(z.shape[0]):
-        e = np.exp(z[i] - mx)
-        z[i] = e
-        tot += e
-    inv = 1.0 / tot
-    for i in range(z.shape[0]):
+def _softmax_inplace(z, ib, fb):
+    """Stable softmax of a vector, in place (the maximum is subtracted first).
+
+    ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
+    """
+    n = z.shape[0]
+    m0 = z[0]
+    m1 = z[0]
+    m2 = z[0]
+    m3 = z[0]
+    i = 0
+    while i + 4 <= n:
+        m0 = max(m0, z[i])
+        m1 = max(m1, z[i + 1])
+        m2 = max(m2, z[i + 2])
+        m3 = max(m3, z[i + 3])
+        i += 4
+    while i < n:
+        m0 = max(m0, z[i])
+        i += 1
+    mx = max(max(m0, m1), max(m2, m3))
+    for i in range(n):
+        x = max(z[i] - mx, -700.0)
+        b = x * _LOG2E + _MAGIC
+        kf = b - _MAGIC  # nearest integer to x / ln2
+        r = (x - kf * _LN2_HI) - kf * _LN2_LO
+        q = 1.0 / 6227020800.0
+        q = q * r + 1.0 / 479001600.0
+        q = q * r + 1.0 / 39916800.0
+        q = q * r + 1.0 / 3628800.0
+        q = q * r + 1.0 / 362880.0
+        q = q * r + 1.0 / 40320.0
+        q = q * r + 1.0 / 5040.0
+        q = q * r + 1.0 / 720.0
+        q = q * r + 1.0 / 120.0
+        q = q * r + 1.0 / 24.0
+        q = q * r + 1.0 / 6.0
+        q = q * r + 0.5
+        q = q * r + 1.0
+        q = q * r + 1.0
+        z[i] = q
+        fb[i] = b
+    for i in range(n):
+        ib[i] = (ib[i] - _MAGIC_BITS + 1023) << 52  # the bits of 2^k
+    for i in range(n):
+        z[i] = z[i] * fb[i]
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        t0 += z[i]
+        t1 += z[i + 1]
+        t2 += z[i + 2]
+        t3 += z[i + 3]
+        i += 4
+    while i < n:
+        t0 += z[i]
+        i += 1
+    inv = 1.0 / ((t0 + t1) + (t2 + t3))
+    for i in range(n):
         z[i] *= inv
 
 
@@ -79,6 +142,8 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
         b1 = (c + 1) * B // nchunks
         Xh = np.empty((P, N), X.dtype)
         r = np.empty(P, X.dtype)
+        ib = np.empty(P, np.int64)
+        fb = ib.view(np.float64)
         Z = np.empty((L, P), X.dtype)
         dX = np.empty((P, N), X.dtype)
         tmp = np.empty((N, d), X.dtype)
@@ -88,7 +153,7 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
             np.dot(U[b], Xh.T, Z)  # z_l,i = u_l . xhat_i for all layers in one product
             yhat = 0.0
             for l in range(L):
-                _softmax_inplace(Z[l])
+                _softmax_inplace(Z[l], ib, fb)
                 s = 0.0
                 for i in range(P):
                     s += Z[l, i] * y[b, i]
@@ -139,6 +204,8 @@ def ctx_pass(
         dt = X.dtype
         Xh = np.empty((P, N), dt)
         r = np.empty(P, dt)
+        ib = np.empty(P, np.int64)
+        fb = ib.view(np.float64)
         Hs = np.empty((L, P, N), dt)  # H_y^(l-1) read by layer l
         Vs = np.empty((L, P, N), dt)
         ps = np.empty((L, P), dt)
@@ -173,7 +240,7 @@ def ctx_pass(
                         acc += M[l, a, j] * xt[b, a]
                     us[l, j] = acc
                 np.dot(Xh, us[l], ps[l])
-                _softmax_inplace(ps[l])
+                _softmax_inplace(ps[l], ib, fb)
                 np.dot(Hs[l], WvT[lv], Vs[l])
                 fl = 0.0
                 for a in range(N):
@@ -187,7 +254,7 @@ def ctx_pass(
                     np.dot(Xh, M[l], G)
                     np.dot(G, Xh.T, A)
                     for i in range(P):
-                        _softmax_inplace(A[i])
+                        _softmax_inplace(A[i], ib, fb)
                     np.dot(A, Vs[l], AV)
                     for i in range(P):
                         for a in range(N):
@@ -216,7 +283,7 @@ def ctx_pass(
                     np.dot(Xh, M[l], G)
                     np.dot(G, Xh.T, A)
                     for i in range(P):
-                        _softmax_inplace(A[i])
+                        _softmax_inplace(A[i], ib, fb)
                     np.dot(A, Vs[l], AV)
                     dmb = 0.0
                     for i in range(P):
@@ -313,6 +380,8 @@ def single_pass(
         dt = X.dtype
         Hh = np.empty((P, N), dt)
         r = np.empty(P, dt)
+        ib = np.empty(P, np.int64)
+        fb = ib.view(np.float64)
         hs = np.empty((L + 1, N), dt)
         hh = np.empty((L, N), dt)
         rt = np.empty(L, dt)
@@ -357,7 +426,7 @@ def single_pass(
                         acc += M[l, a, j] * hh[l, a]
                     us[l, j] = acc
                 np.dot(Hh, us[l], ps[l])
-                _softmax_inplace(ps[l])
+                _softmax_inplace(ps[l], ib, fb)
                 np.dot(Hh.T, ps[l], cs[l])
                 fl = z0
                 for a in range(N):
