@@ -117,17 +117,19 @@ def decompose(f, target) -> Decomposition:
         raise ValueError(f"target with shape {y.shape}: must have shape ({n},) to match f with shape {f.shape}")
     if L < 1:
         raise ValueError(f"f with shape {f.shape}: must have at least one layer (column)")
+    # Everything is computed from the errors e (not from f and yhat) so that rounding is relative
+    # to the errors, and the identity holds to machine precision even when f is far from 0.
     e = f - y[:, None]
     M = e.T @ e / n
-    yhat = f.mean(axis=1)
-    sq_err = (yhat - y) ** 2
+    e_bar = e.mean(axis=1)  # yhat - y*
+    sq_err = e_bar**2
     R = float(sq_err.mean())
     trace = float(np.trace(M))
     A = trace / L
     if L > 1:
         C = (float(M.sum()) - trace) / (L * (L - 1))
         predicted = C + (A - C) / L
-        disagreement = float(np.sum(np.mean((f - yhat[:, None]) ** 2, axis=0))) / (L - 1)
+        disagreement = float(np.sum(np.mean((e - e_bar[:, None]) ** 2, axis=0))) / (L - 1)
     else:
         C = float("nan")
         predicted = A

@@ -181,7 +181,7 @@ def _control_basis(lam, omega, degree, rcond):
 
 
 def sample_floor_moments(
-    a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12, chunk=16
+    a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12, chunk=4
 ):
     """Per-context Monte Carlo averages behind :func:`linear_floor`, in the eigenbasis.
 
@@ -215,7 +215,8 @@ def sample_floor_moments(
 
     query_ss, context_ss = np.random.SeedSequence(seed).spawn(2)
     qrng = np.random.default_rng(query_ss)
-    rng = np.random.default_rng(context_ss)
+    # SFC64 generates the P d context normals (the dominant cost) about 20 % faster than PCG64
+    rng = np.random.Generator(np.random.SFC64(context_ss))
     out = {
         "T": np.empty(n),
         "h": np.empty((n, degree)),
