@@ -9,9 +9,10 @@ Definitions (per evaluation context, then averaged):
 
 - ``final_loss`` (R_L): mean of ``(yhat - y*)^2``, ``yhat = mean_l f_l``; ``final_loss_se`` its
   standard error over contexts; ``sq_err`` the per-context squared errors.
-- Layer errors ``e_l = f_l - y*``, ``M_lm = E[e_l e_m]``: ``layer_losses = diag M``,
-  ``A_L = tr(M)/L``, ``C_L`` the mean off-diagonal entry (``nan`` at L = 1), ``gap = A_L - C_L`` and
-  ``identity_residual = |R_L - C_L - gap/L| / R_L`` (at L = 1: ``|R_L - A_L| / R_L``).
+- Layer errors ``e_l = f_l - y*``, ``M_lm = E[e_l e_m]`` (``depthscale.theory.clt.decompose``):
+  ``layer_losses = diag M``, ``A_L = tr(M)/L``, ``C_L`` the mean off-diagonal entry (``nan`` at
+  L = 1), ``gap = A_L - C_L`` and ``identity_residual = |R_L - C_L - gap/L| / R_L`` (at L = 1:
+  ``|R_L - A_L| / R_L``).
 - ``mode_losses[k] = E[omega_k ((O^T (t - v))_k)^2]`` with ``v = X^T c``, ``c`` the label weights;
   they sum to the loss averaged over the teacher ``beta`` for fixed inputs. ``None`` when the model
   is not linear in the labels (``label_weights`` returns ``None``).
@@ -32,58 +33,10 @@ import numpy as np
 
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.tasks import eval_batches
+from depthscale.theory.clt import decompose
 from depthscale.theory.validate import check_int
 
 _ATTN_ELEMS = 1 << 22  # attention is requested in sub-batches of at most this many weights
-
-
-def decompose_layers(f: np.ndarray, target: np.ndarray) -> dict:
-    """Exact ensemble decomposition of ``yhat = mean_l f_l`` (SCIENCE.md section 5, model M0).
-
-    Parameters
-    ----------
-    f : (n, L) per-layer predictions; target : (n,) targets y*.
-
-    Returns
-    -------
-    dict with ``R_L, A_L, C_L, gap, M (L, L), identity_residual``.
-
-    Examples
-    --------
-    >>> f = np.array([[1.0, 3.0], [0.0, 2.0]]); y = np.array([2.0, 0.0])
-    >>> r = decompose_layers(f, y)
-    >>> float(r["R_L"]), float(r["A_L"]), float(r["C_L"])
-    (0.5, 1.5, -0.5)
-    """
-    f = np.asarray(f, dtype=np.float64)
-    target = np.asarray(target, dtype=np.float64)
-    if f.ndim != 2 or f.shape[0] < 1 or f.shape[1] < 1:
-        raise ValueError(f"f.shape={f.shape}: must be (n, L) with n, L >= 1")
-    if target.shape != (f.shape[0],):
-        raise ValueError(f"target.shape={target.shape}: must be ({f.shape[0]},)")
-    n, L = f.shape
-    e = f - target[:, None]
-    M = e.T @ e / n
-    R = float(np.mean((f.mean(axis=1) - target) ** 2))
-    A = float(np.trace(M) / L)
-    if L > 1:
-        C = float((M.sum() - np.trace(M)) / (L * (L - 1)))
-        gap = A - C
-        pred = C + gap / L
-    else:
-        C, gap, pred = float("nan"), float("nan"), A
-    resid = abs(R - pred) / R if R > 0 else abs(R - pred)
-    return {"R_L": R, "A_L": A, "C_L": C, "gap": gap, "M": M, "identity_residual": float(resid)}
-
-
-def _decompose(f, target) -> dict:
-    # Prefer the theory layer's implementation when it exists; the local one is the same identity.
-    try:
-        from depthscale.theory.clt import decompose
-    except ImportError:
-        return decompose_layers(f, target)
-    r = decompose(f, target)
-    return {k: getattr(r, k) for k in ("R_L", "A_L", "C_L", "gap", "M", "identity_residual")}
 
 
 def _is_distribution(a: np.ndarray) -> bool:
@@ -126,7 +79,7 @@ def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: 
     k = min(k, task.P)
     is_linear = getattr(getattr(model, "cfg", None), "model", None) == "linear"
 
-    fs, targets, sq = [], [], []
+    fs, targets = [], []
     mode_sum = np.zeros(task.d)
     linear_in_labels = True
     attn_ok = not is_linear
@@ -137,7 +90,6 @@ def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: 
         f = np.asarray(model.layer_outputs(theta, batch), dtype=np.float64)
         fs.append(f)
         targets.append(batch.target)
-        sq.append((f.mean(axis=1) - batch.target) ** 2)
         if linear_in_labels:
             c = model.label_weights(theta, batch)
             if c is None:
@@ -148,21 +100,19 @@ def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: 
                 mode_sum += (omega * w**2).sum(axis=0)
         if attn_ok:
             attn_ok = _attention_stats(model, theta, batch, f.shape[1], k, acc, sel_err)
-    f = np.concatenate(fs)
+    dec = decompose(np.concatenate(fs), np.concatenate(targets))  # exact identity, from the errors
+    sq_err = np.asarray(dec.sq_err, dtype=np.float64)
     target = np.concatenate(targets)
-    sq_err = np.concatenate(sq)
-    dec = _decompose(f, target)
-    M = np.asarray(dec["M"], dtype=np.float64)
     has_sel = task.task != "easy-fresh"
     out = {
         "final_loss": float(sq_err.mean()),
         "final_loss_se": float(sq_err.std(ddof=1) / np.sqrt(sq_err.size)),
         "target_power": float(np.mean(target**2)),
-        "A_L": float(dec["A_L"]),
-        "C_L": float(dec["C_L"]),
-        "gap": float(dec["gap"]),
-        "identity_residual": float(dec["identity_residual"]),
-        "layer_losses": np.diag(M).tolist(),
+        "A_L": float(dec.A_L),
+        "C_L": float(dec.C_L),
+        "gap": float(dec.gap),
+        "identity_residual": float(dec.identity_residual),
+        "layer_losses": np.asarray(dec.layer_losses, dtype=np.float64).tolist(),
         "mode_losses": (mode_sum / n_contexts).tolist() if linear_in_labels else None,
         "top1_mass": None,
         "topk_mass": None,

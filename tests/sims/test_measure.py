@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from depthscale.sims.config import TaskConfig
-from depthscale.sims.measure import decompose_layers, evaluate
+from depthscale.sims.measure import evaluate
 from depthscale.sims.tasks import eval_batches
 
 
@@ -150,18 +150,6 @@ def test_undefined_diagnostics_are_none():
     fresh = evaluate(MODEL, None, TaskConfig(task="easy-fresh", d=6, P=24), 50, seed=1)
     assert fresh["target_mass"] is None and fresh["selection_error_pct"] is None
     assert fresh["top1_mass"] is not None
-
-
-def test_decompose_layers_matches_bruteforce():
-    rng = np.random.default_rng(0)
-    f = rng.standard_normal((40, 5)) + rng.standard_normal((40, 1))
-    y = rng.standard_normal(40)
-    r = decompose_layers(f, y)
-    R = np.mean((f.mean(axis=1) - y) ** 2)
-    assert r["R_L"] == pytest.approx(R, rel=1e-12)
-    assert abs(r["C_L"] + r["gap"] / 5 - R) < 1e-12 * R
-    with pytest.raises(ValueError, match="target.shape"):
-        decompose_layers(f, y[:3])
 
 
 def test_bad_input_raises():
