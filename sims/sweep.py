@@ -335,7 +335,7 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
                 if bar is not None:
                     bar.update(1)
             if bar is not None:
-                bar.set_postfix(running=min(len(pending), slots), failed=failed, refresh=False)
+                bar.set_postfix(done=done, running=min(len(pending), slots), failed=failed, refresh=False)
                 bar.refresh()
     except KeyboardInterrupt:
         interrupted = True

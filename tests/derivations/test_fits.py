@@ -206,16 +206,18 @@ def test_bootstrap_reproducible_and_handles_missing():
 
 
 @pytest.mark.slow
-def test_bootstrap_coverage_over_seeds():
-    """200 synthetic sweeps of 10 seeds (per-seed and per-point noise): percentile 95 % intervals of alpha."""
+@pytest.mark.parametrize("fit_fn, n, n_boot", [(fit_power_law, 200, 200), (fit_offset_power, 100, 100)])
+def test_bootstrap_coverage_over_seeds(fit_fn, n, n_boot):
+    """Synthetic sweeps of 10 seeds (per-seed and per-point noise): percentile 95 % intervals of alpha."""
     g = np.random.default_rng(99)
-    n, hits = 200, 0
+    hits = 0
     for _ in range(n):
-        Y = law(L) * np.exp(0.03 * g.standard_normal((10, L.size)) + 0.03 * g.standard_normal((10, 1)))
-        b = bootstrap_over_seeds(L, Y, fit_offset_power, n_boot=200, rng=g)
+        noise = np.exp(0.03 * g.standard_normal((10, L.size)) + 0.03 * g.standard_normal((10, 1)))
+        Y = (law(L) if fit_fn is fit_offset_power else 2.0 * L ** -1.0) * noise
+        b = bootstrap_over_seeds(L, Y, fit_fn, n_boot=n_boot, rng=g)
         lo, hi = b.intervals["alpha"]
         hits += lo <= 1.0 <= hi
-    print(f"bootstrap coverage of alpha: {hits / n:.3f}")
+    print(f"bootstrap coverage of alpha ({fit_fn.__name__}): {hits / n:.3f}")
     assert 0.85 <= hits / n <= 0.99  # percentile intervals from 10 seeds run a little narrow
 
 
