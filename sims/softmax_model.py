@@ -217,7 +217,7 @@ class SoftmaxAttention:
         Wv = p["W_v"].reshape(-1, N, N)
         Lv = Wv.shape[0]
         WxT = np.ascontiguousarray(p["W_x"].T)
-        attn = np.zeros((B, L, P) if want_attn else (1, 1, 1), dtype=dt)
+        attn = np.zeros((B, L, P) if want_attn or unit else (1, 1, 1), dtype=dt)
         res = np.zeros(B, dtype=dt)
         dWx = np.zeros((nch, N, d), dtype=dt)
         out = {}
