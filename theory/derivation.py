@@ -40,6 +40,7 @@ from typing import Callable
 import mpmath
 import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 __all__ = [
@@ -147,8 +148,27 @@ _TRANSFORMS: dict[str, Callable] = {
 
 
 def _evaluable(expr):
-    """Carry out derivatives and Subs (which numeric code printers cannot handle); keep sums and integrals."""
-    return expr.replace(lambda x: isinstance(x, (sp.Derivative, sp.Subs)), lambda x: x.doit())
+    """Prepare an expression for mpmath: carry out derivatives and Subs, put integrals on a log scale."""
+    expr = expr.replace(lambda x: isinstance(x, (sp.Derivative, sp.Subs)), lambda x: x.doit())
+    return expr.replace(lambda x: isinstance(x, sp.Integral), _log_scale)
+
+
+def _log_scale(integral):
+    # Quadrature nodes stop near the working epsilon, which loses the mass of an integrable
+    # singularity x^(s-1) at 0 (or of a slow algebraic tail at oo) to ~eps^s. On the scale
+    # x = hi*exp(-t) (resp. lo*exp(t)) both become exponential decays that quadrature resolves.
+    if len(integral.limits) != 1 or len(integral.limits[0]) != 3:
+        return integral
+    x, lo, hi = integral.limits[0]
+    t = sp.Dummy("t", positive=True)
+    f = integral.function
+    if lo == 0 and hi.is_finite and hi.is_positive:
+        g = hi * sp.exp(-t)
+    elif hi is sp.oo and lo.is_positive and lo.is_finite:
+        g = lo * sp.exp(t)
+    else:
+        return integral
+    return sp.Integral(f.subs(x, g) * g, (t, 0, sp.oo))
 
 
 def _is_zero(e) -> bool:
@@ -197,6 +217,9 @@ class Step:
         objects sympy cannot evaluate, such as a minimum over polynomials or a long sum).
     symbolic_limit : bool
         For ``"~"``: first try ``sympy.limit(lhs/rhs)``.
+    abs_scale : float, optional
+        For ``"="`` steps whose sides may vanish (e.g. an orthogonality relation): the error is
+        ``|lhs - rhs| / max(|lhs|, |rhs|, abs_scale)``, i.e. absolute below ``abs_scale``.
     ratio_floor : float
         For ``"~"``: deviations ``|ratio - 1|`` below this count as rounding when judging monotonicity.
     note : str
@@ -231,6 +254,7 @@ class Step:
     rel_tol: float = 1e-25
     time_limit: float = 10.0
     ratio_floor: float = 1e-12
+    abs_scale: float | None = None
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
@@ -260,7 +284,7 @@ class Step:
                 vals[sym] = sp.Rational(round(float(rng.uniform(lo, hi)) * 10**6), 10**6)
         return vals
 
-    def _evaluate(self, vals: dict, dps: int):
+    def _evaluate(self, vals: dict, dps: int, exact_ints: bool = True):
         """Both sides as mpmath numbers at ``dps`` digits (integer symbols passed as Python ints)."""
         args = {s: (int(v) if getattr(s, "is_integer", False) else
                     mpmath.mpf(sp.Float(v, dps))) for s, v in vals.items()}
@@ -269,8 +293,12 @@ class Step:
                 lv, rv = self.numeric(args)
                 return mpmath.mpmathify(lv), mpmath.mpmathify(rv)
             out = []
+            # small integers go in exactly first (jacobi(3, ...) becomes an explicit polynomial);
+            # large ones stay numeric so that e.g. gamma(2*10**7) is not expanded exactly
+            exact = {s: v for s, v in vals.items()
+                     if exact_ints and getattr(s, "is_integer", False) and abs(int(v)) <= 100}
             for side in (self.lhs, self.rhs):
-                expr = _evaluable(self._prepared(side))
+                expr = _evaluable(self._prepared(side).subs(exact))
                 syms = sorted(expr.free_symbols, key=str)
                 missing = [s for s in syms if s not in args]
                 if missing:
@@ -341,7 +369,9 @@ class Step:
                 except (ValueError, TypeError, ZeroDivisionError) as exc:
                     return StepResult(self.title, "numeric", False, float("inf"), f"evaluation failed: {exc}")
                 with mpmath.workdps(self.digits + 10):
-                    scale = max(abs(lv), abs(rv), mpmath.mpf(10) ** (-self.digits - 5))
+                    scale = max(abs(lv), abs(rv), mpmath.mpf(self.abs_scale or 0))
+                    if scale == 0:  # both sides exactly zero
+                        scale = mpmath.mpf(1)
                     err = float(abs(lv - rv) / scale)
                 worst = max(worst, err)
                 npts += 1
@@ -374,7 +404,7 @@ class Step:
                 v = dict(vals)
                 v[self.limit] = sp.Integer(int(Lv)) if float(Lv).is_integer() else sp.Float(Lv)
                 try:
-                    lv, rv = self._evaluate(v, 30)
+                    lv, rv = self._evaluate(v, 30, exact_ints=False)
                 except (ValueError, TypeError, ZeroDivisionError) as exc:
                     return StepResult(self.title, "ratio", False, float("inf"), f"evaluation failed: {exc}")
                 with mpmath.workdps(30):
@@ -435,17 +465,18 @@ def _describe_instances(instances) -> str:
 # MathML printing
 # --------------------------------------------------------------------------------------------
 class _Printer(MathMLPresentationPrinter):
-    """Presentation printer that keeps user function names as written and shows beta as B."""
-
-    _names = {"beta": "B"}
+    """Presentation printer: user functions named like symbols (``p_j`` -> p with subscript j), beta as B."""
 
     def _print_Function(self, e):
-        name = type(e).__name__
-        name = self._names.get(name, name)
-        mi = self.dom.createElement("mi")
-        mi.appendChild(self.dom.createTextNode(name))
+        if isinstance(e, AppliedUndef):
+            head = self._print_Symbol(sp.Symbol(type(e).__name__))
+        elif isinstance(e, sp.beta):
+            head = self.dom.createElement("mi")
+            head.appendChild(self.dom.createTextNode("B"))
+        else:
+            return super()._print_Function(e)
         mrow = self.dom.createElement("mrow")
-        mrow.appendChild(mi)
+        mrow.appendChild(head)
         mrow.appendChild(self._paren_comma_separated(*e.args))
         return mrow
 
