@@ -218,7 +218,7 @@ class LinearAttention:
         B_qk, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 2.0 / B, 0.0], self.dtype)
         f, _, dE, dWv, qacc, dWy = linear_pass(
-            X, y, xt, tg, Et, Wv, gv, p["W_y"], scal, self.cfg.value == "per-layer", True, True, _n_chunks(B)
+            X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, True, _n_chunks(B)
         )
         yhat = f.astype(np.float64).mean(axis=1)
         loss = float(np.mean((yhat - tg) ** 2))
@@ -271,7 +271,7 @@ class LinearAttention:
         X, y, xt, tg = self._arrays(batch)
         _, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 0.0, 0.0], self.dtype)
-        f = linear_pass(X, y, xt, tg, Et, Wv, gv, p["W_y"], scal, self.cfg.value == "per-layer", False, False,
+        f = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", False, False,
                         _n_chunks(X.shape[0]))[0]
         return f
 
@@ -309,7 +309,7 @@ class LinearAttention:
         _, Et, Wv, gv = self._effective(p)
         P = X.shape[1]
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / P, 0.0, 1.0], self.dtype)
-        du = linear_pass(X, y, xt, tg, Et, Wv, gv, p["W_y"], scal, self.cfg.value == "per-layer", True, False,
+        du = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, False,
                          _n_chunks(X.shape[0]))[1]
         return np.matmul(X, du[:, :, None])[:, :, 0] / P
 

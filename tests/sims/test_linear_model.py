@@ -315,6 +315,28 @@ def test_same_seed_same_numbers():
     assert not np.array_equal(t1, m.init(np.random.default_rng(12)))
 
 
+def test_result_does_not_depend_on_thread_count():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs NUMBA_NUM_THREADS >= 2")
+    m, theta, _ = random_setup("merged", "per-layer", seed=14)
+    rng = np.random.default_rng(15)
+    Bn = 64
+    X = rng.standard_normal((Bn, P, D))
+    bt = Batch(X, rng.standard_normal((Bn, P)), rng.standard_normal((Bn, D)), rng.standard_normal(Bn),
+               np.zeros((Bn, D)), np.zeros((Bn, D)), np.zeros((Bn, D, D)), np.zeros((Bn, 0), dtype=int))
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        l1, g1 = m.loss_and_grad(theta, bt)
+        numba.set_num_threads(2)
+        l2, g2 = m.loss_and_grad(theta, bt)
+    finally:
+        numba.set_num_threads(old)
+    assert l1 == l2 and np.array_equal(g1, g2)
+
+
 @pytest.mark.parametrize("qk", ["factorised", "temperature"])
 def test_float32_agrees_with_float64(qk):
     m64, theta, bt = random_setup(qk, "shared", seed=13)
