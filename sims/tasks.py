@@ -56,7 +56,7 @@ def _ziggurat_tables():
 _ZX, _ZF = _ziggurat_tables()
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _zig_fast(raw, out, idx, cnt, zx):
     # Fast path: one 64-bit word -> layer (8 bits), sign (1 bit), uniform (53 bits). Words outside
     # their layer's rectangle are listed, chunk by chunk, in idx[lo : lo + cnt[c]].
@@ -79,7 +79,7 @@ def _zig_fast(raw, out, idx, cnt, zx):
         cnt[c] = nc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _zig_fixup(raw, out, idx, cnt, pool, zx, zf):
     # The ~1.5 % of words outside a rectangle: finish them (wedge or tail test, restarts) with fresh
     # words from `pool`, consumed in order. Returns the words used, or -1 if the pool ran out.
@@ -163,7 +163,7 @@ def _run_parallel(kernel, threads, *args):
 
 
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel):
     # Zall[b] holds, in order: the d x d Gaussian matrix G,
     # beta's d normals, the P x d context normals, the query's d normals.
@@ -185,12 +185,12 @@ def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel
             for q in range(d):
                 bt[q] += c * Qt[kk, q]
         off += d
-        # X = Z diag(sqrt(lam)) O^T  (one GEMM per context)
-        Zs = zb[off : off + P * d].copy().reshape((P, d))
-        for i in range(P):
+        # X = Z diag(sqrt(lam)) O^T: fold the scale into the d x d factor, then one GEMM per context
+        W = np.empty((d, d))
+        for kk in range(d):
             for q in range(d):
-                Zs[i, q] *= sl[q]
-        Xb = np.dot(Zs, Qt)
+                W[kk, q] = sl[kk] * Qt[kk, q]
+        Xb = np.dot(zb[off : off + P * d].reshape((P, d)), W)
         off += P * d
         yb = np.dot(Xb, bt)
         X[b] = Xb
@@ -230,7 +230,17 @@ def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel
                 dot += Xb[i, q] * xq[q]
                 nn += Xb[i, q] * Xb[i, q]
             cs[i] = -dot / math.sqrt(nn) if nn > 0 else 0.0
-        order = np.argsort(cs)
+        if k <= 8:  # partial selection: k scans beat a full sort for small k
+            order = np.empty(k, dtype=np.int64)
+            for r_ in range(k):
+                best = -1
+                for i in range(P):
+                    if best < 0 or cs[i] < cs[best]:
+                        best = i
+                order[r_] = best
+                cs[best] = np.inf
+        else:
+            order = np.argsort(cs)
         s = 0.0
         tv = np.zeros(d)
         for r_ in range(k):

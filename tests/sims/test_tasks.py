@@ -13,6 +13,15 @@ from depthscale.sims.tasks import batches, eval_batches, make_batch, standard_no
 Z5 = 5.0  # z-score bound for Monte Carlo comparisons (each test compares a handful of statistics)
 
 
+@pytest.mark.parametrize("k", [1, 9, 16])
+def test_topk_selection_both_code_paths(k):
+    # k <= 8 uses partial scans, larger k a sort: both must agree with numpy's argsort
+    task = TaskConfig(task="topk", k=k, d=5, P=40)
+    b = make_batch(task, 200, np.random.default_rng(k))
+    cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / np.linalg.norm(b.X, axis=2)
+    np.testing.assert_array_equal(b.sel, np.argsort(-cos, axis=1)[:, :k])
+
+
 @pytest.fixture(scope="module")
 def big():
     """2000 contexts of a power-law top-k task (shared by the statistical tests)."""
@@ -87,6 +96,13 @@ def test_rotation_is_haar(big):
     diag = np.einsum("bii->bi", b.O)
     m, se = _mean_se(diag)
     assert np.all(np.abs(m) < Z5 * se)
+    # moments of the trace under the Haar measure on O(d) (Diaconis-Shahshahani; exact for d = 8):
+    # E tr O = 0, E (tr O)^2 = 1,
+    # E (tr O)^4 = 3 (the trace is asymptotically standard normal); this checks the whole matrix
+    tr = diag.sum(axis=1)
+    for p, expect in ((1, 0.0), (2, 1.0), (4, 3.0)):
+        m, se = _mean_se(tr**p)
+        assert abs(m - expect) < Z5 * se
 
 
 def test_topk_target_matches_bruteforce_argsort(big):
@@ -171,7 +187,8 @@ def test_invariants_any_shape(d, P, kind, kfrac, seed):
     assert b.sel.shape == (3, {"easy-exact": 1, "easy-fresh": 0, "topk": k}[kind])
     assert np.all((b.sel >= 0) & (b.sel < P))
     if kind == "topk":
-        assert all(len(set(r)) == k for r in b.sel)
+        cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / np.linalg.norm(b.X, axis=2)
+        np.testing.assert_array_equal(np.sort(b.sel, axis=1), np.sort(np.argsort(-cos, axis=1)[:, :k], axis=1))
 
 
 def test_bad_input_raises():
