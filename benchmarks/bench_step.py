@@ -1,0 +1,229 @@
+"""Time one training step (forward, backward, Adam) of the numba engine and of PyTorch on one core.
+
+Both engines run the same maths (``torch_models.py``; ``tests/sims/test_autograd.py`` checks the
+gradients agree): the linear model in its sufficient-statistic form and the softmax model in its
+test-token-only parallel form, at d = 32 (N = d), P = 256, batch 256 and several depths, float64
+and float32, with one thread for numba, BLAS and torch. Data generation (``make_batch``) is not
+part of the step; it is timed on its own and compared with the L = 16 step. The machine's
+single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
+is reported as a fraction of it in FLOP terms (FLOPs counted analytically, see ``step_flops``).
+
+Run: ``python benchmarks/bench_step.py`` (``--help`` for options, ``--json`` for a JSON dump).
+"""
+
+from __future__ import annotations
+
+import os
+
+# OpenBLAS reads these when it loads: unset them (only in this process) before NumPy is imported,
+# they select a slower kernel on this kind of machine. Pin every thread pool to one thread.
+UNSET = [v for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if os.environ.pop(v, None) is not None]
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.linalg.cython_blas  # noqa: E402,F401 - the BLAS numba's np.dot calls
+import torch  # noqa: E402
+from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+
+from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
+from depthscale.sims.models import make_model  # noqa: E402
+from depthscale.sims.tasks import make_batch  # noqa: E402
+from depthscale.sims.train import Adam  # noqa: E402
+
+from torch_models import TorchModel, TorchTrainer  # noqa: E402
+
+D, P, BATCH = 32, 256, 256
+
+
+def limit_threads() -> None:
+    """One thread for numba, every BLAS/OpenMP pool threadpoolctl sees, and torch."""
+    numba.set_num_threads(1)
+    threadpool_limits(limits=1)
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set (only allowed once per process)
+        pass
+
+
+def blas_info() -> list[dict]:
+    keep = ("internal_api", "architecture", "version", "num_threads", "threading_layer")
+    return [{**{k: i.get(k) for k in keep}, "library": os.path.basename(i.get("filepath", ""))} for i in threadpool_info()]
+
+
+def median_seconds(fn, repeats: int, warmup: int = 2, min_sample: float = 0.05, wall: bool = False) -> float:
+    """Median over ``repeats`` samples of the time of one call.
+
+    The clock is the process CPU time (``time.process_time``) unless ``wall``: with every pool at
+    one thread this is the single-core time of the call, and, unlike wall time, it does not count
+    the time the process waits while other work occupies the shared cores. Each sample averages
+    enough calls to last at least ``min_sample`` seconds.
+    """
+    clock = time.perf_counter if wall else time.process_time
+    for _ in range(warmup):
+        fn()
+    t0 = clock()
+    fn()
+    one = clock() - t0
+    inner = max(1, int(min_sample / max(one, 1e-6)))
+    samples = []
+    for _ in range(repeats):
+        t0 = clock()
+        for _ in range(inner):
+            fn()
+        samples.append((clock() - t0) / inner)
+    return statistics.median(samples)
+
+
+def gemm_rate(dtype, n: int = 512, repeats: int = 7) -> float:
+    """Single-thread NumPy matmul rate of n x n matrices, in FLOP/s (2 n^3 FLOPs per product)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    out = np.empty((n, n), dtype)
+    t = median_seconds(lambda: np.matmul(a, b, out=out), repeats, warmup=3, min_sample=0.2)
+    return 2.0 * n**3 / t
+
+
+def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
+    """Matrix-product FLOPs of one step of the numba algorithm (forward + backward), analytically.
+
+    Linear (per context; ``Sxx = X^T X / P`` costs 2 P d^2, each of the L - 1 context updates costs
+    3 products forward (C Et, (C Et) Sxx, W_v T2) and 5 backward (W_v^T G, G T2^T, dT2 Sxx,
+    C^T dT1, dT1 Et^T))::
+
+        B [2 P d^2 + (L - 1)(10 N d^2 + 6 N^2 d) + L (2 d^2 + 4 N d)]
+
+    Softmax core (per context; X W_x^T and its backward 4 P d N, scores / dU / dX 6 L P N, the
+    query-key maps applied to the test token and their backward 6 L N^2)::
+
+        B [4 P d N + 6 L P N + 6 L N^2 + 2 L P]
+
+    Exponentials, RMS norms and the Adam update (O(params)) are not counted.
+
+    >>> step_flops("linear", 1, 1, 1, 1, 1)
+    8.0
+    """
+    if model == "linear":
+        return float(B * (2 * P * d * d + (L - 1) * (10 * N * d * d + 6 * N * N * d) + L * (2 * d * d + 4 * N * d)))
+    return float(B * (4 * P * d * N + 6 * L * P * N + 6 * L * N * N + 2 * L * P))
+
+
+def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
+    cfg = ModelConfig(model=model, depth=L, dtype=dtype)
+    eng = make_model(cfg, D)
+    theta = eng.init(np.random.default_rng(0))
+    tcfg = TrainConfig()
+
+    # numba engine: the step of depthscale.sims.train (loss_and_grad, then Adam in place)
+    th_nb = theta.copy()
+    opt = Adam(th_nb.size, tcfg, th_nb.dtype)
+
+    def nb_step():
+        _, grad = eng.loss_and_grad(th_nb, batch)
+        opt.step(th_nb, grad, 1e-4)
+
+    ref = TorchModel(cfg, D)
+    tensors = ref.tensors(batch)
+    trainer = TorchTrainer(ref, theta, lr=1e-4)
+    # same maths, checked on the starting point before timing
+    loss_nb = eng.loss_and_grad(theta, batch)[0]
+    loss_t = ref.loss_and_grad(theta, batch)[0]
+    t_nb = median_seconds(nb_step, repeats)
+    t_t = median_seconds(lambda: trainer.step(*tensors), repeats)
+    # wall clock as well, for reference (inflated by whatever else runs on the shared cores)
+    w_nb = median_seconds(nb_step, repeats, warmup=0, wall=True)
+    w_t = median_seconds(lambda: trainer.step(*tensors), repeats, warmup=0, wall=True)
+    return {
+        "model": model, "dtype": dtype, "L": L, "numba_s": t_nb, "torch_s": t_t, "ratio": t_t / t_nb,
+        "numba_wall_s": w_nb, "torch_wall_s": w_t, "wall_ratio": w_t / w_nb,
+        "flops": step_flops(model, BATCH, P, D, eng.N, L), "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--depths", default="1,4,16,64")
+    ap.add_argument("--models", default="linear,softmax")
+    ap.add_argument("--dtypes", default="float64,float32")
+    ap.add_argument("--repeats", type=int, default=7, help="timed samples per configuration (median)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    args = ap.parse_args(argv)
+    depths = [int(x) for x in args.depths.split(",")]
+    models = args.models.split(",")
+    dtypes = args.dtypes.split(",")
+    limit_threads()
+
+    load0 = os.getloadavg()
+    gemm = {dt: gemm_rate(np.dtype(dt)) for dt in dtypes}
+    task = TaskConfig(task="topk", k=2, d=D, P=P)
+    rows, data = [], {}
+    for dt in dtypes:
+        batch = make_batch(task, BATCH, np.random.default_rng(1), dtype=np.dtype(dt))
+        rng = np.random.default_rng(2)
+        data[dt] = median_seconds(lambda: make_batch(task, BATCH, rng, dtype=np.dtype(dt)), args.repeats)
+        for model in models:
+            for L in depths:
+                r = bench_config(model, dt, L, batch, args.repeats)
+                r["gflops"] = r["flops"] / r["numba_s"] / 1e9
+                r["gemm_fraction"] = r["flops"] / r["numba_s"] / gemm[dt]
+                rows.append(r)
+    load1 = os.getloadavg()
+
+    info = {
+        "machine": {"cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
+                    "numpy": np.__version__, "numba": numba.__version__, "torch": torch.__version__,
+                    "loadavg_before": load0, "loadavg_after": load1},
+        "unset_env": UNSET,
+        "threads": {"numba": numba.get_num_threads(), "torch": torch.get_num_threads()},
+        "blas": blas_info(),
+        "gemm_gflops": {dt: g / 1e9 for dt, g in gemm.items()},
+        "sizes": {"d": D, "N": D, "P": P, "batch": BATCH, "task": "topk k=2"},
+    }
+    print(f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "
+          f"{load0[0]:.2f}/{load1[0]:.2f}; threads: numba {info['threads']['numba']}, torch {info['threads']['torch']}, BLAS 1")
+    print("unset for this run: " + (", ".join(UNSET) if UNSET else "none (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE were not set)"))
+    for b in info["blas"]:
+        print(f"BLAS: {b['library']} {b['internal_api']} {b['version']} kernel={b['architecture']} threads={b['num_threads']}")
+    print("single-core GEMM 512x512: " + ", ".join(f"{dt} {g:.1f} GFLOP/s" for dt, g in info["gemm_gflops"].items()))
+    print("times: median CPU seconds of one step (process_time, one thread); 'wall ratio' is torch/numba in wall time")
+    print()
+    print(f"{'model':8} {'dtype':8} {'L':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
+          f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'wall ratio':>10} {'loss diff':>9}")
+    for r in rows:
+        print(f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
+              f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}")
+    print()
+    data_rows = []
+    for dt in dtypes:
+        for model in models:
+            ref = [r for r in rows if r["dtype"] == dt and r["model"] == model and r["L"] == 16]
+            frac = data[dt] / ref[0]["numba_s"] if ref else float("nan")
+            data_rows.append({"dtype": dt, "model": model, "make_batch_s": data[dt], "ratio_to_L16_step": frac})
+            print(f"make_batch (topk, batch {BATCH}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step")
+    if args.json:
+        print(json.dumps({**info, "steps": rows, "data": data_rows}))
+    return 0
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
