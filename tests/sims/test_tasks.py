@@ -206,3 +206,24 @@ def test_bad_input_raises():
         eval_batches(task, 10, 0, chunk=0)
     with pytest.raises(ValueError, match="seed"):
         eval_batches(task, 10, -1)
+
+
+@pytest.mark.slow
+def test_standard_normal_fine_histogram_and_tails():
+    # 4e7 draws: a 400-bin chi-square against exact normal bin masses, and tail masses up to 5.5 sigma
+    rng = np.random.default_rng(77)
+    edges = np.concatenate([[-np.inf], np.linspace(-5, 5, 399), [np.inf]])
+    counts = np.zeros(edges.size - 1)
+    tails = {3.0: 0, 4.0: 0, 5.0: 0, 5.5: 0}
+    n = 0
+    for _ in range(20):
+        z = standard_normal(rng, 2_000_000)
+        counts += np.histogram(z, edges)[0]
+        for c in tails:
+            tails[c] += int(np.sum(np.abs(z) > c))
+        n += z.size
+    expected = n * np.diff(stats.norm.cdf(edges))
+    assert stats.chisquare(counts, expected).pvalue > 1e-4
+    for c, hits in tails.items():
+        p = 2 * stats.norm.sf(c)
+        assert abs(hits / n - p) < Z5 * np.sqrt(p * (1 - p) / n)
