@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import base64
+import inspect
 import math
 import numbers
 import os
@@ -397,16 +398,35 @@ def render_report(ctx: ReportContext) -> dict:
 def _render(ctx: ReportContext) -> tuple[dict, dict]:
     view = _view(ctx)
     derivs = view["derivations"]
+    blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
     md = _env("md").get_template("report.md.j2").render(
-        **view, equations=[(label, tex) for label, tex, _ in _EQUATIONS],
-        derivation_blocks=[(str(getattr(d, "title", "")), str(d.to_markdown_fragment())) for d in derivs])
+        **view, equations=[(label, tex) for label, tex, _ in _EQUATIONS], derivation_blocks=blocks["md"])
     html = _env("html").get_template("report.html.j2").render(
         **view, equations=[(label, _mathml(ml)) for label, _, ml in _EQUATIONS],
-        derivation_blocks=[(str(getattr(d, "title", "")), Markup(str(d.to_html_fragment()))) for d in derivs])
+        derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]])
     tex = _env("tex").get_template("report.tex.j2").render(
         **view, equations=[(label, _RawTex(tex)) for label, tex, _ in _EQUATIONS], verdict_colour=_TEX_COLOURS,
-        derivation_blocks=[(str(getattr(d, "title", "")), _RawTex(str(d.to_latex_fragment()))) for d in derivs])
+        derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]])
     return view, {"md": md, "html": html, "tex": tex}
+
+
+_FRAGMENT = {"md": "to_markdown_fragment", "html": "to_html_fragment", "tex": "to_latex_fragment"}
+_OWN_HEADING = {"md": re.compile(r"\s*#"), "html": re.compile(r"\s*(<section[^>]*>\s*)?<h[1-6][\s>]"),
+                "tex": re.compile(r"\s*\\(sub)*section\b")}
+
+
+def _fragment(d, fmt: str) -> tuple[str, str, bool]:
+    """(title, fragment, whether the fragment carries its own heading) of one derivation.
+
+    Fragments that take a heading ``level`` are asked for level 3, so they nest under "Derivations".
+    """
+    method = getattr(d, _FRAGMENT[fmt])
+    try:
+        takes_level = "level" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        takes_level = False
+    text = str(method(level=3) if takes_level and fmt != "tex" else method())
+    return str(getattr(d, "title", "") or ""), text, bool(_OWN_HEADING[fmt].match(text))
 
 
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:

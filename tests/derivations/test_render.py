@@ -367,6 +367,31 @@ def test_a_failed_rename_leaves_no_temporary_file_and_the_old_file_intact(tmp_pa
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
+class HeadedDerivation:
+    """A derivation whose fragments bring their own heading and accept a heading level."""
+
+    title = "Headed"
+
+    def to_markdown_fragment(self, level=2):
+        return "#" * level + " Headed\n\nbody-md"
+
+    def to_html_fragment(self, level=2):
+        return f'<section class="derivation"><h{level}>Headed</h{level}><p>body-html</p></section>'
+
+    def to_latex_fragment(self):
+        return "\\section{Headed}\nbody-tex"
+
+
+def test_fragments_with_their_own_heading_are_not_given_a_second_one(tmp_path):
+    paths = write_report(make_context(derivations=[HeadedDerivation(), FakeDerivation()]), tmp_path)
+    md, html_text, tex = (Path(paths[f]).read_text(encoding="utf-8") for f in ("md", "html", "tex"))
+    assert md.count("Headed") == 1 and "### Headed\n\nbody-md" in md  # asked for level 3, under "## Derivations"
+    assert "### Equal steps: exponent ζ" in md  # the headless fragment gets its title as a heading
+    assert html_text.count("Headed") == 1 and "<h3>Headed</h3>" in html_text
+    assert html_text.count('<section class="derivation">') == 2
+    assert tex.count("Headed") == 1 and "\\subsection*{Equal steps: exponent $\\zeta$}" in tex
+
+
 def test_runtime_text():
     seconds = (None, 5.04, 59.97, 75, 119.7, 3599.6, 7380)
     assert [ReportContext(title="t", runtime_seconds=s).runtime_text() for s in seconds] == [
