@@ -7,6 +7,11 @@ example costs about 8 (N x d x d)-sized matrix products per layer and no allocat
 split into a fixed number of chunks (``prange``); each chunk sums its own parameter gradients, the
 caller adds the chunks in a fixed order, so results do not depend on thread scheduling.
 
+Measured choices: ``np.dot`` on the contiguous per-example blocks (BLAS) runs the 32 x 32 x 32
+products at the machine's large-GEMM rate and the ``X^T X`` statistic about ten times faster than
+hand-written loops, so the kernels use it for every product and plain loops only for the O(N d)
+rank-one and update steps.
+
 All floating inputs must share one dtype (float64 or float32); kernels compile for both.
 """
 
