@@ -11,7 +11,7 @@ One context: a fresh Haar rotation ``O`` (QR of a Gaussian matrix, the columns o
 
 Speed. Gaussian sampling dominates (``n P d`` numbers per batch), so normals are made by a
 ziggurat (256 layers, Marsaglia and Tsang) in numba from the raw 64-bit output of the caller's
-``numpy`` generator, which is several times faster than ``Generator.standard_normal``. The rare
+``numpy`` generator, about twice as fast as ``Generator.standard_normal``. The rare
 samples outside the ziggurat's rectangles are finished serially from a second block of raw bits, so
 the result depends only on the generator's state, never on the thread count. Inputs are then
 ``X = Z diag(sqrt(lam)) O^T`` per context (one small GEMM).
