@@ -43,11 +43,15 @@ def _gamma_mpmath(P, k, breaks):
         (1024, 2, [-6, 1, 2.5, 3, 3.5, 4, 6, 12]),
         (10**6, 2, [0, 3, 4, 4.5, 5, 5.5, 6, 8, 12]),
         (10**6, 1, [0, 3, 4, 4.5, 5, 5.5, 6, 8, 12]),
-        (50, 49, [-12, -3, -2, -1, 0, 12]),
     ],
 )
 def test_gamma_pk_matches_order_statistic_quadrature(P, k, breaks):
     assert gamma_pk(P, k) == pytest.approx(_gamma_mpmath(P, k, breaks), rel=1e-12)
+
+
+def test_gamma_pk_nearly_all():
+    # sum of the top P-1 = sum of all - min, and E sum of all = 0, E min = -E max
+    assert gamma_pk(50, 49) == pytest.approx(_gamma_mpmath(50, 1, [-12, 0, 2, 12]) / 49, rel=1e-12)
 
 
 def test_gamma_pk_closed_forms_and_broadcasting():
