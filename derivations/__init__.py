@@ -1,1 +1,75 @@
-"""depthscale.derivations"""
+"""Theory against simulation: fits, claims, figures, reports and the command line.
+
+Public names are re-exported lazily: ``from depthscale.derivations import X`` imports only the
+module that defines ``X``.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "Curve": "analysis",
+    "curves": "analysis",
+    "fit_curve": "analysis",
+    "variant_name": "analysis",
+    "Evidence": "claims",
+    "baselines": "claims",
+    "clt_convergence": "claims",
+    "controls": "claims",
+    "decisive": "claims",
+    "evaluate_claims": "claims",
+    "identity": "claims",
+    "linear_exponent": "claims",
+    "linear_floor": "claims",
+    "mode_learning": "claims",
+    "softmax_below_linear": "claims",
+    "softmax_easy": "claims",
+    "softmax_exponents": "claims",
+    "theory_claims": "claims",
+    "verdict": "claims",
+    "build": "figures",
+    "decomposition": "figures",
+    "exponents_vs_zeta": "figures",
+    "figure_entry": "figures",
+    "floors": "figures",
+    "mode_curves": "figures",
+    "overview": "figures",
+    "series_key": "figures",
+    "BootstrapResult": "fits",
+    "Comparison": "fits",
+    "FitResult": "fits",
+    "ProfileResult": "fits",
+    "additive_predict": "fits",
+    "bootstrap_over_seeds": "fits",
+    "compare_alpha_one": "fits",
+    "fit_additive": "fits",
+    "fit_gap": "fits",
+    "fit_offset_power": "fits",
+    "fit_power_law": "fits",
+    "profile_alpha": "fits",
+    "ReportContext": "render",
+    "format_value": "render",
+    "render_report": "render",
+    "tex_escape": "render",
+    "write_report": "render",
+    "build_context": "reporting",
+    "figure_entries": "reporting",
+    "gather_theory": "reporting",
+    "results_tables": "reporting",
+    "clt_table": "theory_numbers",
+    "derivation_checks": "theory_numbers",
+    "floor_reference": "theory_numbers",
+    "linear_table": "theory_numbers",
+    "slopes": "theory_numbers",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,1 +1,68 @@
-"""depthscale.sims"""
+"""numba-accelerated simulations: tasks, models, training, measurement, sweeps and the results store.
+
+Public names are re-exported lazily: ``from depthscale.sims import X`` imports only the
+module that defines ``X``.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "SingleHead": "baselines",
+    "TwoHeads": "baselines",
+    "best_single_head": "baselines",
+    "best_two_heads": "baselines",
+    "fit_single_head": "baselines",
+    "fit_two_heads": "baselines",
+    "head_inputs": "baselines",
+    "head_outputs": "baselines",
+    "optimal_gains": "baselines",
+    "paired_difference": "baselines",
+    "Batch": "batch",
+    "ModelConfig": "config",
+    "RunConfig": "config",
+    "TaskConfig": "config",
+    "TrainConfig": "config",
+    "config_hash": "config",
+    "rng_for": "config",
+    "load_grid": "grid",
+    "parse_grid": "grid",
+    "run_key": "grid",
+    "linear_pass": "linear_kernels",
+    "LinearAttention": "linear_model",
+    "population_loss": "linear_model",
+    "evaluate": "measure",
+    "make_model": "models",
+    "run": "runner",
+    "core_pass": "softmax_kernels",
+    "ctx_pass": "softmax_kernels",
+    "single_pass": "softmax_kernels",
+    "SoftmaxAttention": "softmax_model",
+    "Store": "store",
+    "flatten": "store",
+    "is_finished": "store",
+    "SerialExecutor": "sweep",
+    "SweepResult": "sweep",
+    "make_executor": "sweep",
+    "plan": "sweep",
+    "sweep": "sweep",
+    "batches": "tasks",
+    "eval_batches": "tasks",
+    "make_batch": "tasks",
+    "standard_normal": "tasks",
+    "Adam": "train",
+    "TrainResult": "train",
+    "lr_at": "train",
+    "train": "train",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__
