@@ -31,6 +31,7 @@ class Curve:
     runs: dict = field(default_factory=dict)  # (depth, seed) -> record
     all_converged: bool = True
     n_unconverged: int = 0
+    fits: dict = field(default_factory=dict)  # kind -> fit (claims ask for the same fit many times)
 
     @property
     def mean(self) -> np.ndarray:
@@ -109,6 +110,12 @@ def fit_curve(curve: Curve, kind: str = "offset", n_boot: int = 200, seed: int =
     parameters, their standard errors, R^2, the alpha-fixed-at-1 comparison (offset fits) and
     bootstrap percentile intervals, or None when there are too few depths to fit.
     """
+    if kind not in curve.fits:
+        curve.fits[kind] = _fit(curve, kind, n_boot, seed)
+    return curve.fits[kind]
+
+
+def _fit(curve: Curve, kind: str, n_boot: int, seed: int) -> dict | None:
     from depthscale.derivations import fits
 
     ok = np.isfinite(curve.mean) & (curve.mean > 0)
