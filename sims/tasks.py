@@ -7,7 +7,8 @@ One context: a fresh Haar rotation ``O`` (QR of a Gaussian matrix, the columns o
 - ``easy-exact``: ``x_test := x_j`` for a uniform ``j``, ``y* = y_j``, ``sel = [[j]]``;
 - ``easy-fresh``: ``y* = beta . x_test``, ``sel`` empty ``(n, 0)``;
 - ``topk``: ``S_k`` = the ``k`` context tokens of largest cosine similarity to ``x_test`` (``sel``, in
-  decreasing similarity), ``y*`` and ``t`` the means of ``y`` and ``x`` over ``S_k``.
+  decreasing similarity; exact ties, possible only at d = 1, go to the lower index), ``y*`` and
+  ``t`` the means of ``y`` and ``x`` over ``S_k``.
 
 Speed. Gaussian sampling dominates (``n P d`` numbers per batch), so normals are made by a
 ziggurat (256 layers, Marsaglia and Tsang) in numba from the raw 64-bit output of the caller's
@@ -230,7 +231,7 @@ def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel
                 dot += Xb[i, q] * xq[q]
                 nn += Xb[i, q] * Xb[i, q]
             cs[i] = -dot / math.sqrt(nn) if nn > 0 else 0.0
-        if k <= 8:  # partial selection: k scans beat a full sort for small k
+        if k <= 8:  # partial selection: k scans beat a full sort for small k (ties: lower index)
             order = np.empty(k, dtype=np.int64)
             for r_ in range(k):
                 best = -1
@@ -240,7 +241,7 @@ def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel
                 order[r_] = best
                 cs[best] = np.inf
         else:
-            order = np.argsort(cs)
+            order = np.argsort(cs, kind="mergesort")  # stable: exact ties go to the lower index
         s = 0.0
         tv = np.zeros(d)
         for r_ in range(k):

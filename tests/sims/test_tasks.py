@@ -186,7 +186,7 @@ def test_invariants_any_shape(d, P, kind, kfrac, seed):
     np.testing.assert_allclose(b.target, np.einsum("bd,bd->b", b.beta, b.t), atol=1e-12)
     assert b.sel.shape == (3, {"easy-exact": 1, "easy-fresh": 0, "topk": k}[kind])
     assert np.all((b.sel >= 0) & (b.sel < P))
-    if kind == "topk":
+    if kind == "topk" and d > 1:  # at d = 1 every cosine is +-1: the top-k set is a tie
         cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / np.linalg.norm(b.X, axis=2)
         np.testing.assert_array_equal(np.sort(b.sel, axis=1), np.sort(np.argsort(-cos, axis=1)[:, :k], axis=1))
 
