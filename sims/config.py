@@ -143,6 +143,15 @@ def config_hash(obj) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+def run_key(config: RunConfig, seed: int) -> str:
+    """The store key of a run: ``config_hash(config) + "-" + str(seed)``.
+
+    >>> run_key(RunConfig(), 3).endswith("-3")
+    True
+    """
+    return f"{config_hash(config)}-{int(seed)}"
+
+
 def rng_for(obj, seed: int, purpose: str) -> np.random.Generator:
     """Generator seeded from (config, seed, purpose) through ``SeedSequence``.
 

@@ -34,7 +34,7 @@ import itertools
 import tomllib
 from pathlib import Path
 
-from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash
+from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
 from depthscale.theory.validate import check_int
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
@@ -229,15 +229,6 @@ def load_grid(path_or_dict) -> list:
     except UnicodeDecodeError as exc:
         raise ValueError(f"grid={str(path)!r}: invalid TOML: not UTF-8 ({exc.reason})") from None
     return parse_grid(data, source=path.name)
-
-
-def run_key(config: RunConfig, seed: int) -> str:
-    """The store key of a run: ``config_hash(config) + "-" + str(seed)`` (engine contract).
-
-    >>> run_key(RunConfig(), 3).endswith("-3")
-    True
-    """
-    return f"{config_hash(config)}-{int(seed)}"
 
 
 __all__ = ["load_grid", "parse_grid", "run_key"]

@@ -11,13 +11,9 @@ import time
 
 import numpy as np
 
-from depthscale.sims.config import RunConfig, config_hash
+from depthscale.sims.config import RunConfig, run_key
 from depthscale.sims.models import make_model
 from depthscale.sims.train import train
-
-
-def run_key(config: RunConfig, seed: int) -> str:
-    return f"{config_hash(config)}-{seed}"
 
 
 def run(config: RunConfig, seed: int, progress: bool = False) -> dict:
