@@ -16,7 +16,7 @@ from depthscale.sims.models import make_model
 from depthscale.sims.train import train
 
 
-def run(config: RunConfig, seed: int, progress: bool = False) -> dict:
+def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> dict:
     """Train and measure one model; never raises for a diverged run (it is recorded instead).
 
     Examples
@@ -32,7 +32,7 @@ def run(config: RunConfig, seed: int, progress: bool = False) -> dict:
     t0 = time.perf_counter()
     task, mcfg, tcfg = config.task, config.model, config.train
     model = make_model(mcfg, task.d)
-    res = train(model, task, mcfg, tcfg, seed, progress=progress)
+    res = train(model, task, mcfg, tcfg, seed, progress=progress, prefetch=prefetch)
     record = {
         "key": run_key(config, seed),
         "config": config.to_dict(),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,8 +52,9 @@ class Adam:
         self.m += (1 - self.b1) * grad
         self.v *= self.b2
         self.v += (1 - self.b2) * grad * grad
-        scale = lr * math.sqrt(1 - self.b2**self.t) / (1 - self.b1**self.t)
-        theta -= scale * self.m / (np.sqrt(self.v) + self.eps)
+        # the textbook (and PyTorch) form: eps is added to the bias-corrected sqrt(v)
+        denom = np.sqrt(self.v) / math.sqrt(1 - self.b2**self.t) + self.eps
+        theta -= (lr / (1 - self.b1**self.t)) * self.m / denom
 
 
 def lr_at(cfg: TrainConfig, step: int, base: float) -> float:
@@ -65,11 +67,14 @@ def lr_at(cfg: TrainConfig, step: int, base: float) -> float:
     return base
 
 
-def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: int, progress: bool = False) -> TrainResult:
+def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: int, progress: bool = False,
+          prefetch: bool = False) -> TrainResult:
     """Train ``model`` online on ``task``; deterministic in (configs, seed).
 
     Training batches depend only on (task, seed), so models of different depth see the same data
-    stream (common random numbers make depth comparisons less noisy).
+    stream (common random numbers make depth comparisons less noisy). With ``prefetch`` the next
+    batch is generated in a background thread while the model computes (the data kernels release
+    the GIL); worth it only when a core is free, so sweep workers leave it off.
     """
     dtype = np.float32 if mcfg.dtype == "float32" else np.float64
     theta = model.init(rng_for(mcfg, seed, "init")).astype(dtype)
@@ -86,8 +91,15 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
     t0 = time.perf_counter()
     bar = _bar(cfg.steps, progress)
     step = 0
+    pool = ThreadPoolExecutor(1) if prefetch else None
+    next_batch = pool.submit(make_batch, task, cfg.batch, data_rng, dtype=dtype) if pool and cfg.steps else None
     for step in range(cfg.steps):
-        batch = make_batch(task, cfg.batch, data_rng, dtype=dtype)
+        if pool is None:
+            batch = make_batch(task, cfg.batch, data_rng, dtype=dtype)
+        else:
+            batch = next_batch.result()
+            if step + 1 < cfg.steps:
+                next_batch = pool.submit(make_batch, task, cfg.batch, data_rng, dtype=dtype)
         loss, grad = model.loss_and_grad(theta, batch)
         if not (math.isfinite(loss) and np.all(np.isfinite(grad))):
             status, reason = "diverged", f"non-finite loss or gradient at step {step}"
@@ -119,6 +131,8 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
                     break
     else:
         step = cfg.steps
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
     if bar is not None:
         bar.close()
     steps_done = step + 1 if status == "diverged" or converged else cfg.steps

@@ -75,13 +75,14 @@ def handle(args) -> int:
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0)
     threads = check_int("threads", args.threads, lo=0)
-    if threads:
-        import numba
+    import numba
 
+    if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     from depthscale.sims.runner import run
 
-    record = run(config, seed, progress=not args.quiet and sys.stderr.isatty())
+    # with a spare core, the next training batch is generated while the model computes
+    record = run(config, seed, progress=not args.quiet and sys.stderr.isatty(), prefetch=numba.get_num_threads() > 1)
     record.pop("arrays", None)
     text = "\n".join(f"{k:>18}: {record.get(k)}" for k in SUMMARY_KEYS + ("status", "reason"))
     emit(record, args.json, text)
