@@ -1,0 +1,99 @@
+"""Claims registry: verdicts on synthetic records drawn from known laws."""
+
+import numpy as np
+
+from depthscale.derivations.analysis import curves
+from depthscale.derivations.claims import Evidence, evaluate_claims
+
+from synthetic import curve, record
+
+
+def verdicts(records, theory=None):
+    rows = evaluate_claims(Evidence(curves(records), theory or {}))
+    return {r["id"]: r for r in rows}
+
+
+def by_prefix(rows, prefix):
+    return [r for k, r in rows.items() if k.startswith(prefix)]
+
+
+def test_inverse_depth_softmax_passes_and_sqrt_law_fails():
+    recs = curve(lambda L: 0.5 + 0.4 / L, a=0.0, b=0.0) + curve(lambda L: 0.3 + 0.4 / np.sqrt(L), a=0.5, b=0.5)
+    rows = verdicts(recs)
+    exps = {r["id"].split("(a,b)=")[1].split()[0]: r for r in by_prefix(rows, "softmax-top2-exponent")}
+    assert exps["(0,0)"]["verdict"] == "pass"
+    assert exps["(0.5,0.5)"]["verdict"] == "fail"
+    assert rows["exponent-spread"]["verdict"] in ("fail", "indicative")
+
+
+def test_too_small_evidence_is_indicative_and_missing_is_not_run():
+    recs = curve(lambda L: 0.5 + 0.4 / L, seeds=(0,))
+    rows = verdicts(recs)
+    (exp,) = by_prefix(rows, "softmax-top2-exponent")
+    assert exp["verdict"] == "indicative" and "would be pass" in exp["detail"]
+    assert rows["linear-exponent"]["verdict"] == "not run"
+    assert rows["softmax-easy-one-layer"]["verdict"] == "not run"
+
+
+def test_unconverged_runs_never_decide():
+    recs = curve(lambda L: 0.5 + 0.4 / L)
+    recs[3]["converged"] = False
+    (exp,) = by_prefix(verdicts(recs), "softmax-top2-exponent")
+    assert exp["verdict"] == "indicative" and "unconverged" in exp["detail"]
+
+
+def test_linear_exponent_inside_and_outside_zeta_band():
+    # (a,b) = (2,1): zeta = 1, band [1, 2]
+    inside = curve(lambda L: 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0)
+    outside = curve(lambda L: 0.3 * L**-3.0, model="linear", task="easy-fresh", a=1.0, b=1.0 + 1e-9 + 1.0)  # zeta = 2, band [2, 4]
+    rows = verdicts(inside + outside)
+    got = {r["theory"]: r["verdict"] for r in by_prefix(rows, "linear-exponent")}
+    assert got["[1, 2]"] == "pass"
+    assert got["[2, 4]"] == "pass"
+    rows = verdicts(curve(lambda L: 0.3 * L**-0.5, model="linear", task="easy-fresh", a=2.0, b=1.0))
+    assert by_prefix(rows, "linear-exponent")[0]["verdict"] == "fail"
+
+
+def test_identity_and_controls():
+    good = curve(lambda L: 0.5 + 0.4 / L)
+    rows = verdicts(good)
+    assert rows["clt-identity"]["verdict"] == "pass"
+    bad = [dict(r, identity_residual=1e-6) for r in good]
+    assert verdicts(bad)["clt-identity"]["verdict"] == "fail"
+    flat = curve(lambda L: 0.9, qk="temperature", depths=(1, 2, 4, 16, 64))
+    falling = curve(lambda L: 0.5 + 0.4 / L, qk="tied", depths=(1, 2, 4, 16, 64))
+    rows = verdicts(flat + falling)
+    got = {r["id"].split("softmax[")[1].split("]")[0]: r["verdict"] for r in by_prefix(rows, "controls-no-depth-gain")}
+    assert got == {"temperature": "pass", "tied": "fail"}
+
+
+def test_linear_floor_against_theory_value():
+    recs = curve(lambda L: 1.0 + 0.0 / L, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2, 4, 16, 64))
+    key = (0.5, 0.5, 2, 8, 32)
+    ok = verdicts(recs, {"floor": {key: (1.0, 0.001)}})
+    far = verdicts(recs, {"floor": {key: (1.3, 0.001)}})
+    assert by_prefix(ok, "linear-floor")[0]["verdict"] == "pass"
+    assert by_prefix(far, "linear-floor")[0]["verdict"] == "fail"
+    assert by_prefix(ok, "linear-saturation")[0]["verdict"] == "pass"
+
+
+def test_baseline_claim_uses_paired_differences():
+    recs = curve(lambda L: 0.5 + 0.4 / L)
+    for r in recs:
+        r["baseline"] = {"single": {"kappa": 10.0, "loss": 0.6, "se": 0.01, "diff": r["final_loss"] - 0.6, "diff_se": 0.002},
+                         "pair": {"kappas": [5.0, 20.0], "loss": 0.5, "se": 0.01, "diff": r["final_loss"] - 0.5, "diff_se": 0.002}}
+    rows = verdicts(recs)
+    single = by_prefix(rows, "depth-beats-single")[0]
+    pair = by_prefix(rows, "depth-beats-pair")[0]
+    assert single["verdict"] == "pass"  # 0.506 - 0.6 < 0
+    assert pair["verdict"] == "fail"  # 0.506 - 0.5 > 0
+
+
+def test_every_claim_family_present_even_without_data():
+    rows = evaluate_claims(Evidence([], {}))
+    ids = {r["id"] for r in rows}
+    for cid in ("linear-exponent", "linear-floor", "softmax-easy-one-layer", "softmax-top2-exponent", "exponent-spread",
+                "topk-slower", "clt-identity", "clt-convergence", "softmax-below-linear", "controls-no-depth-gain",
+                "depth-beats-baselines", "linear-sequential-modes", "softmax-parallel-modes"):
+        assert cid in ids, cid
+    assert all(r["verdict"] == "not run" for r in rows)
