@@ -100,7 +100,7 @@ class TrainConfig:
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
-    # convergence: relative change of an EMA-smoothed loss over `window` steps below `tol`
+    # convergence: the mean loss of the last `window` steps is at most `tol` (relative) + 2 s.e. below the window before
     window: int = 1000
     tol: float = 2e-3
     eval_contexts: int = 10240

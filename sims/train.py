@@ -1,8 +1,9 @@
 """Online training: fresh contexts every step, Adam, a learning-rate schedule and a stopping rule.
 
-Stopping rule (recorded with every run): the loss is smoothed by an exponential moving average with
-time constant ``window / 4`` steps; the run has *converged* when the relative change of the smoothed
-loss over the last ``window`` steps is below ``tol``.
+Stopping rule (recorded with every run): compare the mean training loss of the last ``window`` steps
+with that of the ``window`` steps before; the run has *converged* when the drop is at most ``tol``
+(relative) plus twice its standard error. At batch 1024 the per-step loss fluctuates by several per
+cent, so a rule without the noise term fires or fails on noise (SCIENCE.md section 9).
 - ``constant``: stop as soon as the rule fires (or at the step cap, then ``converged = False``).
 - ``cosine``: the schedule fixes the length; the rule is evaluated at the end.
 - ``plateau``: each time the rule fires the learning rate is halved; after five halvings the run
@@ -83,7 +84,7 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
     tau = max(cfg.window / 4, 1.0)
     ema = None
     first = None
-    history = []  # smoothed loss at every step, to compare with `window` steps ago
+    history = []  # raw training loss of every step since the last learning-rate change
     curve = []
     every = max(cfg.steps // 200, 1)
     base_lr, halvings = cfg.lr, 0
@@ -111,7 +112,7 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
             status, reason = "diverged", f"smoothed loss {ema:.3g} exceeded {cfg.divergence_factor:g} x its early value {first:.3g} at step {step}"
             break
         opt.step(theta, grad, lr_at(cfg, step, base_lr))
-        history.append(ema)
+        history.append(loss)
         if step % every == 0:
             curve.append([step, float(ema)])
         if bar is not None:
@@ -138,16 +139,19 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
     steps_done = step + 1 if status == "diverged" or converged else cfg.steps
     if status == "ok" and cfg.schedule == "cosine":
         converged = _settled(history, cfg)
-    if history:
-        curve.append([steps_done, float(history[-1])])
+    if ema is not None:
+        curve.append([steps_done, float(ema)])
     return TrainResult(theta, status, reason, converged and status == "ok", steps_done, curve, time.perf_counter() - t0)
 
 
 def _settled(history: list, cfg: TrainConfig) -> bool:
-    if len(history) <= cfg.window:
+    w = cfg.window
+    if len(history) < 2 * w:
         return False
-    now, then = history[-1], history[-1 - cfg.window]
-    return abs(now - then) <= cfg.tol * abs(now)
+    before, last = np.asarray(history[-2 * w : -w]), np.asarray(history[-w:])
+    drop = before.mean() - last.mean()
+    se = np.sqrt(before.var(ddof=1) / w + last.var(ddof=1) / w) if w > 1 else 0.0
+    return drop <= cfg.tol * abs(last.mean()) + 2 * se
 
 
 def _bar(total: int, progress: bool):
