@@ -93,16 +93,9 @@ def _num(x) -> float:
 
 
 def _variant(model_cfg: Mapping) -> str:
-    parts = []
-    if model_cfg.get("qk", "factorised") != "factorised":
-        parts.append(str(model_cfg["qk"]))
-    if model_cfg.get("value", "shared") != "shared":
-        parts.append("per-layer-value")
-    if model_cfg.get("stream", "two") != "two":
-        parts.append("single-stream")
-    if model_cfg.get("context_update"):
-        parts.append("context-update")
-    return "+".join(parts) or "base"
+    from depthscale.derivations.analysis import variant_name
+
+    return variant_name(model_cfg)
 
 
 def series_key(record: Mapping) -> tuple:
