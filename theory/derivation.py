@@ -166,6 +166,10 @@ def _log_scale(integral):
         g = hi * sp.exp(-t)
     elif hi is sp.oo and lo.is_positive and lo.is_finite:
         g = lo * sp.exp(t)
+    elif lo == 0 and hi is sp.oo:
+        s = sp.Dummy("s", real=True)
+        return sp.Integral(f.subs(x, sp.exp(s)) * sp.exp(s), (s, -sp.oo, 0)) + sp.Integral(
+            f.subs(x, sp.exp(s)) * sp.exp(s), (s, 0, sp.oo))
     else:
         return integral
     return sp.Integral(f.subs(x, g) * g, (t, 0, sp.oo))

@@ -1,0 +1,161 @@
+"""Derivation (iii): sequential learning of modes superposes to the same power law, exponent zeta.
+
+Mode k loses its error like ``exp(-L/tau_k)`` with characteristic depth ``tau_k = k^a/2``. Each mode
+is learnt at its own depth ``~ tau_k ln(1/eps)``; weighting the modes by ``lambda_k omega_k`` turns
+the superposition of exponentials into a power law in L with the exponent zeta = (a+b-1)/a.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from depthscale.theory.derivation import Derivation, Step
+
+__all__ = ["modes_derivation"]
+
+a, b, c_lambda, c_omega, gamma, eps, u, tau = sp.symbols("a b c_lambda c_omega gamma epsilon u tau", positive=True)
+L = sp.Symbol("L", positive=True)
+zeta = sp.Symbol("zeta", positive=True)
+k = sp.Symbol("k", positive=True, integer=True)
+kc = sp.Symbol("k", positive=True)
+tau_k = sp.Symbol("tau_k", positive=True)
+lam_k, omega_k = sp.IndexedBase("lambda"), sp.IndexedBase("omega")
+ZETA = (a + b - 1) / a
+_PAR = {a: (0.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)}
+
+
+def _mode_sum_vs_integral(vals):
+    """sum_{k>=1} k^-(a+b) exp(-2L k^-a) (explicit to K = 200 L^(1/a), quadrature + half-term beyond)
+    against the integral over k in (0, oo) (quadrature on the scale k = exp(t))."""
+    av, bv, cl, co, Lv = (float(vals[s]) for s in (a, b, c_lambda, c_omega, L))
+    s = av + bv
+    K = int(200 * Lv ** (1 / av)) + 10
+    kk = np.arange(1, K, dtype=float)
+    direct = math.fsum(np.exp(-2 * Lv * kk ** -av - s * np.log(kk)))
+
+    def f(x):
+        return mpmath.exp(-2 * Lv * x ** -av - s * mpmath.log(x))
+
+    def g(t):  # the integrand on the scale k = exp(t)
+        return mpmath.exp(-2 * Lv * mpmath.exp(-av * t) - (s - 1) * t)
+
+    with mpmath.workdps(20):
+        tail = mpmath.quad(f, [K, 10 * K, 100 * K, mpmath.inf]) + f(K) / 2
+        peak = math.log(Lv) / av
+        # k < exp(-10) contributes less than exp(-2L e^(10a)): nothing at any precision
+        integral = mpmath.quad(g, [-10, 0, peak, peak + 3, mpmath.inf])
+    return cl * co * (direct + float(tail)), cl * co * integral
+
+
+def _log_quad(h):
+    """int_0^oo h(x) dx on the scale x = exp(t), t from -20: every integrand here carries exp(-c/x^p)
+    with c >= 0.5, p >= 0.5, so the part x < exp(-20) is below exp(-0.5 e^10) relative."""
+    return mpmath.quad(lambda t: h(mpmath.exp(t)) * mpmath.exp(t), [-20, -5, 0, 5, 20, mpmath.inf])
+
+
+def _tau_density(vals, t):
+    z = (vals[a] + vals[b] - 1) / vals[a] if b in vals else vals[zeta]
+    pre = vals[c_lambda] * vals[c_omega] / vals[a] * 2 ** (-z)
+    return pre * t ** (-z - 1) * mpmath.exp(-vals[L] / t)
+
+
+def _step_superposition(vals):
+    av, s, Lv = vals[a], vals[a] + vals[b], vals[L]
+    lhs = _log_quad(lambda x: vals[c_lambda] * vals[c_omega] * x ** (-s) * mpmath.exp(-2 * Lv * x ** (-av)))
+    return lhs, _log_quad(lambda t: _tau_density(vals, t))
+
+
+def _step_gamma_integral(vals):
+    z = vals[zeta]
+    rhs = vals[c_lambda] * vals[c_omega] / vals[a] * 2 ** (-z) * mpmath.gamma(z) * vals[L] ** (-z)
+    return _log_quad(lambda t: _tau_density(vals, t)), rhs
+
+
+def modes_derivation() -> Derivation:
+    """Mode-wise exponential learning -> superposition of characteristic depths -> power law ``L^-zeta``.
+
+    Returns
+    -------
+    Derivation
+
+    Examples
+    --------
+    >>> modes_derivation().steps[-1].rhs
+    zeta
+    """
+    spectra = {lam_k[k]: c_lambda * k ** (-a), lam_k[1]: c_lambda, omega_k[k]: c_omega * k ** (-b), tau_k: k**a / 2}
+    mode_loss = (1 - k ** (-a)) ** (2 * L)
+    weights = c_lambda * c_omega * k ** (-a - b)
+    R_exp = sp.Sum(weights * sp.exp(-2 * L * k ** (-a)), (k, 1, sp.oo))
+    I_k = sp.Integral((weights * sp.exp(-2 * L * k ** (-a))).subs(k, kc), (kc, 0, sp.oo))
+    pref = c_lambda * c_omega / a
+    I_tau = sp.Integral(pref * 2 ** (-zeta) * tau ** (-zeta - 1) * sp.exp(-L / tau), (tau, 0, sp.oo))
+    power = pref * 2 ** (-zeta) * sp.gamma(zeta) * L ** (-zeta)
+    asym = pref * sp.gamma(zeta) * (2 * L) ** (-zeta)
+    steps = [
+        Step("Normalised mode loss", sp.Subs((1 - gamma * lam_k[k] / L) ** (2 * L), gamma, L / lam_k[1]), mode_loss,
+             "At the reference step gamma = L/lambda_1 mode k keeps the fraction (1 - lambda_k/lambda_1)^(2L) "
+             "of its loss, and lambda_k/lambda_1 = k^-a.",
+             assumptions={**_PAR, L: (1, 10), k: (1, 20)}, definitions=spectra, transforms=("subs",)),
+        Step("Exponential decay per mode", mode_loss, sp.exp(-L / tau_k),
+             "log(1 - x) = -x + O(x^2) with x = k^-a; the O(x^2) term times 2L = L/tau_k * O(x) vanishes for "
+             "slow modes, leaving exp(-2L k^-a) = exp(-L/tau_k) with the characteristic depth tau_k = k^a/2.",
+             assumptions={u: (0.1, 10.0), a: (0.5, 1.5)}, relation="~", limit=k, limit_points=(1e3, 1e5, 1e7),
+             tolerance=1e-2, ratio_floor=1e-15, definitions={tau_k: k**a / 2, L: u * k**a / 2},
+             note="as k -> oo at fixed u = L/tau_k"),
+        Step("Sequential learning", sp.Subs(sp.exp(-L / tau_k), L, tau_k * sp.log(1 / eps)), eps,
+             "Mode k falls below eps at the depth L = tau_k ln(1/eps): strong modes (small k) first, weak ones later.",
+             assumptions={tau_k: (0.5, 100.0), eps: (1e-6, 0.5)}, transforms=("subs",)),
+        Step("Weighted superposition", sp.Sum(lam_k[k] * omega_k[k] * sp.exp(-L / tau_k), (k, 1, sp.oo)), R_exp,
+             "The residual weights each mode's decay by its initial loss lambda_k omega_k = c_lambda c_omega k^-(a+b).",
+             assumptions={**_PAR, L: (1, 10)}, definitions=spectra, transforms=("expand",)),
+        Step("Continuum of modes", R_exp, I_k,
+             "For L >> 1 the summand varies on the scale k ~ L^(1/a) and is exponentially small for k < 1.",
+             assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
+             relation="~", limit=L, limit_points=(1e2, 1e3, 1e4), tolerance=1e-6, ratio_floor=1e-9,
+             numeric=_mode_sum_vs_integral, n_points=3),
+        Step("Superposition of characteristic depths", I_k, I_tau,
+             "Change variables from k to tau = k^a/2: the modes' characteristic depths have the density "
+             "(c_lambda c_omega/a) 2^-zeta tau^-(zeta+1), a scale-free distribution of depths.",
+             assumptions={**_PAR, L: (0.5, 20.0)}, definitions={zeta: ZETA}, transforms=(), n_points=3,
+             numeric=_step_superposition),
+        Step("Gamma integral", I_tau, power,
+             "Substitute s = L/tau: int_0^oo tau^-(zeta+1) exp(-L/tau) dtau = L^-zeta Gamma(zeta).",
+             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+             transforms=(), n_points=3, numeric=_step_gamma_integral),
+        Step("Same law as equal steps", power, asym,
+             "2^-zeta L^-zeta = (2L)^-zeta: the equal-step asymptote of the continuum derivation.",
+             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+             transforms=("powsimp", "simplify")),
+        Step("Depth exponent", -L * sp.Derivative(sp.log(power), L), zeta,
+             "The logarithmic slope in L is -zeta.",
+             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+             transforms=("doit",)),
+    ]
+    return Derivation(
+        title="Mode-wise picture: a superposition of characteristic depths",
+        introduction=(
+            "Linear attention learns the spectral directions one after another: mode k decays exponentially "
+            "with depth on its own scale tau_k = k^a/2. The power law in depth is the superposition of these "
+            "exponentials, weighted by the modes' initial losses."
+        ),
+        parameters=[
+            (a, "eigenvalue decay", "a > 0"),
+            (b, "target-power decay", "a + b > 1"),
+            (c_lambda, "eigenvalue scale", "c_lambda > 0"),
+            (c_omega, "target-power scale", "c_omega > 0"),
+            (L, "depth", "L > 0"),
+            (tau_k, "characteristic depth of mode k", "tau_k = k^a/2"),
+            (eps, "loss fraction at which a mode counts as learnt", "0 < eps < 1"),
+        ],
+        steps=steps,
+        conclusion=(
+            "R(L) ~ (c_lambda c_omega/a) Gamma(zeta) (2L)^-zeta: sequential learning of modes whose characteristic "
+            "depths are spread as tau^-(zeta+1) gives the power law with exponent zeta = (a+b-1)/a."
+        ),
+        name="modes",
+    )
