@@ -5,6 +5,12 @@ module that defines ``X``.
 """
 
 import importlib
+import os
+
+# numba's OpenMP threads spin while waiting; on a loaded machine (a sweep on every core) each
+# parallel region then costs whole time slices (measured 250x slower). Sleep instead; must be
+# set before the OpenMP runtime starts, i.e. before the first parallel kernel runs.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _EXPORTS = {
     "SingleHead": "baselines",

@@ -26,6 +26,7 @@ _EXPORTS = {
     "StepResult": "derivation",
     "build_derivation": "derivation",
     "to_mathml": "derivation",
+    "clt_derivation": "derive_clt",
     "equal_step_derivation": "derive_equal_step",
     "free_polynomial_derivation": "derive_free",
     "modes_derivation": "derive_modes",
