@@ -37,11 +37,12 @@ def _example(Xb, yb, xt, Et, Wv, gv, Wy, scal, per_layer, want_bwd, want_params,
     c = scal[0]
     invN = scal[1]
     invP = scal[2]
-    # sufficient statistics of the context
-    np.dot(Xb.T, Xb, Sxx)
-    for i in range(d):
-        for j in range(d):
-            Sxx[i, j] *= invP
+    # sufficient statistics of the context (Sxx only feeds the context updates, absent when L = 1)
+    if L > 1:
+        np.dot(Xb.T, Xb, Sxx)
+        for i in range(d):
+            for j in range(d):
+                Sxx[i, j] *= invP
     np.dot(Xb.T, yb, u)
     for i in range(d):
         u[i] *= invP
