@@ -153,26 +153,33 @@ def _evaluable(expr):
     return expr.replace(lambda x: isinstance(x, sp.Integral), _log_scale)
 
 
+_LOG_PIECES = (0, 1, 4, 16, 64, 256, 1000)  # t-breakpoints; exp(1000) ~ 1e434
+
+
 def _log_scale(integral):
     # Quadrature nodes stop near the working epsilon, which loses the mass of an integrable
     # singularity x^(s-1) at 0 (or of a slow algebraic tail at oo) to ~eps^s. On the scale
-    # x = hi*exp(-t) (resp. lo*exp(t)) both become exponential decays that quadrature resolves.
+    # x = hi*exp(-t) (resp. lo*exp(t)) both spread over t in (0, 1000), which quadrature resolves
+    # piece by piece; the remaining sliver (below hi*e^-1000, resp. above lo*e^1000) is integrated in x
+    # itself, where the truncation loss is now far below any tolerance. t stays finite so that
+    # integrands such as exp(-x) never meet astronomically large arguments.
     if len(integral.limits) != 1 or len(integral.limits[0]) != 3:
         return integral
     x, lo, hi = integral.limits[0]
-    t = sp.Dummy("t", positive=True)
     f = integral.function
+    if lo == 0 and hi is sp.oo:
+        return _log_scale(sp.Integral(f, (x, 0, 1))) + _log_scale(sp.Integral(f, (x, 1, sp.oo)))
+    t = sp.Dummy("t", positive=True)
     if lo == 0 and hi.is_finite and hi.is_positive:
         g = hi * sp.exp(-t)
+        rest = sp.Integral(f, (x, 0, hi * sp.exp(-_LOG_PIECES[-1])))
     elif hi is sp.oo and lo.is_positive and lo.is_finite:
         g = lo * sp.exp(t)
-    elif lo == 0 and hi is sp.oo:
-        s = sp.Dummy("s", real=True)
-        return sp.Integral(f.subs(x, sp.exp(s)) * sp.exp(s), (s, -sp.oo, 0)) + sp.Integral(
-            f.subs(x, sp.exp(s)) * sp.exp(s), (s, 0, sp.oo))
+        rest = sp.Integral(f, (x, lo * sp.exp(_LOG_PIECES[-1]), sp.oo))
     else:
         return integral
-    return sp.Integral(f.subs(x, g) * g, (t, 0, sp.oo))
+    h = f.subs(x, g) * g
+    return rest + sp.Add(*(sp.Integral(h, (t, u, v)) for u, v in zip(_LOG_PIECES[:-1], _LOG_PIECES[1:])))
 
 
 def _is_zero(e) -> bool:

@@ -84,6 +84,13 @@ def _sum_in_range(expr):
 _sum_in_range.__name__ = "summation over 1 <= l, m <= L"
 
 
+def _doit_simplify(expr):
+    return sp.simplify(expr.doit())
+
+
+_doit_simplify.__name__ = "simplify at fixed L"
+
+
 def _doit_expand(expr):
     return sp.expand(_symmetric(sp.expand(expr.doit())))
 
@@ -151,7 +158,7 @@ def clt_derivation() -> Derivation:
              "Weights w_l summing to 1 give E s^2 + sum_l w_l^2 sigma_l^2, minimised (Lagrange) by w_l proportional "
              "to sigma_l^-2.",
              instances=[{L: v} for v in (2, 3, 4, 5)],
-             transforms=(lambda x: sp.simplify(x.doit()),)),
+             transforms=(_doit_simplify,)),
         Step("Noise shrinking with depth (M3)", S + sp.Sum(sigma2 * L ** (-eta), (l, 1, L)) / L**2,
              S + sigma2 * L ** (-1 - eta),
              "If every layer's noise variance scales as sigma^2 L^-eta, the excess loss falls with exponent 1 + eta.",
