@@ -174,9 +174,13 @@ def softmax_easy(ev):
     rel = float(np.mean([r["final_loss"] / r["target_power"] for r in recs]))
     top1 = float(np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")]))
     ok = rel <= 1e-3 and top1 >= 0.99
-    conv = all(r.get("converged") for r in recs)
-    v = ("pass" if ok else "fail") if conv else "indicative"
-    det = f"{len(recs)} run(s)" + ("" if conv else f"; would be {'pass' if ok else 'fail'} but some runs did not converge")
+    why = []
+    if not all(r.get("converged") for r in recs):
+        why.append("some runs did not converge")
+    if min(r["config"]["train"]["eval_contexts"] for r in recs) < MIN_EVAL:
+        why.append(f"fewer than {MIN_EVAL} evaluation contexts")
+    v = ("pass" if ok else "fail") if not why else "indicative"
+    det = f"{len(recs)} run(s)" + (f"; would be {'pass' if ok else 'fail'}, but " + "; ".join(why) if why else "")
     return [row("softmax-easy-one-layer", statement, "MSE/E[y*^2] <= 1e-3, top-1 >= 0.99", f"{rel:.2e}, top-1 {top1:.4f}", "", v, det)]
 
 
