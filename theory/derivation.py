@@ -33,6 +33,7 @@ import importlib
 import re
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
@@ -117,13 +118,18 @@ def _time_limit(seconds: float):
     def _raise(signum, frame):
         raise _TimeUp()
 
+    # an outer alarm (e.g. a test-runner timeout) is suspended and re-armed with its remaining time
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    start = time.monotonic()
     old = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds if not outer else min(seconds, outer))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
 def _generic_branch(expr):
@@ -223,9 +229,10 @@ class Step:
     definitions : dict, optional
         Substitutions applied before checking (e.g. ``{zeta: (a + b - 1)/a}``).
     numeric : callable, optional
-        ``numeric(values) -> (lhs_value, rhs_value)`` with mpmath numbers, ``values`` mapping each
-        symbol to an mpmath number; used instead of evaluating ``lhs``/``rhs`` with ``evalf`` (for
-        objects sympy cannot evaluate, such as a minimum over polynomials or a long sum).
+        ``numeric(values) -> (lhs_value, rhs_value)`` with mpmath numbers (``values`` maps each
+        symbol to an mpmath number, integers to ints), for sides that cannot be evaluated from their
+        expression (a minimum over polynomials, a very long sum). Return ``None`` for a side that
+        should be evaluated from its expression as usual, so that what is displayed is what is checked.
     symbolic_limit : bool
         For ``"~"``: first try ``sympy.limit(lhs/rhs)``.
     abs_scale : float, optional
@@ -299,16 +306,17 @@ class Step:
         """Both sides as mpmath numbers at ``dps`` digits (integer symbols passed as Python ints)."""
         args = {s: (int(v) if getattr(s, "is_integer", False) else
                     mpmath.mpf(sp.Float(v, dps))) for s, v in vals.items()}
+        out = []
         with mpmath.workdps(dps):
-            if self.numeric is not None:
-                lv, rv = self.numeric(args)
-                return mpmath.mpmathify(lv), mpmath.mpmathify(rv)
-            out = []
+            custom = self.numeric(args) if self.numeric is not None else (None, None)
             # small integers go in exactly first (jacobi(3, ...) becomes an explicit polynomial);
             # large ones stay numeric so that e.g. gamma(2*10**7) is not expanded exactly
             exact = {s: v for s, v in vals.items()
                      if exact_ints and getattr(s, "is_integer", False) and abs(int(v)) <= 100}
-            for side in (self.lhs, self.rhs):
+            for side, given in zip((self.lhs, self.rhs), custom):
+                if given is not None:
+                    out.append(mpmath.mpmathify(given))
+                    continue
                 expr = _evaluable(self._prepared(side).subs(exact))
                 syms = sorted(expr.free_symbols, key=str)
                 missing = [s for s in syms if s not in args]
