@@ -20,6 +20,7 @@ _EXPORTS = {
     "stable_median_scaling": "clt",
     "symmetric_stable_rvs": "clt",
     "unequal_variance_loss": "clt",
+    "DERIVATIONS": "derivation",
     "Derivation": "derivation",
     "DerivationResult": "derivation",
     "Step": "derivation",
