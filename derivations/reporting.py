@@ -50,11 +50,12 @@ def gather_theory(cs, floor_contexts: int, reference_contexts: int) -> tuple[dic
 def results_tables(cs, fits: dict) -> list:
     rows = []
     for c in cs:
+        A, C = c.field_mean("A_L"), c.field_mean("C_L")
         for j, L in enumerate(c.depths):
             recs = c.records_at(int(L))
             conv = sum(bool(r.get("converged")) for r in recs)
-            rows.append([c.label, int(L), len(recs), conv, _pm(c.mean[j], c.se[j]), _pm(c.field_mean("A_L")[j]),
-                         _pm(c.field_mean("C_L")[j]), _pm(np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")] or [np.nan]))])
+            top1 = np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")] or [np.nan])
+            rows.append([c.label, int(L), len(recs), conv, _pm(c.mean[j], c.se[j]), _pm(A[j]), _pm(C[j]), _pm(top1)])
     out = [{"title": "Loss against depth (mean ± s.e. over seeds, fresh evaluation contexts)",
             "columns": ["condition", "L", "seeds", "converged", "R_L", "A_L", "C_L", "top-1 mass (layer 1)"], "rows": rows}]
     frows = []
