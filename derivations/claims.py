@@ -116,6 +116,8 @@ def _mode_order(c: Curve):
     if not lo or not hi or any(m is None for m in lo + hi) or len(c.depths) < 2:
         return None
     ratio = np.mean(hi, axis=0) / np.maximum(np.mean(lo, axis=0), 1e-300)
+    if np.ptp(ratio) == 0:  # every mode changed alike: no ordering to measure
+        return None
     return float(spearmanr(np.arange(len(ratio)), ratio).statistic)
 
 
