@@ -97,3 +97,12 @@ def test_every_claim_family_present_even_without_data():
                 "depth-beats-baselines", "linear-sequential-modes", "softmax-parallel-modes"):
         assert cid in ids, cid
     assert all(r["verdict"] == "not run" for r in rows)
+
+
+def test_imprecise_exponent_is_indicative_not_pass():
+    # alpha = 0.5 with large scatter: consistent with 1 within 2 s.e. but not measured precisely
+    rng = np.random.default_rng(5)
+    recs = curve(lambda L: 0.5 + 0.4 / np.sqrt(L), rng=rng, noise=0.05)
+    (exp,) = by_prefix(verdicts(recs), "softmax-top2-exponent")
+    assert exp["verdict"] in ("indicative", "fail")
+    assert exp["verdict"] != "pass"
