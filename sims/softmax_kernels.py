@@ -60,11 +60,8 @@ _MAGIC_BITS = 0x4338000000000000  # its bit pattern
 
 
 @njit(cache=True)
-def _softmax_inplace(z, ib, fb):
-    """Stable softmax of a vector, in place (the maximum is subtracted first).
-
-    ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
-    """
+def _max4(z):
+    """Maximum of a vector with four independent accumulators (vectorisable, deterministic order)."""
     n = z.shape[0]
     m0 = z[0]
     m1 = z[0]
@@ -80,7 +77,38 @@ def _softmax_inplace(z, ib, fb):
     while i < n:
         m0 = max(m0, z[i])
         i += 1
-    mx = max(max(m0, m1), max(m2, m3))
+    return max(max(m0, m1), max(m2, m3))
+
+
+@njit(cache=True)
+def _sum4(z):
+    """Sum of a vector in float64 with four partial sums (vectorisable, deterministic order)."""
+    n = z.shape[0]
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        t0 += z[i]
+        t1 += z[i + 1]
+        t2 += z[i + 2]
+        t3 += z[i + 3]
+        i += 4
+    while i < n:
+        t0 += z[i]
+        i += 1
+    return (t0 + t1) + (t2 + t3)
+
+
+@njit(cache=True)
+def _softmax_inplace(z, ib, fb):
+    """Stable softmax of a vector, in place (the maximum is subtracted first).
+
+    ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
+    """
+    n = z.shape[0]
+    mx = _max4(z)
     for i in range(n):
         x = max(z[i] - mx, -700.0)
         b = x * _LOG2E + _MAGIC
@@ -106,21 +134,7 @@ def _softmax_inplace(z, ib, fb):
         ib[i] = (ib[i] - _MAGIC_BITS + 1023) << 52  # the bits of 2^k
     for i in range(n):
         z[i] = z[i] * fb[i]
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
-    t3 = 0.0
-    i = 0
-    while i + 4 <= n:
-        t0 += z[i]
-        t1 += z[i + 1]
-        t2 += z[i + 2]
-        t3 += z[i + 3]
-        i += 4
-    while i < n:
-        t0 += z[i]
-        i += 1
-    inv = 1.0 / ((t0 + t1) + (t2 + t3))
+    inv = 1.0 / _sum4(z)
     for i in range(n):
         z[i] *= inv
 
@@ -141,21 +155,7 @@ _ONE_F = np.float32(1.0)
 def _softmax32_inplace(z, ib, fb):
     """Single-precision stable softmax in place; ``ib`` int32 scratch, ``fb`` its float32 view."""
     n = z.shape[0]
-    m0 = z[0]
-    m1 = z[0]
-    m2 = z[0]
-    m3 = z[0]
-    i = 0
-    while i + 4 <= n:
-        m0 = max(m0, z[i])
-        m1 = max(m1, z[i + 1])
-        m2 = max(m2, z[i + 2])
-        m3 = max(m3, z[i + 3])
-        i += 4
-    while i < n:
-        m0 = max(m0, z[i])
-        i += 1
-    mx = np.float32(max(max(m0, m1), max(m2, m3)))
+    mx = np.float32(_max4(z))
     for i in range(n):
         x = max(np.float32(z[i] - mx), _NEG87_F)
         b = x * _LOG2E_F + _MAGIC_F
@@ -175,21 +175,7 @@ def _softmax32_inplace(z, ib, fb):
         ib[i] = np.int32((ib[i] - _MAGIC_BITS_F + 127) << 23)
     for i in range(n):
         z[i] = z[i] * fb[i]
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
-    t3 = 0.0
-    i = 0
-    while i + 4 <= n:
-        t0 += z[i]
-        t1 += z[i + 1]
-        t2 += z[i + 2]
-        t3 += z[i + 3]
-        i += 4
-    while i < n:
-        t0 += z[i]
-        i += 1
-    inv = np.float32(1.0 / ((t0 + t1) + (t2 + t3)))
+    inv = np.float32(1.0 / _sum4(z))
     for i in range(n):
         z[i] *= inv
 
