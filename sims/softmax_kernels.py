@@ -19,30 +19,37 @@ RMS_EPS = 1e-6  # xhat = h / sqrt(mean(h^2) + RMS_EPS): keeps the norm finite at
 
 
 @njit(cache=True)
-def _rms_rows(H, r, eps):
-    """Normalise the rows of H in place, storing the inverse RMS of each row in r."""
+def _rms_rows(H, r, eps, S, ones, rowsum):
+    """Normalise the rows of H in place, storing the inverse RMS of each row in r.
+
+    ``S`` (P, N), ``ones`` (N,) of ones and ``rowsum`` (P,) are scratch in H's dtype.
+    """
     P, N = H.shape
     for i in range(P):
-        ss = 0.0
         for a in range(N):
-            ss += H[i, a] * H[i, a]
-        rr = 1.0 / np.sqrt(ss / N + eps)
-        r[i] = rr
+            S[i, a] = H[i, a] * H[i, a]
+    np.dot(S, ones, rowsum)  # all row sums in one BLAS gemv: a scalar reduction per row does not vectorise
+    for i in range(P):
+        r[i] = 1.0 / np.sqrt(rowsum[i] / N + eps)
+        ri = r[i]  # read back: the scaling runs in H's precision
         for a in range(N):
-            H[i, a] *= rr
+            H[i, a] *= ri
 
 
 @njit(cache=True)
-def _rms_rows_back(dH, Hn, r):
-    """In place: gradient w.r.t. the normalised rows Hn -> gradient w.r.t. the raw rows."""
+def _rms_rows_back(dH, Hn, r, S, ones, rowsum):
+    """In place: gradient w.r.t. the normalised rows Hn -> gradient w.r.t. the raw rows (scratch as in _rms_rows)."""
     P, N = dH.shape
     for i in range(P):
-        dot = 0.0
         for a in range(N):
-            dot += dH[i, a] * Hn[i, a]
-        dot /= N
+            S[i, a] = dH[i, a] * Hn[i, a]
+    np.dot(S, ones, rowsum)  # all row sums in one BLAS gemv, as in _rms_rows
+    for i in range(P):
+        rowsum[i] /= N  # in place, then read back: the update runs in dH's precision
+        ri = r[i]
+        dot = rowsum[i]
         for a in range(N):
-            dH[i, a] = r[i] * (dH[i, a] - Hn[i, a] * dot)
+            dH[i, a] = ri * (dH[i, a] - Hn[i, a] * dot)
 
 
 # exp(x) for x <= 0 without a libm call and without float->int conversions, so that LLVM
@@ -207,6 +214,9 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
         b1 = (c + 1) * B // nchunks
         Xh = np.empty((P, N), X.dtype)
         r = np.empty(P, X.dtype)
+        S = np.empty((P, N), X.dtype)  # scratch of the RMS norms
+        ones = np.ones(N, X.dtype)
+        rowsum = np.empty(P, X.dtype)
         ib = np.empty(P, np.int64)
         Z = np.empty((L, P), X.dtype)
         dX = np.empty((P, N), X.dtype)
@@ -215,7 +225,7 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
         sb = np.empty(1, X.dtype)
         for b in range(b0, b1):
             np.dot(X[b], WxT, Xh)
-            _rms_rows(Xh, r, eps)
+            _rms_rows(Xh, r, eps, S, ones, rowsum)
             np.dot(U[b], Xh.T, Z)  # z_l,i = u_l . xhat_i for all layers in one product
             for l in range(L):
                 _softmax(Z[l], ib)
@@ -240,7 +250,7 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
                     Z[l, i] = Z[l, i] * (y[b, i] - s) * w
             np.dot(Z, Xh, dU[b])
             np.dot(Z.T, U[b], dX)
-            _rms_rows_back(dX, Xh, r)
+            _rms_rows_back(dX, Xh, r, S, ones, rowsum)
             np.dot(dX.T, X[b], tmp)
             for a in range(N):
                 for k in range(d):
@@ -270,6 +280,9 @@ def ctx_pass(
         dt = X.dtype
         Xh = np.empty((P, N), dt)
         r = np.empty(P, dt)
+        S = np.empty((P, N), dt)  # scratch of the RMS norms
+        ones = np.ones(N, dt)
+        rowsum = np.empty(P, dt)
         ib = np.empty(P, np.int64)
         Hs = np.empty((L, P, N), dt)  # H_y^(l-1) read by layer l
         Vs = np.empty((L, P, N), dt)
@@ -292,7 +305,7 @@ def ctx_pass(
         du = np.empty(N, dt)
         for b in range(b0, b1):
             np.dot(X[b], WxT, Xh)
-            _rms_rows(Xh, r, eps)
+            _rms_rows(Xh, r, eps, S, ones, rowsum)
             for i in range(P):
                 for a in range(N):
                     Hs[0, i, a] = y[b, i] * Wy[a]
@@ -416,7 +429,7 @@ def ctx_pass(
                 for i in range(P):
                     acc += dHy[i, a] * y[b, i]
                 dWy_acc[c, a] += acc
-            _rms_rows_back(dXh, Xh, r)
+            _rms_rows_back(dXh, Xh, r, S, ones, rowsum)
             np.dot(dXh.T, X[b], tNd)
             for a in range(N):
                 for k in range(d):
@@ -445,6 +458,9 @@ def single_pass(
         dt = X.dtype
         Hh = np.empty((P, N), dt)
         r = np.empty(P, dt)
+        S = np.empty((P, N), dt)  # scratch of the RMS norms
+        ones = np.ones(N, dt)
+        rowsum = np.empty(P, dt)
         ib = np.empty(P, np.int64)
         hs = np.empty((L + 1, N), dt)
         hh = np.empty((L, N), dt)
@@ -466,7 +482,7 @@ def single_pass(
             for i in range(P):
                 for a in range(N):
                     Hh[i, a] += y[b, i] * Wy[a]
-            _rms_rows(Hh, r, eps)
+            _rms_rows(Hh, r, eps, S, ones, rowsum)
             for a in range(N):
                 acc = 0.0
                 for k in range(d):
@@ -551,7 +567,7 @@ def single_pass(
             for i in range(P):
                 for a in range(N):
                     dHh[i, a] += tPN[i, a]
-            _rms_rows_back(dHh, Hh, r)
+            _rms_rows_back(dHh, Hh, r, S, ones, rowsum)
             np.dot(dHh.T, X[b], tNd)
             for a in range(N):
                 acc = 0.0
