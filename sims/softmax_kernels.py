@@ -108,7 +108,7 @@ def _sum4(z):
     return (t0 + t1) + (t2 + t3)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})  # FMA only: reassociation would undo the rounding trick
 def _softmax_inplace(z, ib, fb):
     """Stable softmax of a vector, in place (the maximum is subtracted first).
 
@@ -158,7 +158,7 @@ _NEG87_F = np.float32(-87.0)
 _ONE_F = np.float32(1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})  # FMA only: reassociation would undo the rounding trick
 def _softmax32_inplace(z, ib, fb):
     """Single-precision stable softmax in place; ``ib`` int32 scratch, ``fb`` its float32 view."""
     n = z.shape[0]
