@@ -25,6 +25,13 @@ DTYPES = ("float64", "float32")
 SCHEDULES = ("constant", "cosine", "plateau")
 
 
+# Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
+# within one version; stores record it so a sweep never mixes versions (evaluation contexts must be
+# shared by the runs and baselines it compares). 1: numpy PCG64 bits + LAPACK QR; 2: counter-based
+# SplitMix64 streams per context + Gram-Schmidt.
+CONTEXTS_VERSION = 2
+
+
 @dataclass(frozen=True)
 class TaskConfig:
     """One in-context regression task (SCIENCE.md section 2)."""

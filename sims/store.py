@@ -20,6 +20,7 @@ from typing import Iterator
 
 import numpy as np
 
+from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.theory.validate import check_choice
 
 SCHEMA_VERSION = 1
@@ -137,6 +138,12 @@ class Store:
                     raise ValueError(
                         f"store={str(path)!r}: schema version {row[0]} is not supported (expected {SCHEMA_VERSION})"
                     )
+                row = self._conn.execute("SELECT value FROM meta WHERE name='contexts_version'").fetchone()
+                if row is None:  # stores from before the field held version 1 contexts
+                    empty = self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+                    row = (str(CONTEXTS_VERSION if empty else 1),)
+                    self._conn.execute("INSERT INTO meta VALUES ('contexts_version', ?)", row)
+                self.contexts_version = int(row[0])
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")

@@ -21,6 +21,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 
+from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.sims.grid import run_key
 from depthscale.theory.validate import check_choice, check_int, check_real
 
@@ -258,6 +259,11 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
     t0 = time.perf_counter()
     runs = list(runs)
     if run_fn is None:
+        if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
+            raise ValueError(
+                f"store={str(store.path)!r}: holds runs on version-{store.contexts_version} contexts; this depthscale "
+                f"draws version {CONTEXTS_VERSION}, whose runs would not share evaluation contexts with them: use a new store"
+            )
         run_fn = _default_run_fn()
     if not callable(run_fn):
         raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")

@@ -10,12 +10,13 @@ One context: a fresh Haar rotation ``O`` (QR of a Gaussian matrix, the columns o
   decreasing similarity; exact ties, possible only at d = 1, go to the lower index), ``y*`` and
   ``t`` the means of ``y`` and ``x`` over ``S_k``.
 
-Speed. Gaussian sampling dominates (``n P d`` numbers per batch), so normals are made by a
-ziggurat (256 layers, Marsaglia and Tsang) in numba from the raw 64-bit output of the caller's
-``numpy`` generator, about twice as fast as ``Generator.standard_normal``. The rare
-samples outside the ziggurat's rectangles are finished serially from a second block of raw bits, so
-the result depends only on the generator's state, never on the thread count. Inputs are then
-``X = Z diag(sqrt(lam)) O^T`` per context (one small GEMM).
+Speed and reproducibility. Context b has its own counter-based stream (SplitMix64 output at
+counter j of two 64-bit keys drawn from the caller's ``numpy`` generator), turned into normals by a
+256-layer ziggurat (Marsaglia and Tsang, signed form) inside the per-context loop: no batch-sized
+buffer of random numbers, nothing shared between contexts, so a batch is the same for any thread
+count. The Haar rotation is Gram-Schmidt (twice) on the rows of a Gaussian block, i.e. Q of the QR
+factorisation with positive diag(R). Inputs are then ``X = Z diag(sqrt(lam)) O^T`` per context
+(one small GEMM). ``CONTEXTS_VERSION`` (sims/config.py) names this scheme.
 """
 
 from __future__ import annotations
@@ -57,78 +58,85 @@ def _ziggurat_tables():
 _ZX, _ZF = _ziggurat_tables()
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def _zig_fast(raw, out, idx, cnt, zx):
-    # Fast path: one 64-bit word -> layer (8 bits), sign (1 bit), uniform (53 bits). Words outside
-    # their layer's rectangle are listed, chunk by chunk, in idx[lo : lo + cnt[c]].
-    n = raw.size
-    nch = cnt.size
-    chunk = (n + nch - 1) // nch
-    for c in prange(nch):
-        lo = c * chunk
-        hi = min(n, lo + chunk)
-        nc = 0
-        for m in range(lo, hi):
-            w = raw[m]
-            i = np.int64(w & np.uint64(255))
-            s = 1.0 - 2.0 * np.float64(np.int64((w >> np.uint64(8)) & np.uint64(1)))
-            x = np.float64(np.int64(w >> np.uint64(11))) * 1.1102230246251565e-16 * zx[i]
-            out[m] = s * x
-            if x >= zx[i + 1]:
-                idx[lo + nc] = m
-                nc += 1
-        cnt[c] = nc
+# Counter-based uniform words: word j of the stream with key k is SplitMix64's output
+# mix(k + (j + 1) * golden). Any word can be computed on its own, so a batch is the same whatever
+# the thread count and however the work is split, and no state is carried between numbers.
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_U53 = 1.1102230246251565e-16  # 2**-53
+
+
+@njit(inline="always")
+def _word(key, j):
+    z = key + np.uint64(j + 1) * _GOLD
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+_ZXS = _ZX * 2.0**-52  # layer widths scaled for a signed 53-bit integer
+
+
+@njit(inline="always")
+def _layer(w):
+    # one word -> ziggurat layer i (low 8 bits) and a candidate x uniform on (-x_i, x_i) from the
+    # top 53 bits read as a signed integer (Marsaglia and Tsang's signed form)
+    i = np.int64(w & np.uint64(255))
+    return i, np.float64(np.int64(w) >> np.int64(11)) * _ZXS[i]
 
 
 @njit(cache=True, nogil=True)
-def _zig_fixup(raw, out, idx, cnt, pool, zx, zf):
-    # The ~1.5 % of words outside a rectangle: finish them (wedge or tail test, restarts) with fresh
-    # words from `pool`, consumed in order. Returns the words used, or -1 if the pool ran out.
-    p = 0
-    npool = pool.size
-    nch = cnt.size
-    chunk = (raw.size + nch - 1) // nch
-    for c in range(nch):
-        for e in range(cnt[c]):
-            m = idx[c * chunk + e]
-            w = raw[m]
+def _normal_slow(w, key2, j):
+    # The ~1.2 % of words outside their layer's rectangle: wedge or tail test, restarting with
+    # words of number j's own sub-stream of key2 (so every number stays computable on its own).
+    sub = _word(key2, j)
+    t = 0
+    while True:
+        i, x = _layer(w)
+        ax = abs(x)
+        if ax < _ZX[i + 1]:
+            return x
+        if i == 0:
+            # tail beyond r (Marsaglia): |x| = r + a, a ~ Exp(rate r) thinned by exp(-a^2/2)
             while True:
-                i = np.int64(w & np.uint64(255))
-                s = 1.0 - 2.0 * np.float64(np.int64((w >> np.uint64(8)) & np.uint64(1)))
-                x = np.float64(np.int64(w >> np.uint64(11))) * 1.1102230246251565e-16 * zx[i]
-                if x < zx[i + 1]:
-                    out[m] = s * x
-                    break
-                if i == 0:
-                    # tail beyond r (Marsaglia): x = r + a, a ~ Exp(rate r) thinned by exp(-a^2/2)
-                    while True:
-                        if p + 2 > npool:
-                            return -1
-                        u1 = 1.0 - np.float64(np.int64(pool[p] >> np.uint64(11))) * 1.1102230246251565e-16
-                        u2 = 1.0 - np.float64(np.int64(pool[p + 1] >> np.uint64(11))) * 1.1102230246251565e-16
-                        p += 2
-                        a = -math.log(u1) / zx[1]
-                        b = -math.log(u2)
-                        if 2.0 * b > a * a:
-                            out[m] = s * (zx[1] + a)
-                            break
-                    break
-                if p + 2 > npool:
-                    return -1
-                u2 = np.float64(np.int64(pool[p] >> np.uint64(11))) * 1.1102230246251565e-16
-                p += 1
-                if zf[i] + u2 * (zf[i + 1] - zf[i]) < math.exp(-0.5 * x * x):
-                    out[m] = s * x
-                    break
-                w = pool[p]  # rejected in the wedge: start again with a fresh word
-                p += 1
-    return p
+                u1 = 1.0 - np.float64(np.int64(_word(sub, t) >> np.uint64(11))) * _U53
+                u2 = 1.0 - np.float64(np.int64(_word(sub, t + 1) >> np.uint64(11))) * _U53
+                t += 2
+                a = -math.log(u1) / _ZX[1]
+                if -2.0 * math.log(u2) > a * a:
+                    return math.copysign(_ZX[1] + a, x)
+        u = np.float64(np.int64(_word(sub, t) >> np.uint64(11))) * _U53
+        t += 1
+        if _ZF[i] + u * (_ZF[i + 1] - _ZF[i]) < math.exp(-0.5 * ax * ax):
+            return x
+        w = _word(sub, t)  # rejected in the wedge: start again with a fresh word
+        t += 1
+
+
+@njit(inline="always")
+def _normal(key1, key2, j):
+    """Standard normal number j of the stream (key1, key2): ziggurat, 256 layers."""
+    w = _word(key1, j)
+    i, x = _layer(w)
+    if abs(x) < _ZX[i + 1]:
+        return x
+    return _normal_slow(w, key2, j)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _fill_normals(key1, key2, out):
+    n = out.size
+    nb = (n + 4095) // 4096
+    for c in prange(nb):
+        for j in range(c * 4096, min(n, c * 4096 + 4096)):
+            out[j] = _normal(key1, key2, j)
 
 
 def standard_normal(rng: np.random.Generator, n: int, threads: int = 1) -> np.ndarray:
-    """``n`` standard normal float64 numbers from the raw bits of ``rng`` (ziggurat, numba).
+    """``n`` standard normal float64 numbers: a ziggurat on a counter-based stream keyed by ``rng``.
 
-    Deterministic in the state of ``rng`` and independent of ``threads``.
+    Two words of ``rng`` key the stream; the numbers depend only on them, never on ``threads``.
 
     Examples
     --------
@@ -138,14 +146,9 @@ def standard_normal(rng: np.random.Generator, n: int, threads: int = 1) -> np.nd
     """
     n = check_int("n", n, lo=0)
     threads = _threads(threads)
-    raw = rng.bit_generator.random_raw(n)
+    key1, key2 = rng.bit_generator.random_raw(2)
     out = np.empty(n)
-    idx = np.empty(n, dtype=np.int64)
-    cnt = np.zeros(max(1, threads), dtype=np.int64)
-    _run_parallel(_zig_fast, threads, raw, out, idx, cnt, _ZX)
-    pool = rng.bit_generator.random_raw(max(1024, n // 16))
-    while _zig_fixup(raw, out, idx, cnt, pool, _ZX, _ZF) < 0:  # astronomically rare: extend the pool
-        pool = np.concatenate([pool, rng.bit_generator.random_raw(pool.size)])
+    _run_parallel(_fill_normals, threads, key1, key2, out)
     return out
 
 
@@ -164,20 +167,41 @@ def _run_parallel(kernel, threads, *args):
 
 
 # ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, fastmath=True)
+def _gram_schmidt_rows(A):
+    # Orthonormalise the rows of A in place: modified Gram-Schmidt, each projection done twice
+    # ("twice is enough", so orthogonality holds to rounding even for ill-conditioned A).
+    d = A.shape[0]
+    for j in range(d):
+        for _ in range(2):
+            for i in range(j):
+                c = 0.0
+                for q in range(d):
+                    c += A[i, q] * A[j, q]
+                for q in range(d):
+                    A[j, q] -= c * A[i, q]
+        s = 0.0
+        for q in range(d):
+            s += A[j, q] * A[j, q]
+        s = 1.0 / math.sqrt(s)
+        for q in range(d):
+            A[j, q] *= s
+
+
 @njit(cache=True, parallel=True, nogil=True)
-def _contexts(Zall, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel):
-    # Zall[b] holds, in order: the d x d Gaussian matrix G,
+def _contexts(keys, jidx, sl, so, code, k, X, y, xt_out, target, t, beta, O, sel):
+    # Context b's normals come from its own stream keys[b], in order: the d x d Gaussian matrix G,
     # beta's d normals, the P x d context normals, the query's d normals.
     n, P, d = X.shape
+    m = d * d + d + P * d + d
     for b in prange(n):
-        zb = Zall[b]
-        # QR of the Gaussian matrix G = zb[:d*d] (LAPACK); Qt rows = columns of Q times sign(diag R).
-        Q, R = np.linalg.qr(zb[: d * d].reshape((d, d)))
-        Qt = np.empty((d, d))
-        for j in range(d):
-            sg = 1.0 if R[j, j] >= 0 else -1.0
-            for q in range(d):
-                Qt[j, q] = sg * Q[q, j]
+        zb = np.empty(m)
+        for j in range(m):
+            zb[j] = _normal(keys[b, 0], keys[b, 1], j)
+        # Haar rotation: Gram-Schmidt on the rows of the Gaussian block gives Q of the QR
+        # factorisation with positive diag(R), exactly Haar-distributed; Qt rows = columns of O.
+        Qt = zb[: d * d].copy().reshape((d, d))
+        _gram_schmidt_rows(Qt)
         off = d * d
         # beta = O (sqrt(omega) * g) = sum_k sqrt(omega_k) g_k O[:, k]
         bt = np.zeros(d)
@@ -290,8 +314,7 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
     d, P = task.d, task.P
     code = _TASK_CODE[task.task]
     k = task.k if code == 2 else (1 if code == 0 else 0)
-    m = d * d + d + P * d + d
-    Z = standard_normal(rng, n * m, threads).reshape(n, m)
+    keys = rng.bit_generator.random_raw(2 * n).reshape(n, 2)
     jidx = rng.integers(0, P, size=n) if code == 0 else np.zeros(n, dtype=np.int64)
     X = np.empty((n, P, d), dtype=dt)
     y = np.empty((n, P), dtype=dt)
@@ -302,7 +325,7 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
     O = np.empty((n, d, d), dtype=dt)
     sel = np.zeros((n, k), dtype=np.int64)
     _run_parallel(
-        _contexts, threads, Z, jidx.astype(np.int64), np.sqrt(task.lam), np.sqrt(task.omega), code, k,
+        _contexts, threads, keys, jidx.astype(np.int64), np.sqrt(task.lam), np.sqrt(task.omega), code, k,
         X, y, xt, target, t, beta, O, sel,
     )
     return Batch(X, y, xt, target, t, beta, O, sel)

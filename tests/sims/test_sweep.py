@@ -218,8 +218,11 @@ SLOW_MODULE = textwrap.dedent(
 
 DRIVER = textwrap.dedent(
     """
+    import signal
     import sys
     sys.path.insert(0, sys.argv[1])
+    # as in a terminal: a parent started in the background (shell `&`) passes SIGINT on as ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from slowmod import slow_run
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store
@@ -311,5 +314,28 @@ def test_sigint_mid_sweep_process_pool(tmp_path):
     assert proc.returncode == 0, err
     line = [ln for ln in out.splitlines() if ln.startswith("RESULT")][0]
     _, interrupted, done, lost = line.split()
-    assert interrupted == "True" and int(lost) <= 4
+    assert interrupted == "True" and int(lost) <= 4, line
     _check_and_resume(tmp_path, store)
+
+
+def test_store_from_an_older_context_generator_is_read_only_for_the_engine(tmp_path, runs):
+    # A store whose runs predate the contexts_version field holds version-1 contexts: the engine's
+    # sweep refuses to add version-2 runs to it (they would not share evaluation contexts), while
+    # reading it, and sweeping with a custom run function, still work.
+    from depthscale.sims.config import CONTEXTS_VERSION
+
+    path = tmp_path / "old.sqlite"
+    with Store(path) as st:
+        assert st.contexts_version == CONTEXTS_VERSION
+        sweep(runs[:1], st, run_fn=fake_run, executor="serial", quiet=True)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM meta WHERE name='contexts_version'")
+    con.commit()
+    con.close()
+    with Store(path) as st:
+        assert st.contexts_version == 1
+        assert len(list(st.records())) == 1
+        with pytest.raises(ValueError, match=r"store=.*version-1 contexts.*new store"):
+            sweep(runs, st, executor="serial", quiet=True)
+        assert len(st) == 1
+        assert sweep(runs, st, run_fn=fake_run, executor="serial", quiet=True).done == len(runs) - 1

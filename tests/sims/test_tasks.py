@@ -157,6 +157,16 @@ def test_thread_count_does_not_change_numbers():
     np.testing.assert_array_equal(a.target, b.target)
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two numba threads")
+def test_standard_normal_does_not_depend_on_threads_or_length():
+    # counter-based: number j is the same whatever the thread count and the length asked for
+    a = standard_normal(np.random.default_rng(8), 50_001, threads=1)
+    b = standard_normal(np.random.default_rng(8), 50_001, threads=2)
+    c = standard_normal(np.random.default_rng(8), 1_000)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a[:1_000], c)
+
+
 def test_eval_contexts_depend_only_on_task_and_seed():
     task = TaskConfig(task="topk", k=2, d=4, P=8)
     one = np.concatenate([b.target for b in eval_batches(task, 700, seed=3, chunk=1024)])
