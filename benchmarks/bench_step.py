@@ -117,11 +117,12 @@ def gemm_rate(dtype, n: int = 512, repeats: int = 7) -> float:
 def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
     """Matrix-product FLOPs of one step of the numba algorithm (forward + backward), analytically.
 
-    Linear (per context; ``Sxx = X^T X / P`` costs 2 P d^2, each of the L - 1 context updates costs
+    Linear (per context; ``u = X^T y / P`` costs 2 P d, ``Sxx = X^T X / P`` 2 P d^2 but is formed
+    only when L > 1 (only the context updates read it), each of the L - 1 context updates costs
     3 products forward (C Et, (C Et) Sxx, W_v T2) and 5 backward (W_v^T G, G T2^T, dT2 Sxx,
     C^T dT1, dT1 Et^T))::
 
-        B [2 P d^2 + (L - 1)(10 N d^2 + 6 N^2 d) + L (2 d^2 + 4 N d)]
+        B [2 P d + 2 P d^2 [L > 1] + (L - 1)(10 N d^2 + 6 N^2 d) + L (2 d^2 + 4 N d)]
 
     Softmax core (per context; X W_x^T and its backward 4 P d N, scores / dU / dX 6 L P N, the
     query-key maps applied to the test token and their backward 6 L N^2)::
@@ -130,11 +131,11 @@ def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
 
     Exponentials, RMS norms and the Adam update (O(params)) are not counted.
 
-    >>> step_flops("linear", 1, 1, 1, 1, 1)
-    8.0
+    >>> step_flops("linear", 1, 1, 1, 1, 1), step_flops("linear", 1, 1, 1, 1, 2)
+    (8.0, 32.0)
     """
     if model == "linear":
-        return float(B * (2 * P * d * d + (L - 1) * (10 * N * d * d + 6 * N * N * d) + L * (2 * d * d + 4 * N * d)))
+        return float(B * (2 * P * d + 2 * P * d * d * (L > 1) + (L - 1) * (10 * N * d * d + 6 * N * N * d) + L * (2 * d * d + 4 * N * d)))
     return float(B * (4 * P * d * N + 6 * L * P * N + 6 * L * N * N + 2 * L * P))
 
 

@@ -100,7 +100,7 @@ def linear_layer_outputs(p: dict, cfg: ModelConfig, X, y, xt) -> torch.Tensor:
     N, L = p["W_y"].shape[0], cfg.depth
     P = X.shape[1]
     Xt = X.transpose(1, 2)
-    Sxx = (Xt @ X) / P  # (B, d, d)
+    Sxx = (Xt @ X) / P if L > 1 else None  # (B, d, d); only the context updates read it, as in numba
     u = (Xt @ y.unsqueeze(-1)).squeeze(-1) / P  # (B, d)
     Wx = p["W_x"]
     Et = Wx.T @ _qk_mats(p, cfg, N).transpose(1, 2) @ Wx  # (L, d, d)
