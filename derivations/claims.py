@@ -102,7 +102,13 @@ def linear_exponent(ev):
             continue
         s = 0 if not np.isfinite(se) else 2 * se
         ok = z - s <= a <= 2 * z + s
-        v, det = verdict(ok, [c], f"pure power-law fit over L={list(map(int, c.depths))}")
+        detail = f"pure power-law fit over L={list(map(int, c.depths))}"
+        # beside it, the fit with a floor: at finite P the loss levels off near a P-dependent floor,
+        # which bends a pure power law at large L (diagnostic only; SCIENCE.md section 6 decides on L0 = 0)
+        ao, aose = _alpha(fit_curve(c, "offset"))
+        if ao is not None:
+            detail += f"; with a floor L0 + c L^-alpha: alpha = {_fmt(ao, aose)}, L0 = {_fmt(c.fits['offset']['params']['L0'])}"
+        v, det = verdict(ok, [c], detail)
         out.append(row(cid, "Linear easy-task exponent between zeta and 2 zeta", f"[{z:.3g}, {2*z:.3g}]", _fmt(a, se), "2 s.e.", v, det))
     return out
 

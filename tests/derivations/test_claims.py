@@ -1,5 +1,7 @@
 """Claims registry: verdicts on synthetic records drawn from known laws."""
 
+import re
+
 import numpy as np
 
 from depthscale.derivations.analysis import curves
@@ -52,6 +54,14 @@ def test_linear_exponent_inside_and_outside_zeta_band():
     assert got["[2, 4]"] == "pass"
     rows = verdicts(curve(lambda L: 0.3 * L**-0.5, model="linear", task="easy-fresh", a=2.0, b=1.0))
     assert by_prefix(rows, "linear-exponent")[0]["verdict"] == "fail"
+
+
+def test_linear_exponent_reports_the_fit_with_a_floor():
+    # a finite-P floor bends the pure power law; the detail also gives the fit that absorbs it
+    rows = verdicts(curve(lambda L: 0.01 + 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0))
+    (row,) = by_prefix(rows, "linear-exponent")
+    m = re.search(r"alpha = ([0-9.]+).*L0 = ([0-9.]+)", row["detail"].split("with a floor")[1])
+    assert abs(float(m.group(1)) - 1.5) < 0.1 and abs(float(m.group(2)) - 0.01) < 0.002
 
 
 def test_identity_and_controls():
