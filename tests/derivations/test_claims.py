@@ -37,6 +37,16 @@ def test_too_small_evidence_is_indicative_and_missing_is_not_run():
     assert rows["softmax-easy-one-layer"]["verdict"] == "not run"
 
 
+def test_exponent_spread_waits_for_converged_linear_curves():
+    soft = curve(lambda L: 0.5 + 0.4 / L, a=0.0, b=0.0) + curve(lambda L: 0.3 + 0.3 / L, a=0.5, b=0.5)
+    lin = curve(lambda L: 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0) + curve(
+        lambda L: 0.3 * L**-1.8, model="linear", task="easy-fresh", a=1.0, b=2.0)
+    assert verdicts(soft + lin)["exponent-spread"]["verdict"] == "fail"  # linear spread 0.3 < 2
+    lin[0]["converged"] = False
+    row = verdicts(soft + lin)["exponent-spread"]
+    assert row["verdict"] == "indicative" and "unconverged" in row["detail"]
+
+
 def test_unconverged_runs_never_decide():
     recs = curve(lambda L: 0.5 + 0.4 / L)
     recs[3]["converged"] = False
