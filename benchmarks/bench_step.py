@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
-from depthscale.sims.train import Adam  # noqa: E402
+from depthscale.sims.training import Adam  # noqa: E402
 
 from torch_models import TorchModel, TorchTrainer  # noqa: E402
 
@@ -145,7 +145,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
     theta = eng.init(np.random.default_rng(0))
     tcfg = TrainConfig()
 
-    # numba engine: the step of depthscale.sims.train (loss_and_grad, then Adam in place)
+    # numba engine: the step of depthscale.sims.training (loss_and_grad, then Adam in place)
     th_nb = theta.copy()
     opt = Adam(th_nb.size, tcfg, th_nb.dtype)
 

@@ -2,7 +2,7 @@
 
 A batch of small identical runs (one configuration, different seeds; each run trains, evaluates
 and fits the baselines, as ``depthscale.sims.runner.run`` does) goes through
-``depthscale.sims.sweep.sweep`` into a temporary store, once with ``workers=1`` and once with
+``depthscale.sims.sweeps.sweep`` into a temporary store, once with ``workers=1`` and once with
 ``workers=2`` (a process pool, one numba and one BLAS thread per worker). Throughput is runs per
 wall-clock second, worker start-up included.
 
@@ -28,7 +28,7 @@ import time  # noqa: E402
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.store import Store  # noqa: E402
-from depthscale.sims.sweep import sweep  # noqa: E402
+from depthscale.sims.sweeps import sweep  # noqa: E402
 
 
 def small_run(steps: int) -> RunConfig:

@@ -31,7 +31,8 @@ from scipy.optimize import minimize, minimize_scalar
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
-from depthscale.sims.tasks import _run_parallel, _threads, batches, eval_batches
+from depthscale.sims.tasks import batches, eval_batches
+from depthscale.sims.threads import numba_threads, run_parallel
 from depthscale.theory.validate import check_int, check_real
 
 KAPPA_RANGE = (1e-2, 1e4)
@@ -127,7 +128,7 @@ def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1) -> np
     for v in kap:
         check_real("kappa", v, lo=0)
     out = np.empty((cos.shape[0], kap.size))
-    _run_parallel(_head_outputs, _threads(threads), cos, y, kap, out)
+    run_parallel(_head_outputs, numba_threads(threads), cos, y, kap, out)
     return out
 
 

@@ -67,6 +67,7 @@ import numpy as np
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import ModelConfig
+from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.linear_kernels import linear_pass
 from depthscale.theory.validate import check_choice, check_int
 
@@ -117,20 +118,8 @@ class LinearAttention:
         self.dtype = np.dtype(cfg.dtype)
         N, L, d = self.N, self.L, self.d
         shapes = [("W_x", (N, d)), ("W_y", (N,)), ("W_v", (N, N) if cfg.value == "shared" else (L, N, N)), ("W_o", (N,))]
-        shapes += {
-            "factorised": [("W_q", (L, N, N)), ("W_k", (L, N, N))],
-            "merged": [("B", (L, N, N))],
-            "tied": [("W_q", (N, N)), ("W_k", (N, N))],
-            "temperature": [("kappa", (L,))],
-        }[cfg.qk]
-        self._shapes = shapes
-        self._slices = {}
-        off = 0
-        for name, shp in shapes:
-            size = int(np.prod(shp))
-            self._slices[name] = (off, off + size, shp)
-            off += size
-        self.n_params = off
+        self.layout = ParamLayout(shapes + qk_shapes(cfg.qk, L, N))
+        self.n_params = self.layout.n_params
 
     # ----------------------------------------------------------------- parameters
     def names(self) -> list[str]:
@@ -140,7 +129,7 @@ class LinearAttention:
         >>> LinearAttention(ModelConfig(model="linear", qk="temperature"), 2).names()
         ['W_x', 'W_y', 'W_v', 'W_o', 'kappa']
         """
-        return [n for n, _ in self._shapes]
+        return self.layout.names()
 
     def unpack(self, theta) -> dict[str, np.ndarray]:
         """Views of ``theta`` as the named parameter arrays.
@@ -151,8 +140,7 @@ class LinearAttention:
         >>> m.unpack(np.zeros(m.n_params))["W_q"].shape
         (3, 2, 2)
         """
-        theta = self._check_theta(theta)
-        return {n: theta[a:b].reshape(shp) for n, (a, b, shp) in self._slices.items()}
+        return self.layout.unpack(self._check_theta(theta))
 
     def init(self, rng: np.random.Generator) -> np.ndarray:
         """Initial parameters (see the module docstring for the choice).
@@ -241,18 +229,7 @@ class LinearAttention:
             np.matmul(np.matmul(np.transpose(B_qk, (0, 2, 1)), Wx), np.transpose(dE, (0, 2, 1))).sum(0)
             + np.matmul(np.matmul(B_qk, Wx), dE).sum(0)
         )
-        qk = self.cfg.qk
-        if qk == "factorised":
-            g["W_q"][:] = np.matmul(p["W_k"], np.transpose(dB, (0, 2, 1)))
-            g["W_k"][:] = np.matmul(p["W_q"], dB)
-        elif qk == "merged":
-            g["B"][:] = dB
-        elif qk == "tied":
-            dBs = dB.sum(axis=0)
-            g["W_q"][:] = p["W_k"] @ dBs.T
-            g["W_k"][:] = p["W_q"] @ dBs
-        else:
-            g["kappa"][:] = np.trace(dB, axis1=1, axis2=2)
+        qk_backward(self.cfg.qk, p, dB, g)
         return loss, grad
 
     def layer_outputs(self, theta, batch: Batch) -> np.ndarray:
@@ -343,14 +320,11 @@ class LinearAttention:
 
     def _qk(self, p) -> np.ndarray:
         """Score matrices B_l (L, N, N): scores h_x,i^T B_l h_x,j."""
-        qk, L, N = self.cfg.qk, self.L, self.N
-        if qk == "factorised":
-            return np.matmul(np.transpose(p["W_q"], (0, 2, 1)), p["W_k"])
-        if qk == "merged":
-            return np.array(p["B"])
-        if qk == "tied":
-            return np.broadcast_to(p["W_q"].T @ p["W_k"], (L, N, N)).copy()
-        return p["kappa"][:, None, None] * np.eye(N, dtype=self.dtype)
+        return qk_matrices(self.cfg.qk, p, self.L, self.N)
+
+    def qk_maps(self, theta) -> np.ndarray:
+        """Each layer's query-key map on the inputs ``W_x^T B_l W_x``, shape (L, d, d)."""
+        return input_qk_maps(self.cfg.qk, self.unpack(theta), self.L, self.N)
 
     def _effective(self, p):
         B_qk = self._qk(p)

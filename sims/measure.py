@@ -25,6 +25,9 @@ Definitions (per evaluation context, then averaged):
   that define the target; reported as its 50th, 90th and 99th percentiles over contexts
   (``None`` without softmax attention or without a target set).
 - ``qk_norm``: the model's ``qk_norms(theta)``; ``target_power``: ``E[y*^2]``.
+- ``qk_similarity``: mean cosine similarity between the layers' query-key maps on the inputs
+  (``model.qk_maps(theta)``, pairs l < m): 1 when every layer has the same map up to scale;
+  ``None`` at L = 1 or for a model without ``qk_maps``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from depthscale.sims.config import TaskConfig
+from depthscale.sims.parameters import mean_pairwise_cosine
 from depthscale.sims.tasks import eval_batches
 from depthscale.theory.clt import decompose
 from depthscale.theory.validate import check_int
@@ -58,7 +62,7 @@ def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: 
     dict of plain Python values (lists for per-layer and per-mode values) plus ``sq_err``, a float64
     array of per-context squared errors. Keys: ``final_loss, final_loss_se, target_power, A_L, C_L,
     gap, identity_residual, layer_losses, mode_losses, top1_mass, topk_mass, target_mass, entropy,
-    qk_norm, selection_error_pct, n_contexts, sq_err`` (definitions in the module docstring).
+    qk_norm, qk_similarity, selection_error_pct, n_contexts, sq_err`` (definitions in the module docstring).
 
     Examples
     --------
@@ -119,6 +123,7 @@ def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: 
         "target_mass": None,
         "entropy": None,
         "qk_norm": np.asarray(model.qk_norms(theta), dtype=np.float64).tolist(),
+        "qk_similarity": mean_pairwise_cosine(model.qk_maps(theta)) if hasattr(model, "qk_maps") else None,
         "selection_error_pct": None,
         "n_contexts": n_contexts,
         "sq_err": sq_err,

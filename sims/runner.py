@@ -6,14 +6,16 @@ docs/engine-contract.md), so sweeps can farm it out to any executor.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 
 import numpy as np
 
-from depthscale.sims.config import RunConfig, run_key
+from depthscale.sims.config import RunConfig, config_hash, run_key
 from depthscale.sims.models import make_model
-from depthscale.sims.train import train
+from depthscale.sims.threads import one_blas_thread
+from depthscale.sims.training import train_lockstep
 
 
 def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> dict:
@@ -27,12 +29,43 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
     >>> run(cfg, 0)["status"]
     'ok'
     """
+    return run_group([config], seed, progress=progress, prefetch=prefetch)[0]
+
+
+def lockstep_key(config: RunConfig) -> str:
+    """Runs with equal keys (and seeds) differ only in depth: they can train on one batch stream.
+
+    >>> from depthscale.sims.config import ModelConfig
+    >>> lockstep_key(RunConfig(model=ModelConfig(depth=2))) == lockstep_key(RunConfig(model=ModelConfig(depth=8)))
+    True
+    """
+    return config_hash(dataclasses.replace(config, model=dataclasses.replace(config.model, depth=1)))
+
+
+def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False) -> list[dict]:
+    """Train the runs of one lockstep group together (one batch stream) and measure each.
+
+    Every record is what :func:`run` gives for that config alone (tested bitwise), except
+    ``wall_seconds``, which counts the run's own compute and an equal share of the shared data.
+    """
+    configs = list(configs)
+    if not configs or len({lockstep_key(c) for c in configs}) != 1:
+        raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")
+    task, tcfg = configs[0].task, configs[0].train
+    models = [(make_model(c.model, task.d), c.model) for c in configs]
+    results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch)
+    records = []
+    for config, (model, _), res in zip(configs, models, results):
+        records.append(_measure(config, seed, model, res))
+    return records
+
+
+def _measure(config: RunConfig, seed: int, model, res) -> dict:
+    """The record of one trained run: training summary, evaluation, baselines, parameters."""
     from depthscale.sims.measure import evaluate
 
+    task, tcfg = config.task, config.train
     t0 = time.perf_counter()
-    task, mcfg, tcfg = config.task, config.model, config.train
-    model = make_model(mcfg, task.d)
-    res = train(model, task, mcfg, tcfg, seed, progress=progress, prefetch=prefetch)
     record = {
         "key": run_key(config, seed),
         "config": config.to_dict(),
@@ -45,12 +78,15 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
         "n_params": int(model.n_params),
     }
     if res.status == "ok":
-        ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
+        with one_blas_thread():  # evaluation numbers independent of the BLAS pool (and fast)
+            ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
+            baseline = _baseline_summary(task, seed, tcfg.eval_contexts, np.asarray(ev["sq_err"], np.float64))
         sq_err = np.asarray(ev.pop("sq_err"), dtype=np.float64)
         record.update({k: _plain(v) for k, v in ev.items()})
-        record["baseline"] = _baseline_summary(task, seed, tcfg.eval_contexts, sq_err)
-        record["arrays"] = {"sq_err": sq_err.astype(np.float32)}
-    record["wall_seconds"] = time.perf_counter() - t0
+        record["baseline"] = baseline
+        # the trained parameters, so later measurements need no retraining
+        record["arrays"] = {"sq_err": sq_err.astype(np.float32), "theta": np.asarray(res.theta, np.float64)}
+    record["wall_seconds"] = res.wall_seconds + time.perf_counter() - t0
     return record
 
 

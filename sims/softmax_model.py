@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from depthscale.sims.config import ModelConfig
+from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from depthscale.theory.validate import check_int
 
@@ -75,26 +76,12 @@ class SoftmaxAttention:
         self.L = cfg.depth
         self.dtype = np.dtype(cfg.dtype)
         N, L = self.N, self.L
-        shapes = [("W_x", (N, self.d)), ("W_y", (N,))]
-        if cfg.qk == "factorised":
-            shapes += [("W_q", (L, N, N)), ("W_k", (L, N, N))]
-        elif cfg.qk == "merged":
-            shapes += [("B", (L, N, N))]
-        elif cfg.qk == "tied":
-            shapes += [("W_q", (N, N)), ("W_k", (N, N))]
-        else:
-            shapes += [("kappa", (L,))]
+        shapes = [("W_x", (N, self.d)), ("W_y", (N,))] + qk_shapes(cfg.qk, L, N)
         shapes += [("W_v", (N, N) if cfg.value == "shared" else (L, N, N)), ("W_o", (N,))]
         if cfg.context_update:
             shapes += [("m", ())]
-        self._shapes = shapes
-        self._offsets = []
-        off = 0
-        for _, shp in shapes:
-            size = int(np.prod(shp, dtype=np.int64))
-            self._offsets.append((off, off + size))
-            off += size
-        self.n_params = off
+        self.layout = ParamLayout(shapes)
+        self.n_params = self.layout.n_params
 
     # ------------------------------------------------------------------ parameters
     def names(self) -> list[str]:
@@ -103,7 +90,7 @@ class SoftmaxAttention:
         >>> SoftmaxAttention(ModelConfig(qk="merged"), 2).names()
         ['W_x', 'W_y', 'B', 'W_v', 'W_o']
         """
-        return [name for name, _ in self._shapes]
+        return self.layout.names()
 
     def unpack(self, theta: np.ndarray) -> dict:
         """Views of ``theta`` shaped as the parameter blocks.
@@ -112,10 +99,7 @@ class SoftmaxAttention:
         >>> m.unpack(np.zeros(m.n_params))["W_q"].shape
         (3, 2, 2)
         """
-        theta = np.asarray(theta)
-        if theta.ndim != 1 or theta.shape[0] != self.n_params:
-            _bad("theta.shape", theta.shape, f"({self.n_params},)")
-        return {name: theta[a:b].reshape(shp) for (name, shp), (a, b) in zip(self._shapes, self._offsets)}
+        return self.layout.unpack(theta)
 
     def init(self, rng: np.random.Generator) -> np.ndarray:
         """A starting point (see the module docstring), in ``cfg.dtype``.
@@ -154,34 +138,15 @@ class SoftmaxAttention:
         M = self._qk_mats(self.unpack(np.asarray(theta, dtype=np.float64)))
         return np.sqrt(np.einsum("lab,lab->l", M, M))
 
+    def qk_maps(self, theta: np.ndarray) -> np.ndarray:
+        """Each layer's query-key map on the inputs ``W_x^T M_l W_x``, shape (L, d, d)."""
+        return input_qk_maps(self.cfg.qk, self.unpack(theta), self.L, self.N)
+
     def _qk_mats(self, p) -> np.ndarray:
-        """Effective query-key matrices M_l (L, N, N) with z = xhat_query^T M_l xhat_key."""
-        L, N = self.L, self.N
-        qk = self.cfg.qk
-        if qk == "factorised":
-            M = np.matmul(p["W_q"].transpose(0, 2, 1), p["W_k"])
-        elif qk == "merged":
-            M = p["B"]
-        elif qk == "tied":
-            M = np.broadcast_to(p["W_q"].T @ p["W_k"], (L, N, N))
-        else:
-            M = p["kappa"][:, None, None] * np.eye(N, dtype=p["kappa"].dtype)
-        return np.ascontiguousarray(M)
+        return qk_matrices(self.cfg.qk, p, self.L, self.N)
 
     def _qk_back(self, p, dM, g) -> None:
-        """Chain rule from dM_l (L, N, N) to the query-key parameters, written into the views g."""
-        qk = self.cfg.qk
-        if qk == "factorised":
-            g["W_q"][...] = np.matmul(p["W_k"], dM.transpose(0, 2, 1))
-            g["W_k"][...] = np.matmul(p["W_q"], dM)
-        elif qk == "merged":
-            g["B"][...] = dM
-        elif qk == "tied":
-            dMs = dM.sum(axis=0)
-            g["W_q"][...] = p["W_k"] @ dMs.T
-            g["W_k"][...] = p["W_q"] @ dMs
-        else:
-            g["kappa"][...] = np.trace(dM, axis1=1, axis2=2)
+        qk_backward(self.cfg.qk, p, dM, g)
 
     # ------------------------------------------------------------------ the passes
     def _arrays(self, theta, batch):

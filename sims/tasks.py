@@ -29,6 +29,7 @@ from numba import njit, prange
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
+from depthscale.sims.threads import numba_threads, run_parallel
 from depthscale.theory.validate import check_choice, check_int
 
 EVAL_BLOCK = 256  # evaluation contexts are made in fixed blocks, so they do not depend on the chunk size
@@ -145,25 +146,11 @@ def standard_normal(rng: np.random.Generator, n: int, threads: int = 1) -> np.nd
     True
     """
     n = check_int("n", n, lo=0)
-    threads = _threads(threads)
+    threads = numba_threads(threads)
     key1, key2 = rng.bit_generator.random_raw(2)
     out = np.empty(n)
-    _run_parallel(_fill_normals, threads, key1, key2, out)
+    run_parallel(_fill_normals, threads, key1, key2, out)
     return out
-
-
-def _threads(threads) -> int:
-    threads = check_int("threads", threads, lo=1)
-    return min(threads, numba.config.NUMBA_NUM_THREADS)
-
-
-def _run_parallel(kernel, threads, *args):
-    old = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(old)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,7 +297,7 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
         raise ValueError(f"rng={rng!r}: must be a numpy.random.Generator")
     dt = np.dtype(dtype)
     check_choice("dtype", dt.name, ("float64", "float32"))
-    threads = _threads(threads)
+    threads = numba_threads(threads)
     d, P = task.d, task.P
     code = _TASK_CODE[task.task]
     k = task.k if code == 2 else (1 if code == 0 else 0)
@@ -324,7 +311,7 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
     beta = np.empty((n, d), dtype=dt)
     O = np.empty((n, d, d), dtype=dt)
     sel = np.zeros((n, k), dtype=np.int64)
-    _run_parallel(
+    run_parallel(
         _contexts, threads, keys, jidx.astype(np.int64), np.sqrt(task.lam), np.sqrt(task.omega), code, k,
         X, y, xt, target, t, beta, O, sel,
     )
@@ -352,7 +339,7 @@ def batches(task: TaskConfig, n: int, rng: np.random.Generator, chunk: int = 102
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng={rng!r}: must be a numpy.random.Generator")
     check_choice("dtype", np.dtype(dtype).name, ("float64", "float32"))
-    threads = _threads(threads)
+    threads = numba_threads(threads)
     return _batches(task, n, rng, chunk, dtype, threads)
 
 

@@ -24,7 +24,11 @@ def register(sub) -> None:
     p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
     p.add_argument("--run-fn", default=None, metavar="MODULE:FUNCTION",
                    help="advanced: run function run(config, seed) -> record (default: the engine's runner)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--budget", default=None, metavar="DURATION",
+                   help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue")
+    p.add_argument("--no-lockstep", action="store_true",
+                   help="train each depth on its own instead of the depths of a (task, protocol, seed) together")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
 
@@ -46,9 +50,10 @@ def resolve_run_fn(spec: str | None):
 
 
 def handle(args) -> int:
+    from depthscale.sims.budget import parse_duration
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store
-    from depthscale.sims.sweep import EXECUTORS, sweep
+    from depthscale.sims.sweeps import EXECUTORS, sweep
     from depthscale.theory.validate import check_choice, check_int
 
     executor = args.executor or ("dask" if args.scheduler else "process")
@@ -66,11 +71,12 @@ def handle(args) -> int:
         raise ValueError(f"store={args.store!r}: must be a file, not a directory")
     if not store_path.parent.is_dir():
         raise ValueError(f"store={args.store!r}: its directory must exist")
+    budget = parse_duration(args.budget) if args.budget is not None else None
     runs = load_grid(args.grid)
     run_fn = resolve_run_fn(args.run_fn)
     with Store(store_path) as st:
         res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet)
+                    retry_failed=args.retry_failed, quiet=args.quiet, lockstep=not args.no_lockstep, budget=budget)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
     text = (
@@ -79,6 +85,8 @@ def handle(args) -> int:
         + f" ({res.seconds:.1f} s)"
         + (f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
            if res.interrupted else "")
+        + (f"\nbudget reached: {res.not_started} run(s) not started; rerun the same command to continue"
+           if res.out_of_budget else "")
         + (f"\nexecutor broke: {res.not_started} run(s) not started; rerun to resume" if res.broken else "")
         + f"\nstore: {store_path}"
     )

@@ -149,7 +149,7 @@ def test_gradient_matches_central_differences(qk, value):
     err = np.abs(g - fd)
     assert err.max() <= 1e-6 * np.abs(fd).max(), (qk, value, err.max(), np.abs(fd).max())
     # and per parameter group, so that a small group cannot hide behind a large one
-    for name, (a, b_, _) in m._slices.items():
+    for name, (a, b_, _) in m.layout.slices.items():
         ref = np.abs(fd[a:b_]).max()
         assert err[a:b_].max() <= 1e-6 * ref + 1e-9 * np.abs(fd).max(), name
 

@@ -13,7 +13,7 @@ import pytest
 
 from depthscale.sims.grid import load_grid, run_key
 from depthscale.sims.store import Store
-from depthscale.sims.sweep import SerialExecutor, make_executor, plan, sweep
+from depthscale.sims.sweeps import SerialExecutor, make_executor, plan, sweep
 
 GRID = {"seeds": [0, 1, 2], "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 4, 8]}}
 
@@ -226,7 +226,7 @@ DRIVER = textwrap.dedent(
     from slowmod import slow_run
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store
-    from depthscale.sims.sweep import sweep
+    from depthscale.sims.sweeps import sweep
 
     def main():
         runs = load_grid({"seeds": list(range(6)), "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 3, 4, 5]}})

@@ -6,7 +6,7 @@ import pytest
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 from depthscale.sims.models import make_model
 from depthscale.sims.runner import run
-from depthscale.sims.train import Adam, _settled, lr_at, train
+from depthscale.sims.training import Adam, settled, lr_at, train
 
 TASK = TaskConfig(task="topk", k=2, d=4, P=16)
 
@@ -58,12 +58,12 @@ def test_stopping_rule_separates_drift_from_noise():
     rng = np.random.default_rng(0)
     cfg = TrainConfig(window=500, tol=1e-3)
     noise = 0.05 * rng.standard_normal(1000)
-    assert _settled(list(1.0 + noise), cfg)  # flat and noisy: settled
-    assert not _settled(list(np.linspace(1.2, 1.0, 1000) + 0.01 * noise), cfg)  # still falling 10 % per window
-    assert not _settled(list(1.0 + noise[:900]), cfg)  # fewer than two windows
+    assert settled(list(1.0 + noise), cfg)  # flat and noisy: settled
+    assert not settled(list(np.linspace(1.2, 1.0, 1000) + 0.01 * noise), cfg)  # still falling 10 % per window
+    assert not settled(list(1.0 + noise[:900]), cfg)  # fewer than two windows
 
 
-def test_constant_schedule_stops_when_settled():
+def test_constant_schedule_stops_whensettled():
     mcfg = ModelConfig(model="softmax", depth=1)
     cfg = TrainConfig(steps=2000, batch=32, lr=1e-12, window=20, tol=0.5, schedule="constant")
     res = train(make_model(mcfg, TASK.d), TASK, mcfg, cfg, seed=0)

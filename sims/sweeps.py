@@ -23,10 +23,11 @@ from dataclasses import asdict, dataclass, field
 
 from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.sims.grid import run_key
+from depthscale.sims.provenance import code_version
+from depthscale.sims.threads import limit_worker_threads
 from depthscale.theory.validate import check_choice, check_int, check_real
 
 EXECUTORS = ("process", "serial", "dask")
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class SweepResult:
     seconds: float = 0.0
     not_started: int = 0  # never submitted (interrupt or broken executor)
     broken: bool = False  # the executor lost a worker; runs in it were recorded as failed
+    out_of_budget: bool = False  # stopped starting runs because the next would not finish within the budget
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -70,45 +72,45 @@ class SerialExecutor(cf.Executor):
 
 def _init_worker() -> None:
     """Process-pool initializer: one compute thread per worker, Ctrl-C handled by the client only."""
-    for var in _THREAD_VARS:
-        os.environ[var] = "1"
     # The client decides what happens on Ctrl-C; a worker interrupted mid-run would break the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _limit_threads()
+    limit_worker_threads(set_env=True)
 
 
-def _limit_threads() -> None:
-    try:
-        from threadpoolctl import threadpool_limits
-
-        import numpy  # noqa: F401 - load BLAS first so the limit applies to it
-
-        threadpool_limits(limits=1)
-    except ImportError:
-        pass
-    if "numba" in sys.modules:
-        try:
-            sys.modules["numba"].set_num_threads(1)
-        except Exception:  # numba before its threading layer starts: env var above applies
-            pass
-
-
-def _call(run_fn, config, seed, limit_threads: bool = False):
-    """Worker side: run one job; exceptions become ``("error", reason)`` so any executor can return them."""
+def _call(job_fn, configs, seed, limit_threads: bool = False):
+    """Worker side: run one job (a list of configs, one seed) into a list of records; exceptions
+    become ``("error", reason)`` so any executor can return them."""
     if limit_threads:
-        _limit_threads()
+        limit_worker_threads()
     try:
-        return ("ok", run_fn(config, seed))
+        return ("ok", job_fn(configs, seed))
     except Exception as exc:
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
         return ("error", f"{type(exc).__name__}: {exc}{where}")
 
 
-def _default_run_fn():
-    from depthscale.sims.runner import run
+class _PerRun:
+    """A job function from a per-run function: ``run_fn(config, seed)`` for each config (picklable)."""
 
-    return run
+    def __init__(self, run_fn):
+        self.run_fn = run_fn
+
+    def __call__(self, configs, seed):
+        return [self.run_fn(c, seed) for c in configs]
+
+
+def _jobs(todo, lockstep: bool) -> list:
+    """``todo`` entries ``(key, config, seed)`` as jobs ``[(key, config), ...], seed``: one per run, or
+    one per lockstep group (the depths of one task, training protocol and seed), in first-seen order."""
+    if not lockstep:
+        return [([(key, config)], seed) for key, config, seed in todo]
+    from depthscale.sims.runner import lockstep_key
+
+    groups: dict = {}
+    for key, config, seed in todo:
+        groups.setdefault((lockstep_key(config), seed), []).append((key, config))
+    return [(members, seed) for (_, seed), members in groups.items()]
 
 
 def make_executor(kind: str = "process", workers: int | None = None, scheduler: str | None = None,
@@ -182,15 +184,6 @@ def _failure_record(config, seed, reason: str) -> dict:
             "reason": reason}
 
 
-def _progress(total: int, quiet: bool):
-    disable = quiet or not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
-    if disable or total == 0:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True, desc="sweep")
-
-
 def plan(runs, store, retry_failed: bool = False):
     """Split runs into ``(todo, n_skipped, n_skipped_failed)`` against what the store holds."""
     status = store.statuses()
@@ -212,7 +205,7 @@ def plan(runs, store, retry_failed: bool = False):
 
 def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None = None, scheduler: str | None = None,
           retry_failed: bool = False, quiet: bool = False, max_in_flight: int | None = None,
-          on_result=None) -> SweepResult:
+          on_result=None, lockstep: bool = True, budget: float | None = None) -> SweepResult:
     """Run every ``(config, seed)`` not yet in ``store`` and write each record as it finishes.
 
     Parameters
@@ -221,8 +214,8 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
         From :func:`depthscale.sims.grid.load_grid`.
     store : depthscale.sims.store.Store
     run_fn : callable, optional
-        ``run_fn(config, seed) -> record``; picklable for process and dask executors. Default:
-        :func:`depthscale.sims.runner.run`.
+        ``run_fn(config, seed) -> record``; picklable for process and dask executors. Default: the
+        engine (:func:`depthscale.sims.runner.run_group` on lockstep groups).
     executor : {"process", "serial", "dask"} or concurrent.futures.Executor
         An Executor instance is used as is and not shut down here.
     workers : int, optional
@@ -232,12 +225,20 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
     retry_failed : bool
         Rerun runs stored as failed (otherwise they are skipped).
     quiet : bool
-        No progress bar (it is also off when stderr is not a terminal).
+        No progress output.
     max_in_flight : int, optional
-        Submitted-but-unfinished runs at most (default: twice the executor's slots), so an interrupt
-        has little to cancel.
+        Submitted-but-unfinished jobs at most (default: twice the executor's slots; the slots
+        with a budget, so that submitted means started), so an interrupt has little to cancel.
     on_result : callable, optional
         ``on_result(record)`` after each write (the client side), e.g. for logging.
+    lockstep : bool
+        With the default engine, train the depths of one (task, training protocol, seed) as one job
+        on one batch stream (same records as separate runs, the data made once); a killed job loses
+        all its runs.
+    budget : float, optional
+        Seconds. A job is started only if its estimated cost (:mod:`depthscale.sims.budget`) ends
+        before the budget does; jobs in flight finish, unless they are still running 10 % of the
+        budget (at least a minute) past its end, when they are abandoned like an interrupt.
 
     Returns
     -------
@@ -256,6 +257,8 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
     >>> (r1.done, r2.done, r2.skipped)
     (4, 0, 4)
     """
+    from depthscale.sims import budget as cost
+
     t0 = time.perf_counter()
     runs = list(runs)
     if run_fn is None:
@@ -264,11 +267,17 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
                 f"store={str(store.path)!r}: holds runs on version-{store.contexts_version} contexts; this depthscale "
                 f"draws version {CONTEXTS_VERSION}, whose runs would not share evaluation contexts with them: use a new store"
             )
-        run_fn = _default_run_fn()
-    if not callable(run_fn):
-        raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
+        from depthscale.sims.runner import run_group
+
+        job_fn = run_group
+    else:
+        if not callable(run_fn):
+            raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
+        job_fn, lockstep = _PerRun(run_fn), False
     if max_in_flight is not None:
         check_int("max_in_flight", max_in_flight, lo=1)
+    if budget is not None:
+        budget = check_real("budget", budget, lo=0, lo_open=True)
     own = not isinstance(executor, cf.Executor)
     if own:
         check_choice("executor", executor, EXECUTORS)
@@ -280,93 +289,144 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
     total = len(runs)
     if not todo:
         return SweepResult(total, skipped, skipped_failed, 0, 0, 0, False, (), time.perf_counter() - t0)
+    jobs = _jobs(todo, lockstep)
+    rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
 
     if own:
         ex, slots, close = make_executor(executor, workers, scheduler)
         kind = executor
     else:
-        ex, slots, close, kind = executor, getattr(executor, "_max_workers", 1) or 1, (lambda: None), "custom"
+        # a foreign executor does not say how many workers it has: pass max_in_flight to keep more busy
+        ex, slots, close, kind = executor, 1, (lambda: None), "custom"
     limit = kind == "dask"  # process workers are limited once by their initializer
-    window = max_in_flight or max(1, 2 * slots)
-    bar = _progress(len(todo), quiet)
+    window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
+    status = _Status(len(todo), quiet)
     done = failed = 0
     failed_keys = []
-    pending = {}  # future -> (key, config, seed)
-    queue = list(reversed(todo))
-    interrupted = broken = False
+    pending = {}  # future -> (members, seed)
+    queue = list(reversed(jobs))
+    interrupted = broken = out_of_budget = False
+    deadline = t0 + budget if budget is not None else None
 
-    def record_of(key, config, seed, fut):
+    def records_of(members, seed, fut):
         try:
             tag, value = fut.result()
         except cf.CancelledError:
-            return None
+            return []
         except cf.BrokenExecutor as exc:
             raise _Broken(str(exc) or type(exc).__name__) from None
         except Exception as exc:  # the executor itself failed to run the job (e.g. unpicklable)
             tag, value = "error", f"{type(exc).__name__}: {exc}"
         if tag == "error":
-            return _failure_record(config, seed, value)
-        if not isinstance(value, dict):
-            return _failure_record(config, seed, f"run_fn returned {type(value).__name__}, not a record dict")
-        rec = dict(value)
-        if rec.get("key", key) != key:
-            return _failure_record(config, seed, f"run_fn returned key {rec.get('key')!r} for run {key!r}")
-        rec["key"] = key
-        rec.setdefault("config", config.to_dict())
-        rec.setdefault("seed", int(seed))
-        rec.setdefault("reason", None)
-        if rec.get("status") not in ("ok", "diverged", "failed"):
-            return _failure_record(config, seed, f"run_fn returned status {rec.get('status')!r}")
-        return rec
+            return [_failure_record(config, seed, value) for _, config in members]
+        if not isinstance(value, list) or len(value) != len(members):
+            return [_failure_record(config, seed, f"job returned {type(value).__name__}, not one record per run")
+                    for _, config in members]
+        return [_checked(key, config, seed, rec) for (key, config), rec in zip(members, value)]
 
     try:
         while queue or pending:
             while queue and len(pending) < window:
-                key, config, seed = queue.pop()
-                pending[ex.submit(_call, run_fn, config, seed, limit)] = (key, config, seed)
+                members, seed = queue[-1]
+                configs = [config for _, config in members]
+                if deadline is not None and time.perf_counter() + cost.job_seconds(configs, rate_by_kind) > deadline:
+                    out_of_budget = True
+                    break
+                queue.pop()
+                pending[ex.submit(_call, job_fn, configs, seed, limit)] = (members, seed)
+            if out_of_budget and deadline is not None and pending and \
+                    time.perf_counter() > deadline + max(60.0, 0.1 * budget):
+                interrupted = True  # in flight far past the budget: abandon like an interrupt
+                break
             finished, _ = cf.wait(list(pending), timeout=1.0, return_when=cf.FIRST_COMPLETED)
             for fut in finished:
-                key, config, seed = pending.pop(fut)
-                rec = record_of(key, config, seed, fut)
-                if rec is None:
-                    continue
-                store.put(rec)  # one transaction per finished run
-                if rec["status"] == "failed":
-                    failed += 1
-                    failed_keys.append(key)
-                else:
-                    done += 1
-                if on_result is not None:
-                    on_result(rec)
-                if bar is not None:
-                    bar.update(1)
-            if bar is not None:
-                bar.set_postfix(done=done, running=min(len(pending), slots), failed=failed, refresh=False)
-                bar.refresh()
+                members, seed = pending.pop(fut)
+                for rec in records_of(members, seed, fut):
+                    rec.setdefault("code_version", code_version())
+                    store.put(rec)  # one transaction per finished run
+                    if rec["status"] == "failed":
+                        failed += 1
+                        failed_keys.append(rec["key"])
+                    else:
+                        done += 1
+                    if on_result is not None:
+                        on_result(rec)
+                    status.finished(rec, done, failed)
+            if out_of_budget and not pending:
+                break
     except KeyboardInterrupt:
         interrupted = True
     except _Broken as exc:
         # The pool lost a worker (killed or crashed): every run still in it is unrecoverable here.
         broken = True
-        for fut, (key, config, seed) in list(pending.items()):
-            store.put(_failure_record(config, seed, f"executor broke while this run was in flight: {exc}"))
-            failed += 1
-            failed_keys.append(key)
+        for fut, (members, seed) in list(pending.items()):
+            for key, config in members:
+                store.put(_failure_record(config, seed, f"executor broke while this run was in flight: {exc}"))
+                failed += 1
+                failed_keys.append(key)
         pending.clear()
     finally:
+        lost = sum(len(members) for members, _ in pending.values())
         for fut in pending:
             fut.cancel()
-        if bar is not None:
-            bar.close()
-        if interrupted and kind == "process":
+        status.close()
+        if (interrupted or out_of_budget) and kind == "process":
             _terminate_pool(ex)
         if own:
             try:
                 close()
             except Exception:
                 pass
-    return SweepResult(total, skipped, skipped_failed, done, failed, len(pending), interrupted, tuple(failed_keys),
-                       time.perf_counter() - t0, len(queue), broken)
+    not_started = sum(len(members) for members, _ in queue)
+    return SweepResult(total, skipped, skipped_failed, done, failed, lost, interrupted, tuple(failed_keys),
+                       time.perf_counter() - t0, not_started, broken, out_of_budget)
+
+
+def _checked(key, config, seed, value) -> dict:
+    """A worker's record, validated and completed, or a failure record saying what was wrong."""
+    if not isinstance(value, dict):
+        return _failure_record(config, seed, f"run_fn returned {type(value).__name__}, not a record dict")
+    rec = dict(value)
+    if rec.get("key", key) != key:
+        return _failure_record(config, seed, f"run_fn returned key {rec.get('key')!r} for run {key!r}")
+    rec["key"] = key
+    rec.setdefault("config", config.to_dict())
+    rec.setdefault("seed", int(seed))
+    rec.setdefault("reason", None)
+    if rec.get("status") not in ("ok", "diverged", "failed"):
+        return _failure_record(config, seed, f"run_fn returned status {rec.get('status')!r}")
+    return rec
+
+
+class _Status:
+    """Progress of a sweep: a bar on a terminal, else one line per finished run on stderr."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.quiet = total, quiet
+        self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        self.bar = None
+        self.t0 = time.perf_counter()
+        if not quiet and self.tty and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True, desc="sweep")
+
+    def finished(self, rec: dict, done: int, failed: int) -> None:
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(done=done, failed=failed)
+            return
+        m = rec.get("config", {}).get("model", {})
+        loss = rec.get("final_loss")
+        print(f"[{time.perf_counter() - self.t0:7.0f} s] {done + failed}/{self.total} {rec['status']}: "
+              f"{m.get('model')} L={m.get('depth')} seed={rec.get('seed')}"
+              + (f" R_L={loss:.5g}" if isinstance(loss, float) else ""), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _Broken(Exception):

@@ -1,0 +1,28 @@
+"""Which code wrote a run: the package version and, in a git checkout, the commit (``+dirty`` when
+the working tree had uncommitted changes). Stamped on every record by the sweep client."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """``"0.2.0"`` or ``"0.2.0+g1a2b3c4"`` / ``"0.2.0+g1a2b3c4.dirty"`` from a git checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        base = version("depthscale")
+    except PackageNotFoundError:
+        base = "unknown"
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True,
+                               text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return base
+    return f"{base}+g{commit}" + (".dirty" if dirty else "")

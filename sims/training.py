@@ -1,0 +1,211 @@
+"""Online training: fresh contexts every step, Adam, a learning-rate schedule and a stopping rule.
+
+Stopping rule (recorded with every run): compare the mean training loss of the last ``window`` steps
+with that of the ``window`` steps before; the run has *converged* when the drop is at most ``tol``
+(relative) plus twice its standard error. At batch 1024 the per-step loss fluctuates by several per
+cent, so a rule without the noise term fires or fails on noise (SCIENCE.md section 9).
+- ``constant``: stop as soon as the rule fires (or at the step cap, then ``converged = False``).
+- ``cosine``: the schedule fixes the length; the rule is evaluated at the end.
+- ``plateau``: each time the rule fires the learning rate is halved; after five halvings the run
+  stops as converged.
+A NaN/Inf loss, or a smoothed loss above ``divergence_factor`` times its first value, stops the run
+with status ``diverged`` and the reason, instead of raising.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig, rng_for
+from depthscale.sims.tasks import make_batch
+from depthscale.sims.threads import one_blas_thread
+
+PLATEAU_HALVINGS = 5
+
+
+@dataclass
+class TrainResult:
+    theta: np.ndarray
+    status: str  # "ok" | "diverged"
+    reason: str | None
+    converged: bool
+    steps: int
+    curve: list = field(default_factory=list)  # [[step, smoothed loss], ...]
+    wall_seconds: float = 0.0
+
+
+class Adam:
+    """Adam on a flat parameter vector (bias-corrected, in place)."""
+
+    def __init__(self, n: int, cfg: TrainConfig, dtype):
+        self.m = np.zeros(n, dtype=dtype)
+        self.v = np.zeros(n, dtype=dtype)
+        self.t = 0
+        self.b1, self.b2, self.eps = cfg.beta1, cfg.beta2, cfg.eps
+
+    def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
+        self.t += 1
+        self.m *= self.b1
+        self.m += (1 - self.b1) * grad
+        self.v *= self.b2
+        self.v += (1 - self.b2) * grad * grad
+        # the textbook (and PyTorch) form: eps is added to the bias-corrected sqrt(v)
+        denom = np.sqrt(self.v) / math.sqrt(1 - self.b2**self.t) + self.eps
+        theta -= (lr / (1 - self.b1**self.t)) * self.m / denom
+
+
+def lr_at(cfg: TrainConfig, step: int, base: float) -> float:
+    """Learning rate of ``step`` (0-based): linear warm-up, then constant or cosine decay."""
+    if cfg.warmup and step < cfg.warmup:
+        return base * (step + 1) / cfg.warmup
+    if cfg.schedule == "cosine" and cfg.steps > cfg.warmup:
+        frac = (step - cfg.warmup) / (cfg.steps - cfg.warmup)
+        return base * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
+    return base
+
+
+class _Trainee:
+    """One model's training state: parameters, optimiser, smoothed loss and stopping rule."""
+
+    def __init__(self, model, mcfg: ModelConfig, cfg: TrainConfig, seed: int, dtype):
+        self.theta = model.init(rng_for(mcfg, seed, "init")).astype(dtype)
+        self.model, self.cfg = model, cfg
+        self.opt = Adam(self.theta.size, cfg, dtype)
+        self.tau = max(cfg.window / 4, 1.0)
+        self.ema = self.first = None
+        self.history = []  # raw training loss of every step since the last learning-rate change
+        self.curve = []
+        self.every = max(cfg.steps // 200, 1)
+        self.base_lr, self.halvings = cfg.lr, 0
+        self.status, self.reason, self.converged = "ok", None, False
+        self.active = True
+        self.steps = cfg.steps
+        self.seconds = 0.0
+
+    def step(self, step: int, batch) -> None:
+        """One optimiser step on ``batch``; clears ``active`` when the run stops."""
+        t0 = time.perf_counter()
+        cfg = self.cfg
+        loss, grad = self.model.loss_and_grad(self.theta, batch)
+        if not (math.isfinite(loss) and np.all(np.isfinite(grad))):
+            self._stop(step, "diverged", f"non-finite loss or gradient at step {step}")
+            return
+        self.ema = loss if self.ema is None else self.ema + (loss - self.ema) / self.tau
+        if step == int(self.tau):
+            self.first = self.ema
+        if self.first is not None and self.ema > cfg.divergence_factor * self.first:
+            self._stop(step, "diverged", f"smoothed loss {self.ema:.3g} exceeded {cfg.divergence_factor:g} x its early "
+                                         f"value {self.first:.3g} at step {step}")
+            return
+        self.opt.step(self.theta, grad, lr_at(cfg, step, self.base_lr))
+        self.history.append(loss)
+        if step % self.every == 0:
+            self.curve.append([step, float(self.ema)])
+        if settled(self.history, cfg):
+            if cfg.schedule == "constant":
+                self._stop(step, converged=True)
+            elif cfg.schedule == "plateau":
+                self.halvings += 1
+                self.base_lr /= 2
+                self.history.clear()  # a fresh window after each halving
+                if self.halvings >= PLATEAU_HALVINGS:
+                    self._stop(step, converged=True)
+        self.seconds += time.perf_counter() - t0
+
+    def _stop(self, step, status="ok", reason=None, converged=False):
+        self.status, self.reason, self.converged = status, reason, converged
+        self.steps = step + 1
+        self.active = False
+
+    def result(self, data_seconds: float) -> TrainResult:
+        if self.status == "ok" and self.cfg.schedule == "cosine":
+            self.converged = settled(self.history, self.cfg)
+        if self.ema is not None:
+            self.curve.append([self.steps, float(self.ema)])
+        return TrainResult(self.theta, self.status, self.reason, self.converged and self.status == "ok", self.steps,
+                           self.curve, self.seconds + data_seconds)
+
+
+def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: int, progress: bool = False,
+          prefetch: bool = False) -> TrainResult:
+    """Train ``model`` online on ``task``; deterministic in (configs, seed).
+
+    Training batches depend only on (task, seed), so models of different depth see the same data
+    stream (common random numbers make depth comparisons less noisy). With ``prefetch`` the next
+    batch is generated in a background thread while the model computes (the data kernels release
+    the GIL); worth it only when a core is free, so sweep workers leave it off.
+    """
+    return train_lockstep([(model, mcfg)], task, cfg, seed, progress, prefetch)[0]
+
+
+def train_lockstep(models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False,
+                   prefetch: bool = False) -> list[TrainResult]:
+    """Train several models on ONE stream of training batches, generated once per step.
+
+    ``models`` is a list of ``(model, ModelConfig)`` sharing a dtype, typically the depths of one
+    (task, training protocol, seed). Each model's numbers are bitwise those of :func:`train` on
+    it alone: it is initialised from its own config, sees the same batches in the same order and
+    runs the same arithmetic; a model that stops early (converged or diverged) simply leaves the
+    loop. The data's cost is shared: the returned ``wall_seconds`` of each model is its own compute
+    plus an equal share of the data generation.
+    """
+    dtypes = {mcfg.dtype for _, mcfg in models}
+    if len(dtypes) != 1:
+        raise ValueError(f"models dtypes={sorted(dtypes)}: lockstep training needs one dtype (the batch is shared)")
+    dtype = np.float32 if dtypes.pop() == "float32" else np.float64
+    runs = [_Trainee(model, mcfg, cfg, seed, dtype) for model, mcfg in models]
+    data_rng = rng_for(task, seed, "train")
+    data_seconds = 0.0
+    bar = _bar(cfg.steps, progress)
+    pool = ThreadPoolExecutor(1) if prefetch else None
+    make = functools.partial(make_batch, task, cfg.batch, data_rng, dtype=dtype)
+    next_batch = pool.submit(make) if pool and cfg.steps else None
+    with one_blas_thread():
+        for step in range(cfg.steps):
+            t0 = time.perf_counter()
+            if pool is None:
+                batch = make()
+            else:
+                batch = next_batch.result()
+                if step + 1 < cfg.steps:
+                    next_batch = pool.submit(make)
+            data_seconds += time.perf_counter() - t0
+            for r in runs:
+                if r.active:
+                    r.step(step, batch)
+            if bar is not None:
+                bar.update(1)
+                if step % 50 == 0 and runs[0].ema is not None:
+                    bar.set_postfix(loss=f"{runs[0].ema:.4g}")
+            if not any(r.active for r in runs):
+                break
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+    if bar is not None:
+        bar.close()
+    return [r.result(data_seconds / len(runs)) for r in runs]
+
+
+def settled(history: list, cfg: TrainConfig) -> bool:
+    """The stopping rule of the module docstring on the raw losses ``history`` (oldest first)."""
+    w = cfg.window
+    if len(history) < 2 * w:
+        return False
+    before, last = np.asarray(history[-2 * w : -w]), np.asarray(history[-w:])
+    drop = before.mean() - last.mean()
+    se = np.sqrt(before.var(ddof=1) / w + last.var(ddof=1) / w) if w > 1 else 0.0
+    return drop <= cfg.tol * abs(last.mean()) + 2 * se
+
+
+def _bar(total: int, progress: bool):
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="step", leave=False, dynamic_ncols=True)
