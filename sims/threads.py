@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 
-import numba
-
 from depthscale.theory.validate import check_int
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -21,11 +19,15 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NU
 
 def numba_threads(threads) -> int:
     """``threads`` checked (>= 1) and capped at the size of numba's pool."""
+    import numba
+
     return min(check_int("threads", threads, lo=1), numba.config.NUMBA_NUM_THREADS)
 
 
 def run_parallel(kernel, threads: int, *args):
     """Call a numba ``parallel=True`` kernel on ``threads`` threads, restoring the pool size after."""
+    import numba
+
     old = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
@@ -59,4 +61,6 @@ def limit_worker_threads(set_env: bool = False) -> None:
     import scipy.linalg.cython_blas  # noqa: F401
 
     threadpool_limits(limits=1)
+    import numba  # after the variables: numba reads NUMBA_NUM_THREADS when it starts its threads
+
     numba.set_num_threads(1)
