@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from depthscale.theory.spectra import PowerLawSpectrum
 from depthscale.theory.validate import check_choice, check_int, check_real
 
 TASKS = ("easy-exact", "easy-fresh", "topk")
@@ -32,6 +33,14 @@ SCHEDULES = ("constant", "cosine", "plateau")
 CONTEXTS_VERSION = 2
 
 
+def _floats(cfg) -> None:
+    """Store every float field as a float, so ``a=0`` and ``a=0.0`` are one config (one hash, one seed)."""
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if f.type == "float" and isinstance(v, int) and not isinstance(v, bool):
+            object.__setattr__(cfg, f.name, float(v))
+
+
 @dataclass(frozen=True)
 class TaskConfig:
     """One in-context regression task (SCIENCE.md section 2)."""
@@ -46,6 +55,7 @@ class TaskConfig:
     c_omega: float = 1.0
 
     def __post_init__(self):
+        _floats(self)
         check_choice("task", self.task, TASKS)
         check_int("d", self.d, lo=1, hi=100_000)
         check_int("P", self.P, lo=1, hi=1_000_000)
@@ -56,14 +66,19 @@ class TaskConfig:
         check_real("c_omega", self.c_omega, lo=0, lo_open=True)
 
     @property
+    def spectrum(self) -> PowerLawSpectrum:
+        """The task's power-law spectra (``lam``, ``omega``, ``zeta``)."""
+        return PowerLawSpectrum(self.a, self.b, self.d, self.c_lambda, self.c_omega)
+
+    @property
     def lam(self) -> np.ndarray:
         """Input spectrum lambda_k = c_lambda k^-a, k = 1..d."""
-        return self.c_lambda * np.arange(1, self.d + 1, dtype=float) ** (-self.a)
+        return self.spectrum.lam
 
     @property
     def omega(self) -> np.ndarray:
         """Teacher spectrum omega_k = c_omega k^-b, k = 1..d."""
-        return self.c_omega * np.arange(1, self.d + 1, dtype=float) ** (-self.b)
+        return self.spectrum.omega
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,7 @@ class ModelConfig:
     dtype: str = "float64"
 
     def __post_init__(self):
+        _floats(self)
         check_choice("model", self.model, MODELS)
         check_int("depth", self.depth, lo=1, hi=4096)
         check_int("width", self.width, lo=0, hi=100_000)
@@ -114,6 +130,7 @@ class TrainConfig:
     divergence_factor: float = 1e3  # loss above factor * initial loss counts as divergence
 
     def __post_init__(self):
+        _floats(self)
         check_real("lr", self.lr, lo=0, lo_open=True, hi=10)
         check_int("batch", self.batch, lo=1, hi=1_000_000)
         check_int("steps", self.steps, lo=0, hi=10_000_000)

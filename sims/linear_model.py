@@ -62,22 +62,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numba
 import numpy as np
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import ModelConfig
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.linear_kernels import linear_pass
+from depthscale.sims.threads import batch_chunks
 from depthscale.theory.validate import check_choice, check_int
 
 __all__ = ["LinearAttention", "population_loss"]
-
-
-def _n_chunks(B: int) -> int:
-    # fixed at >= 8 so that the gradient's summation order (hence the result) does not depend on
-    # the thread count for up to 8 threads
-    return max(1, min(B, max(8, numba.get_num_threads())))
 
 
 class LinearAttention:
@@ -206,7 +200,7 @@ class LinearAttention:
         B_qk, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 2.0 / B, 0.0], self.dtype)
         f, _, dE, dWv, qacc, dWy = linear_pass(
-            X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, True, _n_chunks(B)
+            X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, True, batch_chunks(B)
         )
         yhat = f.astype(np.float64).mean(axis=1)
         loss = float(np.mean((yhat - tg) ** 2))
@@ -249,7 +243,7 @@ class LinearAttention:
         _, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 0.0, 0.0], self.dtype)
         f = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", False, False,
-                        _n_chunks(X.shape[0]))[0]
+                        batch_chunks(X.shape[0]))[0]
         return f
 
     def predict(self, theta, batch: Batch) -> np.ndarray:
@@ -287,7 +281,7 @@ class LinearAttention:
         P = X.shape[1]
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / P, 0.0, 1.0], self.dtype)
         du = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, False,
-                         _n_chunks(X.shape[0]))[1]
+                         batch_chunks(X.shape[0]))[1]
         return np.matmul(X, du[:, :, None])[:, :, 0] / P
 
     def attention(self, theta, batch: Batch) -> np.ndarray:

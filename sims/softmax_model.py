@@ -24,12 +24,12 @@ switched off).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from depthscale.sims.config import ModelConfig
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
+from depthscale.sims.threads import batch_chunks
 from depthscale.theory.validate import check_int
 
 
@@ -176,7 +176,7 @@ class SoftmaxAttention:
         p = self.unpack(theta)
         B, P, d = X.shape
         N, L = self.N, self.L
-        nch = max(1, min(numba.get_num_threads(), B))
+        nch = batch_chunks(B)
         coef = 2.0 / B
         M = self._qk_mats(p)
         Wv = p["W_v"].reshape(-1, N, N)

@@ -14,6 +14,19 @@ import os
 
 from depthscale.theory.validate import check_int
 
+CHUNKS = 8  # the kernels split a batch into this many chunks whatever the thread count
+
+
+def batch_chunks(B: int) -> int:
+    """Chunks of a batch of ``B`` contexts. Each chunk sums its own gradient and the chunks are added
+    in a fixed order, so a fixed count makes every number independent of the thread count (tested).
+
+    >>> batch_chunks(1024), batch_chunks(3)
+    (8, 3)
+    """
+    return max(1, min(B, CHUNKS))
+
+
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 
 

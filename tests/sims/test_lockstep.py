@@ -1,0 +1,146 @@
+"""Lockstep training of a depth grid, time budgets, thread-count independence, record provenance."""
+
+import json
+
+import numpy as np
+import pytest
+
+import depthscale.sims.training  # noqa: F401 - the package exports must still be the functions
+import depthscale.sims.sweeps  # noqa: F401
+from depthscale.sims import budget as cost
+from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
+from depthscale.sims.grid import load_grid
+from depthscale.sims.runner import run, run_group
+from depthscale.sims.store import Store
+from depthscale.sims.sweeps import sweep
+
+TASK = TaskConfig(task="topk", k=2, d=4, P=16)
+
+
+def _configs(schedule="cosine", depths=(1, 2, 4), steps=30, lr=3e-3, **model):
+    train = TrainConfig(steps=steps, batch=32, eval_contexts=128, window=5, schedule=schedule, lr=lr)
+    return [RunConfig(TASK, ModelConfig(depth=L, **model), train) for L in depths]
+
+
+def _same(a: dict, b: dict) -> None:
+    for k in set(a) | set(b):
+        if k in ("wall_seconds", "arrays"):
+            continue
+        assert json.dumps(a[k], sort_keys=True) == json.dumps(b[k], sort_keys=True), k  # exact floats, NaN == NaN
+    assert set(a.get("arrays") or {}) == set(b.get("arrays") or {})
+    for k in a.get("arrays") or {}:
+        assert np.array_equal(a["arrays"][k], b["arrays"][k]), k
+
+
+@pytest.mark.parametrize("schedule,model", [("cosine", {}), ("constant", {}), ("cosine", {"qk": "temperature"}),
+                                            ("cosine", {"model": "linear"})])
+def test_lockstep_records_are_bitwise_those_of_separate_runs(schedule, model):
+    configs = _configs(schedule, **model)
+    grouped = run_group(configs, seed=3)
+    for config, rec in zip(configs, grouped):
+        _same(rec, run(config, 3))
+    if schedule == "constant":  # the stopping rule fired at different steps, and nothing else moved
+        assert all(r["converged"] for r in grouped) and all(r["steps"] < 30 for r in grouped)
+
+
+def test_lockstep_with_a_diverging_member():
+    # lr 10 makes the deep model blow up while the others go on: each still matches its solo run
+    configs = _configs("constant", depths=(1, 8), lr=10.0, steps=40)
+    grouped = run_group(configs, seed=0)
+    for config, rec in zip(configs, grouped):
+        _same(rec, run(config, 0))
+
+
+def test_run_group_refuses_configs_that_differ_in_more_than_depth():
+    a = _configs()[0]
+    b = RunConfig(TASK, ModelConfig(depth=2), TrainConfig(steps=31, batch=32))
+    with pytest.raises(ValueError, match="differ only in model.depth"):
+        run_group([a, b], 0)
+    with pytest.raises(ValueError, match="configs"):
+        run_group([], 0)
+
+
+def test_records_are_the_same_for_any_thread_count():
+    import numba
+
+    config = _configs(depths=(3,))[0]
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = run(config, 1)
+        numba.set_num_threads(2)
+        two = run(config, 1, prefetch=True)
+    finally:
+        numba.set_num_threads(old)
+    _same(one, two)
+
+
+def test_qk_similarity_of_temperature_heads_is_the_sign_agreement():
+    # temperature heads: the input maps are kappa_l W_x^T W_x, so the cosine of two layers is
+    # sign(kappa_l kappa_m); the mean over pairs follows from the signs alone
+    rec = run(_configs(depths=(5,), qk="temperature")[0], 2)
+    from depthscale.sims.models import make_model
+
+    model = make_model(ModelConfig(depth=5, qk="temperature"), TASK.d)
+    kappa = model.unpack(rec["arrays"]["theta"])["kappa"]
+    s = np.sign(kappa)
+    expected = (np.outer(s, s).sum() - 5) / 20
+    assert rec["qk_similarity"] == pytest.approx(expected, abs=1e-12)
+    assert run(_configs(depths=(1,))[0], 2)["qk_similarity"] is None
+
+
+def test_package_exports_are_functions():
+    from depthscale.sims import sweep as sweep_fn
+    from depthscale.sims import train as train_fn
+
+    assert callable(sweep_fn) and callable(train_fn)
+
+
+def _grid():
+    return load_grid({"seeds": [0, 1], "task": {"task": "topk", "d": 4, "P": 16},
+                      "model": {"depth": [1, 2]}, "train": {"steps": 8, "batch": 16, "eval_contexts": 64}})
+
+
+def test_sweep_lockstep_equals_separate_runs_and_stamps_the_code_version(tmp_path):
+    runs = _grid()
+    with Store(tmp_path / "a.sqlite") as a, Store(tmp_path / "b.sqlite") as b:
+        assert sweep(runs, a, executor="serial", quiet=True).done == 4
+        assert sweep(runs, b, executor="serial", quiet=True, lockstep=False).done == 4
+        for rec in a.records(arrays=True):
+            _same(rec, b.get(rec["key"]))
+            assert rec["code_version"].split("+")[0] == b.get(rec["key"])["code_version"].split("+")[0] != ""
+
+
+def test_budget_stops_starting_jobs_and_a_rerun_continues(tmp_path, monkeypatch):
+    import time
+
+    def slow(config, seed):
+        time.sleep(0.4)
+        return {"status": "ok", "final_loss": 1.0}
+
+    runs = _grid() + load_grid({"seeds": [2, 3], "model": {"depth": [1, 2]}, "task": {"d": 4, "P": 16}})
+    monkeypatch.setattr(cost, "DEFAULT_RATE", 0.0)  # estimates 0: only elapsed time stops the sweep
+    with Store(tmp_path / "s.sqlite") as st:
+        res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=1.0)
+        assert res.out_of_budget and 1 <= res.done < len(runs) and res.not_started == len(runs) - res.done
+        res2 = sweep(runs, st, run_fn=slow, executor="serial", quiet=True)
+        assert res2.done == len(runs) - res.done and len(st) == len(runs)
+    # an estimate longer than the budget starts nothing
+    monkeypatch.setattr(cost, "DEFAULT_RATE", 1.0)
+    with Store(tmp_path / "t.sqlite") as st:
+        res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=60.0)
+        assert res.out_of_budget and res.done == 0 and res.not_started == len(runs) and len(st) == 0
+
+
+def test_cost_model_calibrates_on_finished_runs():
+    config = _configs(depths=(4,))[0]
+    rec = {"status": "ok", "config": config.to_dict(), "steps": config.train.steps, "wall_seconds": 2.0}
+    rate = cost.rates([rec])["softmax"]
+    assert cost.job_seconds([config], {"softmax": rate}) == pytest.approx(2.0)
+    assert cost.job_seconds([config], {}) == pytest.approx(cost.DEFAULT_RATE * cost.run_units(config))
+
+
+@pytest.mark.parametrize("bad", ["", "0", "-1h", "2x", "h", "1.5.h"])
+def test_bad_budgets(bad):
+    with pytest.raises(ValueError, match="budget="):
+        cost.parse_duration(bad)
