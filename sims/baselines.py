@@ -189,10 +189,21 @@ def _check_fit_inputs(cos, y, target, kappa_range, n_grid):
     return cos, y, target, np.geomspace(lo, hi, n_grid)
 
 
-def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1) -> tuple[float, float, float]:
+def _grid_outputs(cos, y, grid, threads, S_grid):
+    if S_grid is None:
+        return head_outputs(cos, y, grid, threads)
+    S_grid = np.asarray(S_grid, dtype=np.float64)
+    if S_grid.shape != (cos.shape[0], grid.size):
+        raise ValueError(f"S_grid.shape={S_grid.shape}: must be (n, n_grid) = {(cos.shape[0], grid.size)}")
+    return S_grid
+
+
+def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
+                    S_grid: np.ndarray | None = None) -> tuple[float, float, float]:
     """Fit ``kappa`` and the gain of one temperature-only head on the given contexts.
 
     Returns ``(kappa, gain, loss)`` with ``loss`` the mean squared error on these contexts.
+    ``S_grid``: ``head_outputs`` on the log grid of ``kappa_range, n_grid`` if already computed.
 
     Examples
     --------
@@ -203,7 +214,7 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
     (True, 1.0)
     """
     cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
-    S = head_outputs(cos, y, grid, threads)
+    S = _grid_outputs(cos, y, grid, threads, S_grid)
     losses = _single_losses(S, target)
     i = int(np.argmin(losses))
     lo, hi = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
@@ -218,12 +229,12 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
 
 
 def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
-                  single_kappa: float | None = None) -> tuple[tuple, tuple, float]:
+                  single_kappa: float | None = None, S_grid: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
     """Fit the best mixture of two temperatures on the given contexts.
 
     ``single_kappa`` (default: fitted here) seeds the search, so the result is never worse on these
     contexts than the single head at that temperature. Returns ``((kappa1, kappa2), (g1, g2), loss)``
-    with ``kappa1 <= kappa2``.
+    with ``kappa1 <= kappa2``. ``S_grid`` as in ``fit_single_head``.
 
     Examples
     --------
@@ -235,11 +246,12 @@ def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
     True
     """
     cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    S_grid = _grid_outputs(cos, y, grid, threads, S_grid)
     if single_kappa is None:
-        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads)[0]
+        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)[0]
     single_kappa = check_real("single_kappa", single_kappa, lo=0, lo_open=True)
     cand = np.append(grid, single_kappa)
-    pair = _pair_losses(head_outputs(cos, y, cand, threads), target)
+    pair = _pair_losses(np.column_stack([S_grid, head_outputs(cos, y, [single_kappa], threads)]), target)
     np.fill_diagonal(pair, np.inf)  # identical temperatures are the single head
     i, j = np.unravel_index(np.argmin(pair), pair.shape)
     start = np.clip(np.log([cand[i], cand[j]]), math.log(grid[0]), math.log(grid[-1]))

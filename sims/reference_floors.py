@@ -108,7 +108,7 @@ def kappa_grid(kappa_range=KAPPA_RANGE, n_grid: int = N_GRID) -> np.ndarray:
     return np.geomspace(lo, hi, check_int("n_grid", n_grid, lo=3))
 
 
-def fit_convex(cos, y, target, kappas, threads: int = 1) -> tuple[tuple, tuple, float]:
+def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
     """Best non-negative mixture of the heads at ``kappas`` on the given contexts.
 
     Minimises ``mean((S v - target)^2)`` over ``v >= 0`` with ``S[:, j] = p(kappas[j]) . y``. The
@@ -116,7 +116,8 @@ def fit_convex(cos, y, target, kappas, threads: int = 1) -> tuple[tuple, tuple, 
     |R v - Q^T t|^2 + const``) and solved by ``scipy.optimize.nnls``. Returns ``(support, weights,
     loss)``: the kappas with positive weight (increasing, duplicates merged), their weights and the
     mean squared error on these contexts. On a one-point grid this is the single head at that kappa
-    whenever its least-squares gain is positive.
+    whenever its least-squares gain is positive. ``S``: ``head_outputs(cos, y, kappas)`` if already
+    computed (columns in the order of ``kappas``).
 
     Examples
     --------
@@ -125,11 +126,17 @@ def fit_convex(cos, y, target, kappas, threads: int = 1) -> tuple[tuple, tuple, 
     >>> support, [round(v, 12) for v in w], round(loss, 20)
     ((1000.0,), [2.0], 0.0)
     """
-    kap = np.unique(np.atleast_1d(np.asarray(kappas, dtype=np.float64)))
+    kap, first = np.unique(np.atleast_1d(np.asarray(kappas, dtype=np.float64)), return_index=True)
     if kap.size < 1:
         raise ValueError("kappas=[]: must hold at least one temperature")
     cos, y, target, _ = _check_fit_inputs(cos, y, target, KAPPA_RANGE, N_GRID)
-    S = head_outputs(cos, y, kap, threads)
+    if S is None:
+        S = head_outputs(cos, y, kap, threads)
+    else:
+        S = np.asarray(S, dtype=np.float64)
+        if S.shape != (cos.shape[0], len(kappas)):
+            raise ValueError(f"S.shape={S.shape}: must be (n, len(kappas)) = {(cos.shape[0], len(kappas))}")
+        S = S[:, first]
     Q, R = np.linalg.qr(S)
     v = nnls(R, Q.T @ target, maxiter=50 * kap.size)[0]
     on = v > 0
@@ -144,13 +151,15 @@ def _mixture_loss(S, target):
 
 
 def fit_signed_mixture(cos, y, target, K: int = 2, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
-                       threads: int = 1, single_kappa: float | None = None) -> tuple[tuple, tuple, float]:
+                       threads: int = 1, single_kappa: float | None = None,
+                       S_grid: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
     """Best signed mixture of ``K`` temperatures on the given contexts.
 
     ``K = 2`` is ``depthscale.sims.baselines.fit_two_heads``. For ``K > 2`` the ``K - 1`` solution is
     extended greedily by the grid temperature that lowers the least-squares loss most, then all ``K``
     log-kappas are refined by Nelder-Mead (kept only if better), so the fitting loss never increases
-    with ``K``. Returns ``(kappas, gains, loss)`` with kappas increasing.
+    with ``K``. Returns ``(kappas, gains, loss)`` with kappas increasing. ``single_kappa`` and
+    ``S_grid`` as in ``fit_two_heads``.
 
     Examples
     --------
@@ -163,15 +172,16 @@ def fit_signed_mixture(cos, y, target, K: int = 2, kappa_range=KAPPA_RANGE, n_gr
     """
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
     cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    if S_grid is None:
+        S_grid = head_outputs(cos, y, grid, threads)
     if K == 1:
-        kappa, gain, loss = fit_single_head(cos, y, target, kappa_range, n_grid, threads)
+        kappa, gain, loss = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)
         return (kappa,), (gain,), loss
     if K == 2:
-        kap, gains, loss = fit_two_heads(cos, y, target, kappa_range, n_grid, threads, single_kappa)
+        kap, gains, loss = fit_two_heads(cos, y, target, kappa_range, n_grid, threads, single_kappa, S_grid)
         return kap, gains, loss
-    prev, _, prev_loss = fit_signed_mixture(cos, y, target, K - 1, kappa_range, n_grid, threads, single_kappa)
+    prev, _, prev_loss = fit_signed_mixture(cos, y, target, K - 1, kappa_range, n_grid, threads, single_kappa, S_grid)
     S_prev = head_outputs(cos, y, prev, threads)
-    S_grid = head_outputs(cos, y, grid, threads)
     trial = [_mixture_loss(np.column_stack([S_prev, S_grid[:, j]]), target) for j in range(grid.size)]
     j = int(np.argmin(trial))
     lo, hi = math.log(grid[0]), math.log(grid[-1])
@@ -224,11 +234,13 @@ def reference_floors(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
     (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
 
-    kappa, gain, fit1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads)
+    S_grid = head_outputs(cf, yf, grid, threads)  # shared by the three fits
+    kappa, gain, fit1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)
     sq, loss, se = _sq_err(ce, ye, te, [kappa], [gain], threads)
     single = SingleHead(kappa, gain, fit1, loss, se, sq)
 
-    support, weights, fitc = fit_convex(cf, yf, tf, np.append(grid, kappa), threads)
+    S_conv = np.column_stack([S_grid, head_outputs(cf, yf, [kappa], threads)])
+    support, weights, fitc = fit_convex(cf, yf, tf, np.append(grid, kappa), threads, S_conv)
     if support:
         sq, loss, se = _sq_err(ce, ye, te, list(support), list(weights), threads)
     else:  # every head anti-correlated with the target: the best non-negative predictor is 0
@@ -236,7 +248,7 @@ def reference_floors(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int
         loss, se = float(sq.mean()), float(sq.std(ddof=1) / math.sqrt(sq.size))
     convex = ConvexMixture(support, weights, fitc, loss, se, sq)
 
-    kappas, gains, fitm = fit_signed_mixture(cf, yf, tf, K, kappa_range, n_grid, threads, single_kappa=kappa)
+    kappas, gains, fitm = fit_signed_mixture(cf, yf, tf, K, kappa_range, n_grid, threads, kappa, S_grid)
     sq, loss, se = _sq_err(ce, ye, te, list(kappas), list(gains), threads)
     mixture = SignedMixture(kappas, gains, fitm, loss, se, sq)
     return ReferenceFloors(task, int(seed), n_fit, n_eval, single, convex, mixture)

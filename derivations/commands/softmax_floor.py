@@ -49,7 +49,9 @@ def add_softmax_floor_parser(sub) -> None:
                        help="infinite-depth reference floors of a softmax task: best single temperature head, "
                             "best non-negative (convex) mixture, best signed K-temperature mixture")
     p.add_argument("--task", required=True, help="topk | easy-exact | easy-fresh")
-    p.add_argument("--k", type=int, default=None, help="top-k target size, 1 <= k <= P (task topk only; required there)")
+    p.add_argument("--k", type=int, default=2,
+                   help="top-k target size, 1 <= k <= P; default 2 (the easy tasks ignore it, but it is part of the "
+                        "task configuration that seeds the contexts, as in simulate)")
     p.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a (>= 0)")
     p.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b (>= 0)")
     p.add_argument("--d", type=int, required=True, help="input dimension (1..100000)")
@@ -59,25 +61,25 @@ def add_softmax_floor_parser(sub) -> None:
 
 
 def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
-    """Validated ``TaskConfig``; ``k`` is required for ``topk`` and refused for the easy tasks.
+    """Validated ``TaskConfig`` with float spectrum parameters, as ``simulate`` and the presets build it.
+
+    The contexts are seeded by a hash of the whole configuration (``rng_for``), so ``k`` (default 2,
+    ``None`` means the default) and the float types matter even where the task ignores them.
 
     Examples
     --------
-    >>> task_from("topk", 2, 0, 0, 16, 128).k
-    2
+    >>> task_from("topk", 2, 0, 0, 16, 128).a
+    0.0
     """
     from depthscale.sims.config import TaskConfig
 
     task = check_choice("task", task, TASK_CHOICES)
     d = check_int("d", d, lo=1, hi=100_000)
     P = check_int("P", P, lo=1, hi=1_000_000)
-    if task == "topk":
-        if k is None:
-            raise ValueError("k=None: task topk needs --k, 1 <= k <= P")
-        k = check_int("k", k, lo=1, hi=P)
-    elif k is not None:
-        raise ValueError(f"k={k!r}: --k applies only to task topk, not {task}")
-    return TaskConfig(task=task, k=k if k is not None else 1, a=check_real("a", a, lo=0), b=check_real("b", b, lo=0),
+    k = check_int("k", TaskConfig.k if k is None else k, lo=1)
+    if k > P:
+        raise ValueError(f"k={k}: must be at most the context length P={P}")
+    return TaskConfig(task=task, k=k, a=check_real("a", a, lo=0), b=check_real("b", b, lo=0),
                       d=d, P=P, c_lambda=check_real("c_lambda", c_lambda, lo=0, lo_open=True),
                       c_omega=check_real("c_omega", c_omega, lo=0, lo_open=True))
 
@@ -121,7 +123,7 @@ def handle_softmax_floor(args) -> int:
     t0 = time.perf_counter()
     fl = reference_floors(task, **kw)
     out = floors_json(fl)
-    out["task"] = {"task": task.task, "k": task.k if task.task == "topk" else None, "a": task.a, "b": task.b,
+    out["task"] = {"task": task.task, "k": task.k, "a": task.a, "b": task.b,
                    "d": task.d, "P": task.P, "c_lambda": task.c_lambda, "c_omega": task.c_omega}
     out["seconds"] = time.perf_counter() - t0
     emit(out, args.json, _text(out))
