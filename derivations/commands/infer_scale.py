@@ -6,6 +6,7 @@ The scoring is defined in ``depthscale.derivations.scale_match``; the reference 
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
 
     ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
     ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
-    spread, score, ratios`` (ratios in row order).
+    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
+    error, the reported L0 being taken as exact).
     """
     from depthscale.derivations.scale_match import match_score, rank
     from depthscale.sims.reference_floors import reference_floors
@@ -72,6 +74,8 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
         for name in REFERENCES:
             refs = [getattr(f, name) for f in fls]
             sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
+            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
+            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
             cands.append({"d": d, "P": P, "reference": name, **sc})
             table.append({"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]})
     return {"ranking": rank(cands), "floors": table}

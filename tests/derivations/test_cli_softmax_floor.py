@@ -152,7 +152,8 @@ def test_infer_scale_recovers_the_scale_of_bruteforce_floors(capsys, tmp_path):
     single = next(c for c in ranking if (c["d"], c["P"], c["reference"]) == (4, 16, "single"))
     ses = next(f["se"] for f in obj["floors"] if (f["d"], f["P"], f["reference"]) == (4, 16, "single"))
     refs = next(f["losses"] for f in obj["floors"] if (f["d"], f["P"], f["reference"]) == (4, 16, "single"))
-    for r, (v, s), ref, s_ref in zip(single["ratios"], bf, refs, ses):
+    for r, r_se, (v, s), ref, s_ref in zip(single["ratios"], single["ratio_se"], bf, refs, ses):
+        assert r == pytest.approx(v / ref, rel=1e-12) and r_se == pytest.approx(r * s_ref / ref, rel=1e-12)
         assert abs(r - 1) < 4 * math.hypot(s / v, s_ref / ref)
 
 
