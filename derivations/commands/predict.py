@@ -29,7 +29,7 @@ CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
 def register(subparsers) -> None:
     """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``, ``softmax-floor``."""
-    parser = subparsers.add_parser("predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation")
+    parser = subparsers.add_parser("predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation, softmax reference floors")
     sub = parser.add_subparsers(dest="predict_command", required=True)
 
     lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")

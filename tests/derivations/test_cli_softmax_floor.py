@@ -166,3 +166,19 @@ def test_infer_scale_recovers_the_scale_of_bruteforce_floors(capsys, tmp_path):
 def test_infer_scale_bad_input(capsys, argv, name):
     code, out, err = run(capsys, ["infer-scale", *argv, "--json"])
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and name in err
+
+
+def test_every_option_has_help():
+    import argparse
+
+    from depthscale.derivations.cli import build_parser
+
+    def subparser(parser, name):
+        act = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return act.choices[name]
+
+    root = build_parser()
+    for p in (subparser(subparser(root, "predict"), "softmax-floor"), subparser(root, "infer-scale")):
+        for a in p._actions:
+            if not isinstance(a, argparse._HelpAction):
+                assert a.help, (p.prog, a.dest)
