@@ -112,7 +112,7 @@ def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = 
     """Best non-negative mixture of the heads at ``kappas`` on the given contexts.
 
     Minimises ``mean((S v - target)^2)`` over ``v >= 0`` with ``S[:, j] = p(kappas[j]) . y``. The
-    problem is reduced exactly to ``K x K`` by a QR factorisation of ``S`` (``|S v - t|^2 =
+    problem is reduced exactly to ``m x m`` (``m`` temperatures) by a QR factorisation of ``S`` (``|S v - t|^2 =
     |R v - Q^T t|^2 + const``) and solved by ``scipy.optimize.nnls``. Returns ``(support, weights,
     loss)``: the kappas with positive weight (increasing, duplicates merged), their weights and the
     mean squared error on these contexts. On a one-point grid this is the single head at that kappa
