@@ -17,7 +17,8 @@ well defined and stable; the individual gains are not meaningful there.
 Both are fitted on their own training contexts (``rng_for(task, seed, "baseline-fit")``) and
 evaluated on the evaluation contexts of ``depthscale.sims.tasks.eval_batches(task, n_eval, seed)``,
 the very contexts ``depthscale.sims.measure.evaluate`` uses, so per-context squared errors can be
-compared with ``paired_difference``.
+compared with ``paired_difference``. The infinite-depth reference floors built from these heads
+(non-negative and signed mixtures) are in ``depthscale.sims.reference_floors``.
 """
 
 from __future__ import annotations
@@ -326,8 +327,9 @@ def best_two_heads(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int =
     """
     n_fit, n_eval, chunk = _check_common(task, seed, n_fit, n_eval, chunk)
     (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
-    kappa1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads)[0]
-    kappas, gains, fit_loss = fit_two_heads(cf, yf, tf, kappa_range, n_grid, threads, single_kappa=kappa1)
+    S_grid = head_outputs(cf, yf, _check_fit_inputs(cf, yf, tf, kappa_range, n_grid)[3], threads)
+    kappa1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)[0]
+    kappas, gains, fit_loss = fit_two_heads(cf, yf, tf, kappa_range, n_grid, threads, kappa1, S_grid)
     sq, loss, se = _sq_err(ce, ye, te, list(kappas), list(gains), threads)
     return TwoHeads(kappas, gains, fit_loss, loss, se, sq)
 
