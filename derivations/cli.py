@@ -12,7 +12,7 @@ import importlib
 import json
 import sys
 
-COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "report", "reproduce")
+COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "report", "reproduce", "infer_scale")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,7 +17,8 @@ well defined and stable; the individual gains are not meaningful there.
 Both are fitted on their own training contexts (``rng_for(task, seed, "baseline-fit")``) and
 evaluated on the evaluation contexts of ``depthscale.sims.tasks.eval_batches(task, n_eval, seed)``,
 the very contexts ``depthscale.sims.measure.evaluate`` uses, so per-context squared errors can be
-compared with ``paired_difference``.
+compared with ``paired_difference``. The infinite-depth reference floors built from these heads
+(non-negative and signed mixtures) are in ``depthscale.sims.reference_floors``.
 """
 
 from __future__ import annotations
@@ -190,10 +191,21 @@ def _check_fit_inputs(cos, y, target, kappa_range, n_grid):
     return cos, y, target, np.geomspace(lo, hi, n_grid)
 
 
-def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1) -> tuple[float, float, float]:
+def _grid_outputs(cos, y, grid, threads, S_grid):
+    if S_grid is None:
+        return head_outputs(cos, y, grid, threads)
+    S_grid = np.asarray(S_grid, dtype=np.float64)
+    if S_grid.shape != (cos.shape[0], grid.size):
+        raise ValueError(f"S_grid.shape={S_grid.shape}: must be (n, n_grid) = {(cos.shape[0], grid.size)}")
+    return S_grid
+
+
+def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
+                    S_grid: np.ndarray | None = None) -> tuple[float, float, float]:
     """Fit ``kappa`` and the gain of one temperature-only head on the given contexts.
 
     Returns ``(kappa, gain, loss)`` with ``loss`` the mean squared error on these contexts.
+    ``S_grid``: ``head_outputs`` on the log grid of ``kappa_range, n_grid`` if already computed.
 
     Examples
     --------
@@ -204,7 +216,7 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
     (True, 1.0)
     """
     cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
-    S = head_outputs(cos, y, grid, threads)
+    S = _grid_outputs(cos, y, grid, threads, S_grid)
     losses = _single_losses(S, target)
     i = int(np.argmin(losses))
     lo, hi = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
@@ -219,12 +231,12 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
 
 
 def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
-                  single_kappa: float | None = None) -> tuple[tuple, tuple, float]:
+                  single_kappa: float | None = None, S_grid: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
     """Fit the best mixture of two temperatures on the given contexts.
 
     ``single_kappa`` (default: fitted here) seeds the search, so the result is never worse on these
     contexts than the single head at that temperature. Returns ``((kappa1, kappa2), (g1, g2), loss)``
-    with ``kappa1 <= kappa2``.
+    with ``kappa1 <= kappa2``. ``S_grid`` as in ``fit_single_head``.
 
     Examples
     --------
@@ -236,11 +248,12 @@ def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
     True
     """
     cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    S_grid = _grid_outputs(cos, y, grid, threads, S_grid)
     if single_kappa is None:
-        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads)[0]
+        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)[0]
     single_kappa = check_real("single_kappa", single_kappa, lo=0, lo_open=True)
     cand = np.append(grid, single_kappa)
-    pair = _pair_losses(head_outputs(cos, y, cand, threads), target)
+    pair = _pair_losses(np.column_stack([S_grid, head_outputs(cos, y, [single_kappa], threads)]), target)
     np.fill_diagonal(pair, np.inf)  # identical temperatures are the single head
     i, j = np.unravel_index(np.argmin(pair), pair.shape)
     start = np.clip(np.log([cand[i], cand[j]]), math.log(grid[0]), math.log(grid[-1]))
@@ -315,8 +328,9 @@ def best_two_heads(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int =
     """
     n_fit, n_eval, chunk = _check_common(task, seed, n_fit, n_eval, chunk)
     (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
-    kappa1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads)[0]
-    kappas, gains, fit_loss = fit_two_heads(cf, yf, tf, kappa_range, n_grid, threads, single_kappa=kappa1)
+    S_grid = head_outputs(cf, yf, _check_fit_inputs(cf, yf, tf, kappa_range, n_grid)[3], threads)
+    kappa1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)[0]
+    kappas, gains, fit_loss = fit_two_heads(cf, yf, tf, kappa_range, n_grid, threads, kappa1, S_grid)
     sq, loss, se = _sq_err(ce, ye, te, list(kappas), list(gains), threads)
     return TwoHeads(kappas, gains, fit_loss, loss, se, sq)
 

@@ -1,4 +1,5 @@
-"""``depthscale predict linear|floor|clt``: theory numbers for linear attention and layer aggregation.
+"""``depthscale predict linear|floor|clt|softmax-floor``: theory numbers for linear attention, layer
+aggregation and the infinite-depth reference floors of the softmax tasks.
 
 Every argument is validated before any computation; a bad value raises ``ValueError`` naming the
 parameter, which the CLI turns into one line on stderr and exit status 2.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 
 from depthscale.derivations.cli import emit, parse_list
+from depthscale.derivations.commands.softmax_floor import add_softmax_floor_parser
 from depthscale.theory.validate import check_choice, check_int, check_real
 
 LINEAR_KEYS = (
@@ -26,8 +28,8 @@ CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
 
 def register(subparsers) -> None:
-    """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``."""
-    parser = subparsers.add_parser("predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation")
+    """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``, ``softmax-floor``."""
+    parser = subparsers.add_parser("predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation, softmax reference floors")
     sub = parser.add_subparsers(dest="predict_command", required=True)
 
     lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
@@ -64,6 +66,8 @@ def register(subparsers) -> None:
     clt.add_argument("--g", type=float, default=None, help="power-law correlation exponent, rho(k) = (1+k)^-g (model powerlaw)")
     clt.add_argument("--json", action="store_true")
     clt.set_defaults(func=handle_clt)
+
+    add_softmax_floor_parser(sub)
 
 
 # --------------------------------------------------------------------------- linear

@@ -1,0 +1,104 @@
+"""``depthscale infer-scale``: rank a (d, P) grid by how well its reference floors match reported floors.
+
+The scoring is defined in ``depthscale.derivations.scale_match``; the reference floors come from
+``depthscale.sims.reference_floors`` with the options shared with ``predict softmax-floor``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+from depthscale.derivations.cli import emit, parse_list
+from depthscale.derivations.commands.softmax_floor import add_floor_options, floor_options, task_from
+from depthscale.theory.validate import check_int
+
+REFERENCES = ("single", "convex", "mixture")
+DEFAULT_CONTEXTS = 4096
+
+
+def register(subparsers) -> None:
+    """Add ``infer-scale``."""
+    p = subparsers.add_parser(
+        "infer-scale",
+        help="rank a (d, P) grid by how well its reference softmax floors match reported floors L0",
+        description="For every (d, P) and reference (single, convex, mixture) the ratios L0 / reference over "
+                    "the CSV rows give median m and spread s = max |ln(r / m)|; candidates are ranked by "
+                    "score = |ln m| + s, best first.",
+    )
+    p.add_argument("--floors", required=True,
+                   help="CSV with columns task,k,a,b,L0 (reported floors; '#' lines are comments, k empty for easy tasks); "
+                        "'example' uses the example shipped with depthscale")
+    p.add_argument("--d", required=True, help="comma-separated input dimensions, e.g. 8,16,32")
+    p.add_argument("--P", required=True, help="comma-separated context lengths, e.g. 64,128,256")
+    add_floor_options(p, contexts_default=DEFAULT_CONTEXTS)
+    p.set_defaults(func=handle_infer_scale)
+
+
+def example_floors_text() -> str:
+    """Text of the example floors CSV shipped with the package (see its header comment)."""
+    from importlib.resources import files
+
+    return files("depthscale.derivations").joinpath("data/example_top2_floors.csv").read_text()
+
+
+def _read(path: str) -> str:
+    if path == "example":
+        return example_floors_text()
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"floors={path!r}: no such file")
+    try:
+        return p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"floors={path!r}: cannot be read ({exc.__class__.__name__})") from None
+
+
+def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -> dict:
+    """Reference floors for every ``(d, P)`` and row, and the ranking (see ``scale_match``).
+
+    ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
+    ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
+    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
+    error, the reported L0 being taken as exact).
+    """
+    from depthscale.derivations.scale_match import match_score, rank
+    from depthscale.sims.reference_floors import reference_floors
+
+    tasks = {(d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
+             for d in ds for P in Ps}  # validate the whole grid before computing anything
+    cands, table = [], []
+    for (d, P), ts in tasks.items():
+        fls = [reference_floors(t, **kw) for t in ts]
+        for name in REFERENCES:
+            refs = [getattr(f, name) for f in fls]
+            sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
+            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
+            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
+            cands.append({"d": d, "P": P, "reference": name, **sc})
+            table.append({"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]})
+    return {"ranking": rank(cands), "floors": table}
+
+
+def handle_infer_scale(args) -> int:
+    ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
+    Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
+    kw = floor_options(args)
+    from depthscale.derivations.scale_match import read_floors
+
+    rows = read_floors(_read(args.floors))
+    t0 = time.perf_counter()
+    out = infer_scale(rows, list(dict.fromkeys(ds)), list(dict.fromkeys(Ps)), kw, args.c_lambda, args.c_omega)
+    out["rows"] = rows
+    out["contexts"] = {"fit": kw["n_fit"], "eval": kw["n_eval"], "seed": kw["seed"]}
+    out["seconds"] = time.perf_counter() - t0
+    emit(out, args.json, _text(out))
+    return 0
+
+
+def _text(out) -> str:
+    lines = [f"{'d':>5} {'P':>6}  {'reference':<8} {'median_ratio':>12} {'spread':>8} {'score':>8}"]
+    for c in out["ranking"]:
+        lines.append(f"{c['d']:>5} {c['P']:>6}  {c['reference']:<8} {c['median_ratio']:>12.4g} {c['spread']:>8.3g} {c['score']:>8.3g}")
+    return "\n".join(lines)
