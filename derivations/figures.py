@@ -5,8 +5,10 @@ and returns the PNG as ``bytes``, or ``None`` when there is nothing to draw. :fu
 wraps a figure function into the ``{"name", "caption", "png", "why_missing"}`` entry that
 :mod:`depthscale.derivations.render` expects, carrying the reason whenever a figure is not drawn.
 
-Series of runs are grouped by ``series_key(record)`` = ``(model, variant, task, k, a, b, d, P)``
-(``k`` is 0 for the easy tasks); fits can be attached to series by that key or any prefix of it.
+Runs are grouped into series exactly as claims group them: by
+:func:`depthscale.derivations.analysis.curve_key` (the whole configuration except depth), whose
+first entries are ``(model, variant, task, k, a, b, d, P)``. Fits can be attached to a series by
+its full key or by selectors on those first eight entries; a fit that is not identified is not drawn.
 
 Examples
 --------
@@ -29,10 +31,12 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from depthscale.derivations.analysis import EASY_TASKS as _EASY
+from depthscale.derivations.analysis import Curve, curve_key, curves
+from depthscale.theory.spectra import PowerLawSpectrum
+
 __all__ = [
-    "PAPER_LINEAR_EASY_EXPONENTS",
     "FIGURES",
-    "series_key",
     "build",
     "figure_entry",
     "overview",
@@ -43,19 +47,7 @@ __all__ = [
     "baselines",
 ]
 
-# SCIENCE.md section 7: trained exponents of linear attention on the easy task, (a, b, alpha).
-PAPER_LINEAR_EASY_EXPONENTS = (
-    (2.0, 0.5, 1.121),
-    (2.0, 1.0, 1.485),
-    (2.0, 1.5, 1.684),
-    (2.0, 2.0, 1.987),
-    (0.5, 2.0, 3.310),
-    (1.0, 2.0, 2.552),
-    (1.5, 2.0, 2.163),
-)
-
 _DPI = 100
-_EASY = ("easy-exact", "easy-fresh")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -92,34 +84,8 @@ def _num(x) -> float:
     return v if math.isfinite(v) else math.nan
 
 
-def _variant(model_cfg: Mapping) -> str:
-    from depthscale.derivations.analysis import variant_name
-
-    return variant_name(model_cfg)
-
-
-def series_key(record: Mapping) -> tuple:
-    """Key of the series (curve over depth) a run record belongs to.
-
-    ``(model, variant, task, k, a, b, d, P)`` with ``k = 0`` for the easy tasks and ``variant``
-    ``"base"`` for the paper's model (otherwise e.g. ``"tied"`` or ``"temperature"``).
-
-    Examples
-    --------
-    >>> rec = {"config": {"task": {"task": "topk", "k": 2, "a": 0.5, "b": 0.5, "d": 16, "P": 128},
-    ...                   "model": {"model": "softmax", "depth": 4}}}
-    >>> series_key(rec)
-    ('softmax', 'base', 'topk', 2, 0.5, 0.5, 16, 128)
-    """
-    cfg = record["config"]
-    t, m = cfg["task"], cfg["model"]
-    task = t["task"]
-    k = int(t.get("k", 0)) if task == "topk" else 0
-    return (m["model"], _variant(m), task, k, float(t["a"]), float(t["b"]), int(t["d"]), int(t["P"]))
-
-
 def _label(key: tuple, show: set) -> str:
-    model, variant, task, k, a, b, d, P = key
+    model, variant, task, k, a, b, d, P = key[:8]
     parts = [f"(a,b)=({a:g},{b:g})"]
     if "k" in show and task == "topk":
         parts.append(f"top-{k}")
@@ -156,23 +122,14 @@ def _records(records, converged_only: bool) -> list:
 
 
 def _group(recs, field_fn):
-    """{series_key: {depth: [values over seeds]}} for the finite values of ``field_fn(record)``."""
+    """{curve_key: {depth: [values over seeds]}} for the finite values of ``field_fn(record)``."""
     out: dict = defaultdict(lambda: defaultdict(list))
     for r in recs:
         v = field_fn(r)
         if v is None:
             continue
-        out[series_key(r)][int(r["config"]["model"]["depth"])].append((v, r))
+        out[curve_key(r)][int(r["config"]["model"]["depth"])].append((v, r))
     return out
-
-
-def _mean_se(pairs, se_field: str | None = "final_loss_se"):
-    """Mean over seeds and its standard error (the run's own s.e. when only one seed is present)."""
-    vals = np.array([v for v, _ in pairs], dtype=float)
-    if vals.size >= 2:
-        return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(vals.size))
-    se = _num(pairs[0][1].get(se_field)) if se_field else math.nan
-    return float(vals[0]), se
 
 
 def _colours(keys):
@@ -216,8 +173,11 @@ def _yerr(se):
 
 
 def _fit_params(fit) -> dict | None:
-    """L0, c, alpha from a Fit object, a dict with 'params', or a plain parameter dict."""
-    if fit is None:
+    """L0, c, alpha of a loss law from a FitResult, a dict with 'params', or a plain parameter dict.
+
+    None for a fit that is not identified and for a gap fit (its law is not the loss).
+    """
+    if fit is None or getattr(fit, "identified", True) is False or getattr(fit, "kind", "") == "gap":
         return None
     params = getattr(fit, "params", None)
     if params is None and isinstance(fit, Mapping):
@@ -239,7 +199,7 @@ def _fit_entries(fits) -> list:
     if isinstance(fits, Mapping):
         for key, fit in fits.items():
             key = key if isinstance(key, tuple) else (key,)
-            sel = dict(zip(_SELECTORS, key[: len(_SELECTORS)]))
+            sel = {"key": key} if len(key) > len(_SELECTORS) else dict(zip(_SELECTORS, key))
             entries.append((sel, _fit_params(fit)))
     else:
         for i, item in enumerate(_as_list("fits", fits, "fit dicts")):
@@ -254,6 +214,10 @@ def _fit_entries(fits) -> list:
 
 def _match(sel: dict, key: tuple) -> bool:
     for name, want in sel.items():
+        if name == "key":
+            if want != key:
+                return False
+            continue
         if name == "kind":
             got = "easy" if key[2] in _EASY else "difficult"
         else:
@@ -292,10 +256,21 @@ def _empty_panel(ax, text: str):
 # builders: return a Figure or raise _NoFigure(reason)
 
 
+def _curves(data, converged_only: bool) -> list:
+    """Curves from a list of :class:`Curve` objects or of run records (grouped by ``curve_key``)."""
+    items = _as_list("records", data, "run-record dicts or curves")
+    if items and all(isinstance(c, Curve) for c in items):
+        return items
+    return curves(_records(items, converged_only))
+
+
 def _overview(records, fits=None, converged_only: bool = False) -> Figure:
-    recs = _records(records, converged_only)
     entries = _fit_entries(fits)
-    groups = _group(recs, lambda r: _num(r.get("final_loss")) if _num(r.get("final_loss")) > 0 else None)
+    groups = {}
+    for c in _curves(records, converged_only):
+        ok = np.isfinite(c.mean) & (c.mean > 0)
+        if ok.any():
+            groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
     if not groups:
         raise _NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
@@ -311,26 +286,32 @@ def _overview(records, fits=None, converged_only: bool = False) -> Figure:
             if not mine:
                 _empty_panel(ax, "no runs")
                 continue
-            for key in sorted(mine):
-                depths = sorted(groups[key])
-                stats = [_mean_se(groups[key][L]) for L in depths]
-                m = np.array([s[0] for s in stats])
+            for key in sorted(mine, key=str):
+                depths, m, se = groups[key]
                 colour = colours[(key[4], key[5])]
                 marker = markers[_marker_key(key)]
-                ax.errorbar(depths, m, yerr=_yerr([s[1] for s in stats]), color=colour, marker=marker,
+                ax.errorbar(depths, m, yerr=_yerr(se), color=colour, marker=marker,
                             ls="-", lw=1.0, ms=4, capsize=2, label=_label(key, show))
                 fit = next((p for s, p in entries if _match(s, key)), None)
                 if fit is not None:
                     grid = np.geomspace(min(depths), max(depths), 100)
                     curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
                     ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
-            _depth_axis(ax, [L for k in mine for L in groups[k]])
+            _depth_axis(ax, [L for k in mine for L in groups[k][0]])
             ax.set_yscale("log")
             ax.set_ylabel("loss R_L")
             ax.grid(True, which="both", alpha=0.25)
             ax.legend(fontsize=7, loc="best")
     fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
     return fig
+
+
+def _zeta(a: float, b: float) -> float:
+    """zeta of the spectrum (a, b) where the linear depth law applies, else nan."""
+    if not (math.isfinite(a) and math.isfinite(b) and a >= 0 and b >= 0):
+        return math.nan
+    spec = PowerLawSpectrum(a, b, 1)
+    return spec.zeta if spec.asymptotic else math.nan
 
 
 def _exponents_vs_zeta(rows, reference=None) -> Figure:
@@ -341,16 +322,18 @@ def _exponents_vs_zeta(rows, reference=None) -> Figure:
         if not isinstance(r, Mapping):
             _bad(f"rows[{i}]", r, "a dict with a, b, alpha")
         a, b, alpha = _num(r.get("a")), _num(r.get("b")), _num(r.get("alpha"))
-        if not (a > 0 and a + b > 1 and math.isfinite(alpha)):
+        z = _zeta(a, b)
+        if not (math.isfinite(z) and math.isfinite(alpha)):
             continue  # zeta undefined (a = 0 or a + b <= 1) or no exponent
-        pts[str(r.get("series", "fitted"))].append(((a + b - 1) / a, alpha, _num(r.get("alpha_se")), (a, b)))
+        pts[str(r.get("series", "fitted"))].append((z, alpha, _num(r.get("alpha_se")), (a, b)))
         if math.isfinite(_num(r.get("reference"))):
-            pts["paper"].append(((a + b - 1) / a, _num(r["reference"]), math.nan, (a, b)))
+            pts["paper"].append((z, _num(r["reference"]), math.nan, (a, b)))
     for i, r in enumerate(reference):
         a, b, alpha = (r.get("a"), r.get("b"), r.get("alpha")) if isinstance(r, Mapping) else tuple(r)[:3]
         a, b, alpha = _num(a), _num(b), _num(alpha)
-        if a > 0 and a + b > 1 and math.isfinite(alpha):
-            pts["paper"].append(((a + b - 1) / a, alpha, math.nan, (a, b)))
+        z = _zeta(a, b)
+        if math.isfinite(z) and math.isfinite(alpha):
+            pts["paper"].append((z, alpha, math.nan, (a, b)))
     if not any(name != "paper" for name in pts):
         raise _NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
     fig, axes = _new(6.5, 5)
@@ -363,7 +346,7 @@ def _exponents_vs_zeta(rows, reference=None) -> Figure:
     for i, (name, p) in enumerate(sorted(pts.items(), key=lambda kv: kv[0] == "paper")):
         zs, al, se = (np.array([q[j] for q in p]) for j in range(3))
         if name == "paper":
-            ax.plot(zs, al, ls="none", marker="x", color="k", ms=7, label="paper (SCIENCE.md sec. 7)")
+            ax.plot(zs, al, ls="none", marker="x", color="k", ms=7, label="paper (linear, easy task)")
         else:
             ax.errorbar(zs, al, yerr=_yerr(se), ls="none", marker=shapes[i % len(shapes)], ms=5, capsize=2, label=name)
     ax.set_xlabel(r"$\zeta = (a + b - 1)/a$")
@@ -405,8 +388,7 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
         r0 = groups[key][depths[0]][0][1]
         t = r0["config"]["task"]
         d = min(len(v) for L in depths for v, _ in groups[key][L])
-        kk = np.arange(1, d + 1, dtype=float)
-        ref = float(t.get("c_lambda", 1.0)) * float(t.get("c_omega", 1.0)) * kk ** (-(key[4] + key[5]))
+        ref = PowerLawSpectrum(key[4], key[5], d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)).weights
         idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
         from matplotlib import colormaps
 
@@ -444,7 +426,7 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
     groups = _group(recs, parts)
     if not groups:
         raise _NoFigure("no runs of depth >= 2 with finite A_L and C_L")
-    keys = sorted(groups)
+    keys = sorted(groups, key=str)
     colours, markers = _colours(keys), _markers(keys)
     show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
     show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
@@ -462,7 +444,7 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
                                 label=_label(key, show))
         R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
         axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
-    axes[0, 0].set_title(r"shared error $C_L$ (dotted: $R_L$)")
+    axes[0, 0].set_title(r"cross-layer error covariance $C_L$ (dotted: $R_L$)")
     axes[0, 1].set_title(r"layer disagreement $A_L - C_L$")
     all_depths = [L for key in keys for L in groups[key]]
     for j, ax in enumerate(axes[0]):
@@ -569,11 +551,13 @@ FIGURES = {
     "overview": (_overview, "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
                  "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed."),
     "exponents_vs_zeta": (_exponents_vs_zeta, "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
-                          "and 2 zeta; crosses are the paper's values where given."),
+                          "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
+                          "(derivations/reference_values.py)."),
     "mode_curves": (_mode_curves, "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
                     "task) against depth: linear attention learns modes one after another, softmax in parallel."),
-    "decomposition": (_decomposition, "Shared error C_L and layer disagreement A_L - C_L against depth "
-                      "(R_L = C_L + (A_L - C_L)/L)."),
+    "decomposition": (_decomposition, "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
+                      "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
+                      "depth (R_L = C_L + (A_L - C_L)/L)."),
     "floors": (_floors, "Measured loss floors against reference or theory values, with error bars; the line is equality."),
     "baselines": (_baselines, "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
                   "mixture per spectrum; right: differences with paired standard errors."),
@@ -627,11 +611,12 @@ def overview(records, fits=None, converged_only: bool = False) -> bytes | None:
 
     Parameters
     ----------
-    records : list of run-record dicts (docs/engine-contract.md); only ``status == "ok"`` runs enter.
-    fits : optional; a dict ``{series key or prefix of it: fit}`` or a list of dicts holding
+    records : list of run-record dicts (docs/engine-contract.md; only ``status == "ok"`` runs enter),
+        or of :class:`~depthscale.derivations.analysis.Curve` objects.
+    fits : optional; a dict ``{curve key or a prefix of its first eight entries: fit}`` or a list of dicts holding
         selectors (``model``, ``variant``, ``task`` or ``kind`` in {"easy", "difficult"}, ``k``, ``a``,
-        ``b``, ``d``, ``P``) and ``fit``. A fit is a ``Fit`` (``.params``), a dict with ``params``, or
-        ``{"L0", "c", "alpha"}`` (``L0`` absent means a pure power law). Drawn dashed.
+        ``b``, ``d``, ``P``) and ``fit``. A fit is a ``FitResult`` (drawn only when identified), a dict
+        with ``params``, or ``{"L0", "c", "alpha"}`` (``L0`` absent means a pure power law). Drawn dashed.
     converged_only : drop runs that did not converge.
 
     Returns
@@ -654,11 +639,12 @@ def exponents_vs_zeta(rows, reference=None) -> bytes | None:
 
     ``rows``: dicts with ``a``, ``b``, ``alpha`` and optional ``alpha_se``, ``series`` (legend group)
     and ``reference`` (the paper's exponent). ``reference``: extra paper points as ``(a, b, alpha)``
-    triples or dicts, e.g. ``PAPER_LINEAR_EASY_EXPONENTS``. Rows where zeta is undefined are skipped.
+    triples or dicts, e.g. from ``reference_values.LINEAR_EASY_EXPONENTS``. Rows where zeta is
+    undefined are skipped.
 
     Examples
     --------
-    >>> exponents_vs_zeta([{"a": 1, "b": 2, "alpha": 2.5}], PAPER_LINEAR_EASY_EXPONENTS)[:4]
+    >>> exponents_vs_zeta([{"a": 1, "b": 2, "alpha": 2.5}], [(2.0, 1.0, 1.485)])[:4]
     b'\\x89PNG'
     """
     return _png_or_none("exponents_vs_zeta", rows, reference)

@@ -42,13 +42,16 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-__all__ = ["VERDICTS", "ReportContext", "write_report", "render_report", "format_value", "tex_escape"]
+from depthscale.derivations.verdicts import VERDICTS
 
-VERDICTS = ("pass", "fail", "indicative", "not run")
+__all__ = ["VERDICTS", "MISSING", "ReportContext", "write_report", "render_report", "format_value", "format_estimate",
+           "claim_cells", "tex_escape"]
+
 FORMATS = ("md", "html", "tex")
+LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-_DASH = "\u2014"  # shown for a missing or non-finite number
+_DASH = MISSING = "\u2014"  # the one spelling of a missing or non-finite number
 
 
 def _now() -> str:
@@ -71,8 +74,8 @@ class ReportContext:
     theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
         numbers are shown with 4 significant digits, None and nan as an em dash.
     figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
-    claims : dicts ``{"id", "claim", "theory", "measured", "tolerance", "verdict", "detail"}`` with
-        ``verdict`` one of ``VERDICTS``.
+    claims : :class:`~depthscale.derivations.verdicts.ClaimResult` objects (or dicts with the same
+        fields) with ``verdict`` one of ``VERDICTS``; shown right after the summary, with the overview figure.
     notes : paragraphs of plain text.
 
     Examples
@@ -143,6 +146,47 @@ def format_value(x) -> str:
     return str(x)
 
 
+def format_estimate(x, se=None) -> str:
+    """A measured value with its standard error: ``x ± se`` (4 and 2 significant digits).
+
+    The error is left out when it is None or not finite; a missing value reads as an em dash.
+
+    Examples
+    --------
+    >>> format_estimate(0.97123, 0.0123), format_estimate(2.5), format_estimate(None, 0.1)
+    ('0.9712 ± 0.012', '2.5', '—')
+    """
+    text = format_value(x)
+    if text == _DASH or se is None or isinstance(se, str):
+        return text
+    se = float(se)
+    return text if not math.isfinite(se) else f"{text} ± {se:.2g}"
+
+
+def claim_cells(result) -> dict:
+    """The text of a claim's cells from a :class:`~depthscale.derivations.verdicts.ClaimResult`.
+
+    ``expected`` is a number, an interval ``(lo, hi)`` shown as ``[lo, hi]``, a condition string or None.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.verdicts import ClaimResult
+    >>> cells = claim_cells(ClaimResult("x", "c", (1.0, 2.0), 1.5, 0.1, "2 s.e.", "pass", "why"))
+    >>> cells["expected"], cells["measured"]
+    ('[1, 2]', '1.5 ± 0.1')
+    """
+    exp = result.expected
+    if isinstance(exp, tuple):
+        exp_text = f"[{format_value(exp[0])}, {format_value(exp[1])}]"
+    else:
+        exp_text = format_estimate(exp, getattr(result, "expected_error", None))
+    measured = format_estimate(result.measured, result.error)
+    if result.note:
+        measured = f"{measured} {result.note}" if result.measured is not None else result.note
+    return {"id": result.id, "claim": result.claim, "expected": exp_text, "measured": measured,
+            "tolerance": result.tolerance, "verdict": result.verdict, "reason": result.reason}
+
+
 _TEX_CHARS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\u2014": "---", "\u2013": "--", "\u2212": "-",
@@ -193,7 +237,7 @@ _EQUATIONS = [
      r"R_L = L_0 + c\,L^{-\alpha}",
      "<mrow><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo><msub><mi>L</mi><mn>0</mn></msub><mo>+</mo><mi>c</mi>"
      "<mo>&#x2062;</mo><msup><mi>L</mi><mrow><mo>&#x2212;</mo><mi>&#x3b1;</mi></mrow></msup></mrow>"),
-    ("The exact ensemble identity (shared error and layer disagreement)",
+    ("The exact ensemble identity (cross-layer error covariance and layer disagreement)",
      r"R_L = C_L + \frac{A_L - C_L}{L}",
      "<mrow><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo><msub><mi>C</mi><mi>L</mi></msub><mo>+</mo><mfrac><mrow>"
      "<msub><mi>A</mi><mi>L</mi></msub><mo>&#x2212;</mo><msub><mi>C</mi><mi>L</mi></msub></mrow><mi>L</mi></mfrac></mrow>"),
@@ -274,8 +318,14 @@ def _check_figure(name: str, f, seen: set) -> dict:
 
 
 def _check_claim(name: str, c, seen: set) -> dict:
+    """Cells of one claim from a ``ClaimResult`` or a dict with the same fields.
+
+    A dict may spell ``expected`` as ``theory`` and ``reason`` as ``detail``.
+    """
+    if hasattr(c, "verdict") and hasattr(c, "expected"):
+        c = claim_cells(c)
     if not isinstance(c, Mapping):
-        _bad(name, c, 'a dict {"id", "claim", "theory", "measured", "tolerance", "verdict", "detail"}')
+        _bad(name, c, 'a ClaimResult or a dict {"id", "claim", "expected", "measured", "tolerance", "verdict", "reason"}')
     cid = c.get("id")
     if cid is None or str(cid).strip() == "":
         _bad(f"{name}.id", cid, "a non-empty identifier")
@@ -286,9 +336,10 @@ def _check_claim(name: str, c, seen: set) -> dict:
     verdict = c.get("verdict")
     if verdict not in VERDICTS:
         _bad(f"{name}.verdict", verdict, "one of " + ", ".join(VERDICTS))
-    return {"id": cid, "claim": format_value(c.get("claim", "")), "theory": format_value(c.get("theory")),
-            "measured": format_value(c.get("measured")), "tolerance": format_value(c.get("tolerance")),
-            "verdict": verdict, "detail": format_value(c.get("detail") or "")}
+    return {"id": cid, "claim": format_value(c.get("claim", "")),
+            "expected": format_value(c.get("expected", c.get("theory"))), "measured": format_value(c.get("measured")),
+            "tolerance": format_value(c.get("tolerance")), "verdict": verdict,
+            "reason": format_value(c.get("reason", c.get("detail")) or "")}
 
 
 def _check_derivation(name: str, d):
@@ -346,7 +397,7 @@ def _view(ctx: ReportContext) -> dict:
         "derivations": [_check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))],
         "theory_tables": [_check_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))],
         "results_tables": [_check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))],
-        "figures": figures, "claims": claims, "verdicts": VERDICTS,
+        "figures": figures, "lead_names": LEAD_FIGURES, "claims": claims, "verdicts": VERDICTS,
         "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS),
     }
 

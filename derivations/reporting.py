@@ -1,4 +1,11 @@
-"""Assemble a report from a results store: theory numbers, curves and fits, claims, figures."""
+"""Assemble a report from run records: curves and their fits, theory numbers, claims, figures, tables.
+
+The path is one typed flow: records -> :func:`~depthscale.derivations.analysis.curves` (each
+curve owns its :class:`~depthscale.derivations.fits.FitResult` objects) -> theory numbers ->
+:func:`~depthscale.derivations.claims.evaluate_claims` (``ClaimResult`` objects) -> figures and
+tables -> :class:`~depthscale.derivations.render.ReportContext`. Numbers become text only in
+:mod:`depthscale.derivations.render`.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +14,19 @@ import time
 
 import numpy as np
 
-from depthscale.derivations import figures, theory_numbers
-from depthscale.derivations.analysis import curves as make_curves
-from depthscale.derivations.analysis import fit_curve
+from depthscale.derivations import figures, reference_values, theory_numbers
+from depthscale.derivations.analysis import BASELINES, Curve, curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
+from depthscale.derivations.render import MISSING, format_estimate
+from depthscale.derivations.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 
-EASY = ("easy-exact", "easy-fresh")
-
-
-def _pm(x, se=None):
-    if x is None or not np.isfinite(x):
-        return "—"
-    return f"{x:.4g}" if se is None or not np.isfinite(se) else f"{x:.4g} ± {se:.2g}"
+DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
 
-def gather_theory(cs, floor_contexts: int, reference_contexts: int) -> tuple[dict, list, list]:
+def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int) -> tuple[dict, list, list]:
     """Theory numbers for the conditions of these curves: (evidence dict, derivation objects, tables)."""
     derivs, checks = theory_numbers.derivation_checks()
-    lin_spectra = sorted({(c.a, c.b) for c in cs if c.model == "linear" and c.task in EASY}) or [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]
+    lin_spectra = sorted({(c.a, c.b) for c in cs if c.model == "linear" and c.easy}) or DEFAULT_LINEAR_SPECTRA
     topk = sorted({(c.a, c.b, c.k, c.d, c.P) for c in cs if c.task == "topk"})
     theory = {
         "derivations": checks,
@@ -47,7 +49,20 @@ def gather_theory(cs, floor_contexts: int, reference_contexts: int) -> tuple[dic
     return theory, derivs, tables
 
 
-def results_tables(cs, fits: dict) -> list:
+def _fit_row(c: Curve) -> list:
+    f = c.default_fit()
+    law = "L0 + c L^-alpha" if f.kind == "offset_power" else "c L^-alpha"
+    if not f.identified:
+        return [c.label, law, "not identified", MISSING, MISSING, MISSING, MISSING, MISSING, f.reason]
+    p, se = f.params, f.se
+    boot = f.bootstrap.intervals.get("alpha") if f.bootstrap is not None else None
+    return [c.label, law, format_estimate(p["L0"], se["L0"]) if "L0" in p else 0.0, format_estimate(p["c"], se["c"]),
+            format_estimate(p["alpha"], se["alpha"]), f.r2, f"[{boot[0]:.3g}, {boot[1]:.3g}]" if boot else MISSING,
+            f.delta_aic_alpha_one, ""]
+
+
+def results_tables(cs: list[Curve]) -> list:
+    """The per-run table, the fits table and the baselines table."""
     rows = []
     for c in cs:
         A, C = c.field_mean("A_L"), c.field_mean("C_L")
@@ -55,51 +70,43 @@ def results_tables(cs, fits: dict) -> list:
             recs = c.records_at(int(L))
             conv = sum(bool(r.get("converged")) for r in recs)
             top1 = np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")] or [np.nan])
-            rows.append([c.label, int(L), len(recs), conv, _pm(c.mean[j], c.se[j]), _pm(A[j]), _pm(C[j]), _pm(top1)])
+            rows.append([c.label, int(L), len(recs), conv, format_estimate(c.mean[j], c.se[j]), A[j], C[j], top1])
     out = [{"title": "Loss against depth (mean ± s.e. over seeds, fresh evaluation contexts)",
-            "columns": ["condition", "L", "seeds", "converged", "R_L", "A_L", "C_L", "top-1 mass (layer 1)"], "rows": rows}]
-    frows = []
-    for c in cs:
-        f = fits.get(c.key)
-        if not f or "params" not in f:
-            frows.append([c.label, "—", "—", "—", "—", "—", "—", (f or {}).get("error", "too few depths")])
-            continue
-        p, se = f["params"], f.get("se", {})
-        boot = f.get("bootstrap", {}).get("intervals", {}).get("alpha")
-        a1 = f.get("alpha_one", {}).get("delta_aic")
-        frows.append([c.label, f["kind"], _pm(p.get("L0", 0.0), se.get("L0")), _pm(p["c"], se.get("c")), _pm(p["alpha"], se.get("alpha")),
-                      _pm(f.get("r2")), f"[{boot[0]:.3g}, {boot[1]:.3g}]" if boot else "—", _pm(a1)])
+            "columns": ["condition", "L", "seeds", "converged", "R_L", "A_L", "C_L (cross-layer covariance)", "top-1 mass (layer 1)"],
+            "rows": rows,
+            "note": "A_L is the mean of the layers' own losses and C_L the mean covariance E[e_l e_m] (l ≠ m) of two "
+                    "layers' errors, so R_L = C_L + (A_L - C_L)/L. C_L is negative when layer errors cancel, as in "
+                    "linear attention, where each layer corrects what the previous ones left."}]
     out.append({"title": "Fits: R_L = L0 + c L^-alpha (softmax, linear top-k) and R_L = c L^-alpha (linear easy)",
-                "columns": ["condition", "law", "L0", "c", "alpha", "R^2", "alpha 95% (bootstrap over seeds)", "delta AIC (alpha = 1)"], "rows": frows})
+                "columns": ["condition", "law", "L0", "c", "alpha", "R^2", "alpha 95% (bootstrap over seeds)",
+                            "delta AIC (alpha = 1)", "not identified because"],
+                "rows": [_fit_row(c) for c in cs]})
     brows = []
     for c in cs:
         if c.model != "softmax" or c.task != "topk":
             continue
-        L = int(c.depths[-1])
-        recs = [r for r in c.records_at(L) if r.get("baseline")]
-        if not recs:
+        b = {n: c.baseline(n) for n in BASELINES}
+        if any(v is None for v in b.values()):
             continue
-        b = {n: (np.mean([r["baseline"][n]["loss"] for r in recs]), np.mean([r["baseline"][n]["diff"] for r in recs]),
-                 np.sqrt(np.sum([r["baseline"][n]["diff_se"] ** 2 for r in recs])) / len(recs)) for n in ("single", "pair")}
+        beats = {n: b[n].diff < -2 * b[n].diff_se for n in BASELINES}
+        regime = "depth beats both" if beats["pair"] else ("depth beats one temperature only" if beats["single"] else "no room used by depth")
         j = len(c.depths) - 1
-        regime = "depth beats both" if b["pair"][1] < -2 * b["pair"][2] else ("depth beats one temperature only" if b["single"][1] < -2 * b["single"][2] else "no room used by depth")
-        brows.append([c.label, L, _pm(c.mean[j], c.se[j]), _pm(b["single"][0]), _pm(b["single"][1], b["single"][2]),
-                      _pm(b["pair"][0]), _pm(b["pair"][1], b["pair"][2]), regime])
+        brows.append([c.label, int(c.depths[j]), format_estimate(c.mean[j], c.se[j]), b["single"].loss,
+                      format_estimate(b["single"].diff, b["single"].diff_se), b["pair"].loss,
+                      format_estimate(b["pair"].diff, b["pair"].diff_se), regime])
     out.append({"title": "Room for depth: deepest model against the best temperature-only heads (paired on the same contexts)",
-                "columns": ["condition", "L", "R_L", "single head", "R_L - single", "two temperatures", "R_L - two", "regime"], "rows": brows})
+                "columns": ["condition", "L", "R_L", "single head", "R_L - single", "two temperatures", "R_L - two", "regime"],
+                "rows": brows})
     return out
 
 
-def figure_entries(records, cs, fits, theory) -> list:
-    selectors = []
-    for c in cs:
-        f = fits.get(c.key)
-        if f and "params" in f:
-            selectors.append({"model": c.model, "variant": c.variant, "task": c.task, "k": c.k, "a": c.a, "b": c.b,
-                              "d": c.d, "P": c.P, "fit": f["params"]})
-    exp_rows = [{"a": c.a, "b": c.b, "alpha": fits[c.key]["params"]["alpha"], "alpha_se": fits[c.key].get("se", {}).get("alpha", np.nan),
-                 "series": f"{c.model} {'easy' if c.task in EASY else f'top-{c.k}'} d={c.d}"}
-                for c in cs if fits.get(c.key) and "params" in fits[c.key] and c.variant == "base"]
+def figure_entries(records, cs: list[Curve], theory: dict) -> list:
+    """Every figure of the report, the overview first."""
+    fits = {c.key: f for c in cs if (f := c.default_fit()).identified}
+    exp_rows = [{"a": c.a, "b": c.b, "alpha": f.params["alpha"], "alpha_se": f.se["alpha"],
+                 "series": f"{c.model} {'easy' if c.easy else f'top-{c.k}'} d={c.d}"}
+                for c in cs if (f := fits.get(c.key)) is not None and c.variant == "base"]
+    reference = [(a, b, alpha) for (a, b), alpha in reference_values.LINEAR_EASY_EXPONENTS.items()]
     floor_rows = []
     for c in cs:
         key = (c.a, c.b, c.k, c.d, c.P)
@@ -111,21 +118,21 @@ def figure_entries(records, cs, fits, theory) -> list:
         floor_rows.append({"label": f"({a:g},{b:g})", "measured": v, "measured_se": s, "reference": ref, "group": "theory MC vs paper"})
     base_rows = []
     for c in cs:
-        f = fits.get(c.key)
         if c.model != "softmax" or c.task != "topk" or c.variant != "base":
             continue
-        recs = [r for r in c.records_at(int(c.depths[-1])) if r.get("baseline")]
-        if not recs:
+        bs = {n: c.baseline(n) for n in BASELINES}
+        if all(v is None for v in bs.values()):
             continue
+        f = fits.get(c.key)
         row = {"spectrum": f"({c.a:g},{c.b:g}) top-{c.k} d={c.d}",
-               "L0": f["params"]["L0"] if f and "params" in f else np.nan, "L0_se": f.get("se", {}).get("L0", np.nan) if f else np.nan}
-        for n in ("single", "pair"):
-            row[n] = float(np.mean([r["baseline"][n]["loss"] for r in recs]))
-            row[n + "_se"] = float(np.mean([r["baseline"][n]["se"] for r in recs]))
+               "L0": f.params["L0"] if f is not None else np.nan, "L0_se": f.se["L0"] if f is not None else np.nan}
+        for n, b in bs.items():
+            if b is not None:
+                row[n], row[n + "_se"] = b.loss, b.loss_se
         base_rows.append(row)
     return [
-        figures.figure_entry("overview", records, selectors),
-        figures.figure_entry("exponents_vs_zeta", exp_rows),
+        figures.figure_entry("overview", cs, fits),
+        figures.figure_entry("exponents_vs_zeta", exp_rows, reference),
         figures.figure_entry("mode_curves", records),
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
@@ -140,28 +147,25 @@ def build_context(records, *, title: str, preset: str = "", floor_contexts: int 
 
     t0 = time.perf_counter()
     records = list(records)
-    cs = make_curves(records)
-    fits = {}
-    for c in cs:
-        kind = "power" if c.model == "linear" and c.task in EASY else "offset"
-        fits[c.key] = fit_curve(c, kind)
+    cs = curves(records)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
     claims = evaluate_claims(Evidence(cs, theory))
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]
-    counts = {v: sum(c["verdict"] == v for c in claims) for v in ("pass", "fail", "indicative", "not run")}
+    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     summary = [
         f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged.",
         "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
-        "Verdicts are pass/fail only when the evidence is decisive (at least 2 seeds, 5 depths spanning a factor 32, "
-        "converged runs, 4,096 evaluation contexts); otherwise indicative, with the would-be verdict stated.",
+        f"Verdicts are pass/fail only when the evidence is decisive (at least {MIN_SEEDS} seeds, {MIN_DEPTHS} depths spanning a "
+        f"factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit behind them is identified; "
+        "otherwise indicative, with the would-be verdict stated when there is one.",
     ]
     notes = list(notes) + [f"Run {r.get('key')}: {r.get('status')} — {r.get('reason')}" for r in failed]
     return ReportContext(
         title=title, subtitle="Depth scaling in attention: theory against simulation", preset=preset,
         created=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         runtime_seconds=(runtime_seconds or 0.0) + (time.perf_counter() - t0), summary=summary, derivations=derivs,
-        theory_tables=theory_tables, results_tables=results_tables(cs, fits), figures=figure_entries(records, cs, fits, theory),
+        theory_tables=theory_tables, results_tables=results_tables(cs), figures=figure_entries(records, cs, theory),
         claims=claims, notes=notes,
     )

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-# SCIENCE.md section 7: the paper's linear-model floors on top-2 (theory column), d = 128, P = 1024.
-FLOOR_REFERENCE = {(0.0, 0.0): 59.37, (0.25, 0.25): 9.700, (0.5, 0.5): 2.272, (1.0, 0.25): 1.225, (1.0, 1.0): 0.498}
-# SCIENCE.md section 7: trained linear easy-task exponents of the paper, by (a, b).
-LINEAR_REFERENCE = {(2, 0.5): 1.121, (2, 1): 1.485, (2, 1.5): 1.684, (2, 2): 1.987, (0.5, 2): 3.310, (1, 2): 2.552, (1.5, 2): 2.163}
+from depthscale.derivations.reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
+
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
@@ -72,8 +70,9 @@ def floors(conditions, contexts: int, seed: int = 0) -> dict:
 
 def floor_reference(contexts: int, seed: int = 0) -> dict:
     """The five top-2 floors of the paper recomputed: {(a, b): (value, stderr, reference)}."""
-    got = floors([(a, b, 2, 128, 1024) for a, b in FLOOR_REFERENCE], contexts, seed)
-    return {(a, b): (*got[(a, b, 2, 128, 1024)], ref) for (a, b), ref in FLOOR_REFERENCE.items()}
+    D, P = REFERENCE_D, REFERENCE_P
+    got = floors([(a, b, 2, D, P) for a, b in LINEAR_TOP2_FLOORS_THEORY], contexts, seed)
+    return {(a, b): (*got[(a, b, 2, D, P)], ref) for (a, b), ref in LINEAR_TOP2_FLOORS_THEORY.items()}
 
 
 def clt_table(sigma2: float = 1.0, shared: float = 0.5, depths=DEPTHS) -> dict:

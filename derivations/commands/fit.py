@@ -3,16 +3,17 @@
 A curve is every ``ok`` run that shares all settings but depth and seed. Each is fitted with
 ``R_L = L0 + c L^-alpha`` (with the alpha = 1 comparison) and the pure power law ``c L^-alpha`` on
 its seed-mean losses, with bootstrap intervals over seeds when there are at least three seeds.
+Every fit says whether its parameters are identified (``"identified"`` in ``--json``, and
+"not identified" with the reason in the text); an unidentified fit shows no numbers.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from depthscale.derivations.cli import emit
+import numpy as np
 
-KINDS = ("offset", "power")
+from depthscale.derivations.cli import emit
 
 
 def register(sub) -> None:
@@ -26,14 +27,8 @@ def register(sub) -> None:
     p.set_defaults(func=handle)
 
 
-def _fmt(v, se=None) -> str:
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    return f"{v:.4g}" + (f" ± {se:.2g}" if se is not None and math.isfinite(se) else "")
-
-
 def handle(args) -> int:
-    from depthscale.derivations.analysis import curves, fit_curve
+    from depthscale.derivations.analysis import FIT_KINDS, curves
     from depthscale.derivations.cli import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
@@ -45,7 +40,7 @@ def handle(args) -> int:
         check_choice("task", args.task, TASKS)
     kinds = parse_list("kind", args.kind, str)
     for k in kinds:
-        check_choice("kind", k, KINDS)
+        check_choice("kind", k, tuple(FIT_KINDS))
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     if not Path(args.store).is_file():
         raise ValueError(f"store={args.store!r}: must be an existing results store")
@@ -56,31 +51,35 @@ def handle(args) -> int:
     for c in curves(records):
         entry = {
             "label": c.label, "model": c.model, "task": c.task, "k": c.k, "a": c.a, "b": c.b, "d": c.d, "P": c.P,
-            "variant": c.variant, "depths": c.depths.tolist(), "n_seeds": len(c.seeds), "mean_loss": c.mean.tolist(),
+            "variant": c.variant, "depths": c.depths.tolist(), "n_seeds": len(c.seeds),
+            "mean_loss": [float(v) if np.isfinite(v) else None for v in c.mean],
             "all_converged": c.all_converged, "n_unconverged": c.n_unconverged, "fits": {},
         }
         lines.append(f"{c.label}: depths {', '.join(str(int(L)) for L in c.depths)}; {len(c.seeds)} seed(s)"
                      + ("" if c.all_converged else f"; {c.n_unconverged} run(s) not converged"))
         for kind in kinds:
-            f = fit_curve(c, kind, n_boot=n_boot)
-            entry["fits"][kind] = f
-            name = "L0 + c L^-alpha" if kind == "offset" else "c L^-alpha"
-            if f is None:
-                lines.append(f"  {name}: too few depths")
-                continue
-            if "error" in f:
-                lines.append(f"  {name}: fit failed ({f['error']})")
-                continue
-            p, se = f["params"], f["se"]
-            txt = ", ".join(f"{k} = {_fmt(p[k], se.get(k))}" for k in p) + f"; R^2 = {_fmt(f['r2'])}"
-            if "alpha_one" in f:
-                txt += f"; ΔAIC(alpha=1 − free) = {_fmt(f['alpha_one']['delta_aic'])}"
-            if "bootstrap" in f:
-                lo, hi = f["bootstrap"]["intervals"]["alpha"]
-                txt += f"; alpha 95% bootstrap [{_fmt(lo)}, {_fmt(hi)}]"
-            lines.append(f"  {name}: {txt}")
+            f = c.fit(kind, n_boot=n_boot)
+            entry["fits"][kind] = f.to_dict()
+            lines.append(f"  {FIT_KINDS[kind][0]}: {fit_text(f)}")
         out["curves"].append(entry)
     if not out["curves"]:
         lines.append("no finished runs match")
     emit(out, args.json, "\n".join(lines))
     return 0
+
+
+def fit_text(f) -> str:
+    """One line for a fit: its parameters, or why there are none."""
+    from depthscale.derivations.render import format_estimate, format_value
+
+    if f.failure:
+        return f"no fit ({f.failure})"
+    if not f.identified:
+        return f"not identified ({f.reason})"
+    txt = ", ".join(f"{k} = {format_estimate(f.params[k], f.se[k])}" for k in f.params) + f"; R^2 = {format_value(f.r2)}"
+    if np.isfinite(f.delta_aic_alpha_one):
+        txt += f"; ΔAIC(alpha=1 − free) = {format_value(f.delta_aic_alpha_one)}"
+    if f.bootstrap is not None:
+        lo, hi = f.bootstrap.intervals["alpha"]
+        txt += f"; alpha 95% bootstrap [{format_value(lo)}, {format_value(hi)}]"
+    return txt

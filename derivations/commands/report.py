@@ -38,7 +38,7 @@ def write(records, args, title: str, preset: str = "", runtime: float = 0.0) -> 
     ctx = build_context(records, title=title, preset=preset, floor_contexts=args.floor_contexts,
                         reference_contexts=args.reference_contexts, runtime_seconds=runtime)
     paths = write_report(ctx, args.out)
-    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": ctx.claims}
+    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": [c.to_dict() for c in ctx.claims]}
 
 
 def register(sub) -> None:
@@ -64,6 +64,6 @@ def handle(args) -> int:
 
 def claims_text(out: dict) -> str:
     lines = [f"{'verdict':<11} claim"]
-    lines += [f"{c['verdict']:<11} {c['id']}: measured {c['measured']} (theory {c['theory']})" for c in out["claims"]]
+    lines += [f"{c['verdict']:<11} {c['id']}: measured {c['measured_text']} (expected {c['expected_text']})" for c in out["claims"]]
     lines += [f"wrote {p}" for p in out["paths"].values()]
     return "\n".join(lines)

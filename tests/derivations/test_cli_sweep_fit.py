@@ -60,7 +60,7 @@ def test_sweep_then_fit(tmp_path, capsys):
     assert code == 0 and json.loads(out)["skipped"] == 56 and json.loads(out)["done"] == 0
     code, out, err = run_cli(capsys, "fit", "--store", str(store), "--n-boot", "20", "--json")
     assert code == 0, err
-    curves = json.loads(out)["curves"]
+    curves = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))["curves"]
     assert len(curves) == 2
     # the command groups by spectrum and averages seeds: redo that here from the stand-in itself
     runs = load_grid(tmp_path / "g.toml")
@@ -75,7 +75,8 @@ def test_sweep_then_fit(tmp_path, capsys):
         assert c["fits"]["power"]["params"] == pytest.approx(fit_power_law(depths, mean).params, rel=1e-9)
         assert off["params"]["alpha"] == pytest.approx(TRUE_ALPHA[c["a"]], abs=0.05)
         assert off["params"]["L0"] == pytest.approx(0.5, abs=0.05)
-        assert "alpha_one" in off and "bootstrap" in off and "bootstrap" in c["fits"]["power"]
+        assert "delta_aic_alpha_one" in off and "bootstrap" in off and "bootstrap" in c["fits"]["power"]
+        assert off["identified"] is True and c["fits"]["power"]["identified"] is True
         assert c["fits"]["power"]["params"]["alpha"] < TRUE_ALPHA[c["a"]]  # a pure power law ignores the floor
     code, out, _ = run_cli(capsys, "fit", "--store", str(store), "--model", "linear")
     assert code == 0 and "no finished runs match" in out

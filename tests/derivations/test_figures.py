@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from depthscale.derivations import figures
+from depthscale.derivations import figures, reference_values
+from depthscale.derivations.analysis import curve_key, curves
+from depthscale.derivations.fits import FitResult
+
+PAPER = [(a, b, alpha) for (a, b), alpha in reference_values.LINEAR_EASY_EXPONENTS.items()]
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 SEEDS = (0, 1, 2)
@@ -103,13 +107,13 @@ def test_every_figure_returns_a_png_that_decodes(records):
     base_rows = [{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01, "pair": 1.932,
                   "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.008, "pair_diff": -0.03,
                   "pair_diff_se": 0.008}]
-    pngs = [figures.overview(records, fits), figures.exponents_vs_zeta(rows, figures.PAPER_LINEAR_EASY_EXPONENTS),
+    pngs = [figures.overview(records, fits), figures.exponents_vs_zeta(rows, PAPER),
             figures.mode_curves(records), figures.decomposition(records), figures.floors(floor_rows),
             figures.baselines(base_rows)]
-    sizes = set()
-    for png in pngs:
-        sizes.add(decode(png).shape)
-    assert len(sizes) > 1  # figures have their own shapes, so not one placeholder image
+    # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
+    expected = [(850, 1100), (500, 650), (460, 1100), (460, 1100), (550, 650), (460, 1100)]
+    assert [decode(png).shape[:2] for png in pngs] == expected
+    assert len({bytes(p) for p in pngs}) == len(pngs)  # and no two are the same image
 
 
 def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
@@ -195,7 +199,7 @@ def test_exponents_are_placed_at_zeta_with_zeta_and_two_zeta_lines():
     guide = [ln for ln in ax.lines if ln.get_linestyle() in ("-", "--") and len(ln.get_xdata()) == 50]
     slopes = sorted(np.polyfit(ln.get_xdata(), ln.get_ydata(), 1)[0] for ln in guide)
     assert slopes == pytest.approx([1.0, 2.0])
-    assert figures.build("exponents_vs_zeta", rows[2:], figures.PAPER_LINEAR_EASY_EXPONENTS)[0] is None
+    assert figures.build("exponents_vs_zeta", rows[2:], PAPER)[0] is None
 
 
 def test_mode_curves_normalise_by_lambda_omega(records):
@@ -270,4 +274,29 @@ def test_bad_input_raises_value_error_naming_the_parameter():
 
 def test_series_key_matches_contract():
     r = make_record("linear", "easy-exact", 2, 1, 4, 0, qk="temperature")
-    assert figures.series_key(r) == ("linear", "temperature", "easy-exact", 0, 2.0, 1.0, 8, 64)
+    assert curve_key(r)[:8] == ("linear", "temperature", "easy-exact", 0, 2.0, 1.0, 8, 64)
+
+
+def test_series_are_the_curves_the_claims_use():
+    # two training protocols of one condition are two curves for the claims, so two lines in the figure
+    recs = [make_record("softmax", "topk", 0.5, 0.5, L, s) for L in (1, 4, 16) for s in (0, 1)]
+    other = [dict(r, config={**r["config"], "train": {"lr": 1e-2}}) for r in recs]
+    assert len(curves(recs + other)) == 2
+    fig, _ = figures.build("overview", recs + other)
+    marked, _ = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    assert len(marked) == 2
+    # and the figure accepts the curves themselves, drawing the same seed means
+    fig2, _ = figures.build("overview", curves(recs + other))
+    marked2, _ = data_lines(np.array(fig2.axes).reshape(2, 2)[1, 1])
+    assert sorted(tuple(m.get_ydata()) for m in marked) == sorted(tuple(m.get_ydata()) for m in marked2)
+
+
+def test_unidentified_fit_is_not_drawn():
+    recs = [make_record("softmax", "topk", 0.0, 0.0, L, s, L0=0.5, c=1.0) for L in (1, 4, 16) for s in (0, 1)]
+    key = ("softmax", "base", "topk", 2, 0.0, 0.0)
+    good = FitResult("offset_power", {"L0": 0.5, "c": 1.0, "alpha": 1.0}, {"L0": 0.01, "c": 0.01, "alpha": 0.01},
+                     0.99, 0.0, 0.0, 6, 3, ("L0", "c", "alpha"))
+    bad = FitResult.missing("offset_power", "too few depths")
+    for fit, n in ((good, 1), (bad, 0)):
+        fig, _ = figures.build("overview", recs, {key: fit})
+        assert len(data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])[1]) == n

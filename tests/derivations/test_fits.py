@@ -1,5 +1,6 @@
 """Scaling-law fits on synthetic data from known laws: recovery, interval coverage, profile, AIC, bootstrap."""
 
+import json
 import math
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 from scipy import stats
 
 from depthscale.derivations.fits import (
+    FitResult,
     additive_predict,
     bootstrap_over_seeds,
     compare_alpha_one,
@@ -110,7 +112,7 @@ def test_gap_fit():
     C = 1.2 - 0.4 * Ls ** -0.98
     f = fit_gap(Ls, 1.2 - C, 1.2)
     assert f.params["alpha"] == pytest.approx(0.98, rel=1e-10) and f.params["c"] == pytest.approx(0.4, rel=1e-10)
-    assert f.fixed == {"L0": 1.2} and f.model == "gap"
+    assert f.fixed == {"L0": 1.2} and f.kind == "gap"
     g = np.random.default_rng(3)
     f = fit_gap(Ls, 0.4 * Ls ** -0.98 * np.exp(0.02 * g.standard_normal(Ls.size)))
     lo, hi = f.interval("alpha")
@@ -261,3 +263,57 @@ def test_additive_coverage():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ------------------------------------------------------------------ predict and identification
+def test_predict_evaluates_each_kind_of_law():
+    L = 2.0 ** np.arange(1, 8)
+    off = fit_offset_power(L, 0.5 + 2.0 / L)
+    np.testing.assert_allclose(off.predict([3.0, 100.0]), [0.5 + 2.0 / 3.0, 0.5 + 2.0 / 100.0], rtol=1e-6)
+    pw = fit_power_law(L, 3.0 * L**-1.5)
+    np.testing.assert_allclose(pw.predict([3.0]), [3.0 * 3.0**-1.5], rtol=1e-9)
+    # a gap fit's law is the gap L0 - C_L = c L^-alpha itself, not L0 plus it
+    gap = fit_gap(L, 0.4 * L**-0.98, L0=1.2)
+    np.testing.assert_allclose(gap.predict([5.0]), [0.4 * 5.0**-0.98], rtol=1e-9)
+    with pytest.raises(ValueError, match="no fit"):
+        FitResult.missing("offset_power", "too few depths").predict([1.0])
+
+
+def test_clean_law_is_identified_and_strict_json():
+    L = 2.0 ** np.arange(8)
+    R = (0.5 + 2.0 / L) * (1 + 0.01 * np.random.default_rng(0).standard_normal(L.size))
+    f = fit_offset_power(L, R)
+    assert f.identified and f.reason == ""
+    d = f.to_dict()
+    assert d["identified"] is True
+    json.dumps(d, allow_nan=False)
+
+
+def test_flat_curve_is_not_identified():
+    L = 2.0 ** np.arange(8)
+    f = fit_offset_power(L, np.full(L.size, 0.7))
+    assert not f.identified and f.reason
+    d = f.to_dict()
+    assert d["identified"] is False
+    json.dumps(d, allow_nan=False)  # nan statistics are written as null
+
+
+def test_each_identification_rule():
+    base = dict(kind="offset_power", r2=0.99, aic=0.0, ssr=0.0, n=8, dof=5, names=("L0", "c", "alpha"),
+                bounds={"L0": (0.0, 0.6), "alpha": (1e-8, 20.0)})
+    ok = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05}, **base)
+    assert ok.identified
+    at_bound = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1e-8}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05}, **base)
+    assert not at_bound.identified and "bound" in at_bound.reason
+    zero_se = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.0, "alpha": 0.05}, **base)
+    assert not zero_se.identified and "standard error" in zero_se.reason
+    nan_se = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": math.nan}, **base)
+    assert not nan_se.identified and "standard error" in nan_se.reason
+    # L0 = 0.3 +- 0.2 over 5 dof: the 95 % interval (2 x 2.571 x 0.2 = 1.03 wide) exceeds L0's range [0, 0.6]
+    wide = FitResult(params={"L0": 0.3, "c": 2.0, "alpha": 1.0}, se={"L0": 0.2, "c": 0.1, "alpha": 0.05}, **base)
+    assert not wide.identified and "wider than its range" in wide.reason
+    bad_r2 = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05},
+                       **{**base, "r2": -3.6e-13})
+    assert not bad_r2.identified and "R^2" in bad_r2.reason
+    missing = FitResult.missing("offset_power", "2 depth(s) < 4")
+    assert not missing.identified and missing.reason == "2 depth(s) < 4"

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from depthscale.derivations import theory_numbers
-from depthscale.derivations.render import write_report
+from depthscale.derivations.analysis import curves
+from depthscale.derivations.render import MISSING, format_estimate, write_report
 from depthscale.derivations.reporting import build_context
 
 from synthetic import curve
@@ -25,7 +26,7 @@ def records():
 def test_report_has_every_claim_in_every_format(records, tmp_path, monkeypatch):
     monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
     ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
-    ids = [c["id"] for c in ctx.claims]
+    ids = [c.id for c in ctx.claims]
     assert len(ids) == len(set(ids)) > 10
     drawn = [f for f in ctx.figures if f["png"] is not None]
     assert {f["name"] for f in drawn} >= {"overview", "exponents_vs_zeta", "decomposition"}
@@ -34,9 +35,36 @@ def test_report_has_every_claim_in_every_format(records, tmp_path, monkeypatch):
     html = open(paths["html"]).read()
     tex = open(paths["tex"]).read()
     for c in ctx.claims:
-        assert c["id"].split(" ")[0] in md and c["verdict"] in md
+        assert c.id.split(" ")[0] in md and c.verdict in md
     assert html.count("data:image/png;base64") >= len(drawn)
     assert "\\begin{document}" in tex and tex.rstrip().endswith("\\end{document}")
-    # the softmax curve follows 0.5 + 0.4/L: its fitted exponent must be near 1
-    fit_row = next(r for r in ctx.results_tables[1]["rows"] if r[0].startswith("softmax"))
-    assert fit_row[4].startswith("0.9") or fit_row[4].startswith("1.0")
+    # the softmax curve follows 0.5 + 0.4/L: its fitted exponent is near 1, and the fits table shows that fit
+    (soft,) = [c for c in curves(records) if c.model == "softmax"]
+    fit = soft.default_fit()
+    assert fit.identified and fit.params["alpha"] == pytest.approx(1.0, abs=0.05)
+    fit_row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == soft.label)
+    assert fit_row[4] == format_estimate(fit.params["alpha"], fit.se["alpha"])
+
+
+def test_findings_come_first(records, tmp_path, monkeypatch):
+    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
+    ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
+    paths = write_report(ctx, tmp_path / "out")
+    md, html, tex = (open(paths[f]).read() for f in ("md", "html", "tex"))
+    for text, marks in ((md, ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
+                        (html, ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
+                        (tex, ("section*{Summary}", "section*{Claims}", "figures/overview.png", "section*{Derivations}",
+                               "section*{Simulation results}"))):
+        pos = [text.index(m) for m in marks]
+        assert pos == sorted(pos), marks
+        assert text.count(marks[2]) == 1  # the overview is shown once, with the findings
+
+
+def test_unidentified_fit_shows_no_numbers(records, monkeypatch):
+    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {}))
+    flat = curve(lambda L: 0.7, a=0.5, b=0.5, noise=0.0)
+    ctx = build_context(records + flat, title="t", floor_contexts=50, reference_contexts=0)
+    (c,) = [c for c in curves(flat)]
+    row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == c.label)
+    assert row[2] == "not identified" and row[-1] == c.default_fit().reason
+    assert all(cell == MISSING for cell in row[3:8])
