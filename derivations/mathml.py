@@ -223,6 +223,8 @@ class _Parser:
                 return _mo("′"), "op"
             if tok in "()[]|":
                 return _mo(tok, stretchy="false"), "op"
+            if tok == "/":  # a division slash sits tight, as in TeX
+                return _mo(tok, lspace="0", rspace="0"), "op"
             return _mo(tok), "op"
         if not tok.startswith("\\"):
             if tok.isalpha():

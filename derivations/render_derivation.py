@@ -31,7 +31,9 @@ from depthscale.derivations.typeset import FORMATS, html_escape, math_latex, mat
 __all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
 
 DERIVATION_CSS = (
-    "math[display=block]{margin:0.8em 0;overflow-x:auto}"
+    # a font with an OpenType MATH table, which stretchy fences and large operators need
+    'math{font-family:"STIX Two Math","Latin Modern Math","Cambria Math","DejaVu Math TeX Gyre",math}'
+    "math[display=block]{margin:0.8em 0;padding:0.2em 0;overflow-x:auto;overflow-y:hidden}"
     ".step{border-left:3px solid #ccd;padding-left:1em;margin:1.2em 0}"
     ".check{font-size:0.9em;color:#555}.pass strong{color:#176317}.fail strong{color:#a11}"
 )
