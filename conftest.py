@@ -22,10 +22,8 @@ PACKAGES = ("theory", "sims", "derivations")
 def module_name(path: Path) -> str | None:
     """``depthscale.<dotted path>`` of a source file in one of the packages, else None.
 
-    >>> module_name(ROOT / "derivations" / "commands" / "__init__.py")
-    'depthscale.derivations.commands'
-    >>> module_name(ROOT / "tests" / "conftest.py") is None
-    True
+    ``derivations/commands/__init__.py`` is ``depthscale.derivations.commands``; files outside
+    the three folders (tests, benchmarks) are None.
     """
     try:
         parts = list(path.resolve().relative_to(ROOT).with_suffix("").parts)
