@@ -2,7 +2,6 @@
 
 import dataclasses
 
-import mpmath
 import pytest
 import sympy as sp
 
