@@ -7,6 +7,8 @@ the HTML must parse as XML and contain only presentation-MathML elements.
 """
 
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
@@ -147,6 +149,16 @@ def test_html_is_xml_with_valid_mathml_and_no_ascii_maths(rendered):
     found = ASCII_SYMBOL.search(text.replace("&gt;", ">").replace("&lt;", "<"))
     assert not found, found.group(0)
     assert "_" not in text and "^" not in text and "$" not in text and "\\" not in text
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_document_compiles(rendered, tmp_path):
+    _, out = rendered
+    (tmp_path / "d.tex").write_text(out["tex"], encoding="utf-8")
+    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert "undefined" not in res.stdout.lower()
 
 
 def test_every_step_in_every_format(rendered):
