@@ -26,7 +26,7 @@ True
 
 from __future__ import annotations
 
-from depthscale.derivations.typeset import FORMATS, html_escape, math_latex, math_mathml, prose
+from depthscale.derivations.typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, prose, tex_escape
 
 __all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
 
@@ -60,6 +60,7 @@ def step_latex(step) -> str:
 
 
 def _check_text(result) -> str:
+    """The check result as plain text (written by the checker: escaped, never read as prose markup)."""
     if result is None:
         return "not checked"
     verdict = "passed" if result.passed else "FAILED"
@@ -87,7 +88,7 @@ def _markdown(d, level: int, checked: bool) -> str:
         lines += [f"{hd}# Step {i}. {prose(step.title, 'md')}", "", "$$", step_latex(step), "$$", ""]
         if step.note:
             lines += [f"*{prose(step.note, 'md')}*", ""]
-        lines += [prose(step.justification, "md"), "", f"**Check:** {prose(_check_text(res), 'md')}", ""]
+        lines += [prose(step.justification, "md"), "", f"**Check:** {md_escape(_check_text(res))}", ""]
     if d.conclusion:
         lines += [f"{hd}# Conclusion", "", prose(d.conclusion, "md"), ""]
     if checked:
@@ -158,7 +159,7 @@ def _latex_fragment(d, level: int, checked: bool) -> str:
                 r"\end{equation*}"]
         if step.note:
             out += [rf"\emph{{{prose(step.note, 'tex')}}}", ""]
-        out += [prose(step.justification, "tex"), "", rf"\textbf{{Check:}} {prose(_check_text(res), 'tex')}", ""]
+        out += [prose(step.justification, "tex"), "", rf"\textbf{{Check:}} {tex_escape(_check_text(res))}", ""]
     if d.conclusion:
         out += [rf"\{sub}*{{Conclusion}}", prose(d.conclusion, "tex"), ""]
     if checked:
