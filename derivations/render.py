@@ -42,7 +42,10 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from depthscale.derivations.render_derivation import DERIVATION_CSS, render_derivation
+from depthscale.derivations.typeset import math_mathml, tex_escape
 from depthscale.derivations.verdicts import VERDICTS
+from depthscale.theory.derivation import Derivation
 
 __all__ = ["VERDICTS", "MISSING", "ReportContext", "write_report", "render_report", "format_value", "format_estimate",
            "claim_cells", "tex_escape"]
@@ -69,8 +72,10 @@ class ReportContext:
     created : timestamp text (defaults to now, UTC).
     runtime_seconds : wall time of the work behind the report, or None.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
-    derivations : objects with ``title``, ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML)
-        and ``to_latex_fragment()``; their fragments are inserted as they are.
+    derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
+        :mod:`depthscale.derivations.render_derivation`), or objects with ``title``,
+        ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
+        whose fragments are inserted as they are.
     theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
         numbers are shown with 4 significant digits, None and nan as an em dash.
     figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
@@ -187,69 +192,17 @@ def claim_cells(result) -> dict:
             "tolerance": result.tolerance, "verdict": result.verdict, "reason": result.reason}
 
 
-_TEX_CHARS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\u2014": "---", "\u2013": "--", "\u2212": "-",
-    "\u2026": r"\ldots{}", "\u00a0": "~",
-    # a bracket right after \\ would be read as its optional argument: hide brackets in groups
-    "[": "{[}", "]": "{]}",
-}
-# Symbols that pdflatex's utf8 input cannot typeset by itself: written as math.
-_TEX_MATH = {
-    "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\varepsilon", "ζ": r"\zeta", "η": r"\eta",
-    "θ": r"\theta", "κ": r"\kappa", "λ": r"\lambda", "μ": r"\mu", "ν": r"\nu", "ξ": r"\xi", "π": r"\pi", "ρ": r"\rho",
-    "σ": r"\sigma", "τ": r"\tau", "φ": r"\phi", "χ": r"\chi", "ψ": r"\psi", "ω": r"\omega", "Γ": r"\Gamma",
-    "Δ": r"\Delta", "Θ": r"\Theta", "Λ": r"\Lambda", "Σ": r"\Sigma", "Φ": r"\Phi", "Ω": r"\Omega",
-    "≤": r"\leq", "≥": r"\geq", "±": r"\pm", "×": r"\times", "·": r"\cdot", "→": r"\to", "≈": r"\approx",
-    "∞": r"\infty", "≠": r"\neq", "∼": r"\sim", "⁻": r"^{-}", "²": r"^{2}", "³": r"^{3}", "¹": r"^{1}",
-    "√": r"\surd", "∈": r"\in", "∑": r"\sum", "‖": r"\|",
-}
-
-
-def tex_escape(text) -> str:
-    """Escape plain text for LaTeX (special characters, Greek letters and common math symbols).
-
-    Examples
-    --------
-    >>> print(tex_escape("50% of L_0 & {x} ≤ ζ"))
-    50\\% of L\\_0 \\& \\{x\\} $\\leq$ $\\zeta$
-    """
-    out = []
-    for ch in str(text):
-        if ch in _TEX_CHARS:
-            out.append(_TEX_CHARS[ch])
-        elif ch in _TEX_MATH:
-            out.append(f"${_TEX_MATH[ch]}$")
-        elif ch in "\r\n\t":
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
 
 class _RawTex(str):
     """LaTeX that is inserted as it is (derivation fragments, the fixed equations)."""
 
 
-# The laws every report refers to, written once per format.
+# The laws every report refers to, in LaTeX; the HTML report shows them through the one MathML path.
 _EQUATIONS = [
-    ("The fitted depth law",
-     r"R_L = L_0 + c\,L^{-\alpha}",
-     "<mrow><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo><msub><mi>L</mi><mn>0</mn></msub><mo>+</mo><mi>c</mi>"
-     "<mo>&#x2062;</mo><msup><mi>L</mi><mrow><mo>&#x2212;</mo><mi>&#x3b1;</mi></mrow></msup></mrow>"),
-    ("The exact ensemble identity (cross-layer error covariance and layer disagreement)",
-     r"R_L = C_L + \frac{A_L - C_L}{L}",
-     "<mrow><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo><msub><mi>C</mi><mi>L</mi></msub><mo>+</mo><mfrac><mrow>"
-     "<msub><mi>A</mi><mi>L</mi></msub><mo>&#x2212;</mo><msub><mi>C</mi><mi>L</mi></msub></mrow><mi>L</mi></mfrac></mrow>"),
-    ("The linear-attention depth exponent set by the spectrum",
-     r"\zeta = \frac{a + b - 1}{a}",
-     "<mrow><mi>&#x3b6;</mi><mo>=</mo><mfrac><mrow><mi>a</mi><mo>+</mo><mi>b</mi><mo>&#x2212;</mo><mn>1</mn></mrow>"
-     "<mi>a</mi></mfrac></mrow>"),
+    ("The fitted depth law", r"R_L = L_0 + c\,L^{-\alpha}"),
+    ("The exact ensemble identity (cross-layer error covariance and layer disagreement)", r"R_L = C_L + \frac{A_L - C_L}{L}"),
+    ("The linear-attention depth exponent set by the spectrum", r"\zeta = \frac{a + b - 1}{a}"),
 ]
-
-
-def _mathml(body: str) -> Markup:
-    return Markup(f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">{body}</math>')
 
 
 # ----------------------------------------------------------------------------------------------
@@ -343,9 +296,11 @@ def _check_claim(name: str, c, seen: set) -> dict:
 
 
 def _check_derivation(name: str, d):
+    if isinstance(d, Derivation):
+        return d
     for method in ("to_markdown_fragment", "to_html_fragment", "to_latex_fragment"):
         if not callable(getattr(d, method, None)):
-            _bad(name, d, f"an object with {method}()")
+            _bad(name, d, f"a Derivation or an object with {method}()")
     return d
 
 
@@ -451,12 +406,13 @@ def _render(ctx: ReportContext) -> tuple[dict, dict]:
     derivs = view["derivations"]
     blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
     md = _env("md").get_template("report.md.j2").render(
-        **view, equations=[(label, tex) for label, tex, _ in _EQUATIONS], derivation_blocks=blocks["md"])
+        **view, equations=_EQUATIONS, derivation_blocks=blocks["md"])
     html = _env("html").get_template("report.html.j2").render(
-        **view, equations=[(label, _mathml(ml)) for label, _, ml in _EQUATIONS],
+        **view, equations=[(label, Markup(math_mathml(tex))) for label, tex in _EQUATIONS],
+        derivation_css=Markup(DERIVATION_CSS),
         derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]])
     tex = _env("tex").get_template("report.tex.j2").render(
-        **view, equations=[(label, _RawTex(tex)) for label, tex, _ in _EQUATIONS], verdict_colour=_TEX_COLOURS,
+        **view, equations=[(label, _RawTex(tex)) for label, tex in _EQUATIONS], verdict_colour=_TEX_COLOURS,
         derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]])
     return view, {"md": md, "html": html, "tex": tex}
 
@@ -469,8 +425,11 @@ _OWN_HEADING = {"md": re.compile(r"\s*#"), "html": re.compile(r"\s*(<section[^>]
 def _fragment(d, fmt: str) -> tuple[str, str, bool]:
     """(title, fragment, whether the fragment carries its own heading) of one derivation.
 
-    Fragments that take a heading ``level`` are asked for level 3, so they nest under "Derivations".
+    A :class:`~depthscale.theory.derivation.Derivation` is rendered at heading level 3, under
+    "Derivations"; other objects give their own fragments (asked for level 3 if they take one).
     """
+    if isinstance(d, Derivation):
+        return d.title, render_derivation(d, fmt, fragment=True, level=3), True
     method = getattr(d, _FRAGMENT[fmt])
     try:
         takes_level = "level" in inspect.signature(method).parameters

@@ -26,7 +26,6 @@ _EXPORTS = {
     "Step": "derivation",
     "StepResult": "derivation",
     "build_derivation": "derivation",
-    "to_mathml": "derivation",
     "clt_derivation": "derive_clt",
     "equal_step_derivation": "derive_equal_step",
     "free_polynomial_derivation": "derive_free",

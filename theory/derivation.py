@@ -1,4 +1,4 @@
-"""Machine-checked derivations: steps of equations with justifications, checks and renderers.
+"""Machine-checked derivations: steps of equations with justifications and their checks.
 
 A :class:`Derivation` is an ordered list of :class:`Step` objects. Each step states an equation
 ``lhs = rhs`` (or an asymptotic equivalence ``lhs ~ rhs`` as a variable tends to infinity) with a
@@ -12,8 +12,11 @@ the step by machine:
 3. for asymptotic steps, by the ratio ``lhs / rhs`` at growing values of the limit variable, which
    must approach 1 monotonically and end within a stated tolerance (or by ``sympy.limit``).
 
-The same object renders to Markdown, a self-contained HTML page with presentation MathML, and a
-LaTeX article. Everything here returns strings; nothing is written to disk.
+This module is mathematics only: rendering a derivation to Markdown, HTML (MathML) or LaTeX is
+the job of :mod:`depthscale.derivations.render_derivation`. The texts of a derivation (title,
+introduction, justifications, notes, parameter descriptions) are prose with inline formulas
+between dollar signs, LaTeX inside (``"Insert $\\lambda_k = c_\\lambda k^{-a}$."``), the markup
+described in :mod:`depthscale.derivations.typeset`.
 
 Examples
 --------
@@ -27,10 +30,7 @@ True
 
 from __future__ import annotations
 
-import html
-import html.entities
 import importlib
-import re
 import signal
 import threading
 import time
@@ -41,8 +41,6 @@ from typing import Callable
 import mpmath
 import numpy as np
 import sympy as sp
-from sympy.core.function import AppliedUndef
-from sympy.printing.mathml import MathMLPresentationPrinter
 
 __all__ = [
     "Step",
@@ -51,7 +49,6 @@ __all__ = [
     "DerivationResult",
     "DERIVATIONS",
     "build_derivation",
-    "to_mathml",
 ]
 
 RELATIONS = ("=", "~")
@@ -202,11 +199,11 @@ class Step:
     Parameters
     ----------
     title : str
-        Short name of the step.
+        Short name of the step (prose).
     lhs, rhs : sympy expressions
         The two sides as displayed. They may contain unevaluated ``Sum``/``Integral`` objects.
     justification : str
-        One sentence saying why the step holds (plain text; escaped by every renderer).
+        One sentence saying why the step holds (prose with inline formulas in ``$...$``).
     assumptions : dict
         ``{symbol: (lo, hi)}`` ranges in which the step holds; numeric checks sample inside them
         (integers for symbols declared ``integer=True``). Symbols should also carry sympy
@@ -241,7 +238,7 @@ class Step:
     ratio_floor : float
         For ``"~"``: deviations ``|ratio - 1|`` below this count as rounding when judging monotonicity.
     note : str
-        Extra text shown after the equation (e.g. "as L -> oo at fixed L/tau_k").
+        Extra text shown after the equation (prose, e.g. ``"as $k \\to \\infty$"``).
 
     Examples
     --------
@@ -441,34 +438,6 @@ class Step:
                   f"final max {worst:.2g} vs tolerance {self.tolerance:g}")
         return StepResult(self.title, "ratio", passed, worst, detail)
 
-    # ---- display --------------------------------------------------------------------------
-    def latex(self) -> str:
-        """LaTeX of the relation (without math delimiters).
-
-        >>> x = sp.Symbol("x")
-        >>> Step("t", x, x, "j.").latex()
-        'x = x'
-        """
-        op = "=" if self.relation == "=" else r"\sim"
-        s = f"{sp.latex(self.lhs)} {op} {sp.latex(self.rhs)}"
-        if self.relation == "~":
-            s += rf" \quad \left({sp.latex(self.limit)} \to \infty\right)"
-        return s
-
-    def mathml(self) -> str:
-        """Presentation MathML of the relation wrapped in a block ``<math>`` element.
-
-        >>> x = sp.Symbol("x")
-        >>> Step("t", x, x, "j.").mathml().startswith("<math")
-        True
-        """
-        op = "=" if self.relation == "=" else "&#x223C;"
-        inner = f"{_mathml_inner(self.lhs)}<mo>{op}</mo>{_mathml_inner(self.rhs)}"
-        if self.relation == "~":
-            inner += (f"<mspace width=\"1em\"/><mrow><mo>(</mo>{_mathml_inner(self.limit)}"
-                      "<mo>&#x2192;</mo><mi>&#x221E;</mi><mo>)</mo></mrow>")
-        return _wrap_math(f"<mrow>{inner}</mrow>")
-
 
 def _describe_instances(instances) -> str:
     if not instances:
@@ -481,112 +450,6 @@ def _describe_instances(instances) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# MathML printing
-# --------------------------------------------------------------------------------------------
-class _Printer(MathMLPresentationPrinter):
-    """Presentation printer: user functions named like symbols (``p_j`` -> p with subscript j), beta as B."""
-
-    def _print_Function(self, e):
-        if isinstance(e, AppliedUndef):
-            head = self._print_Symbol(sp.Symbol(type(e).__name__))
-        elif isinstance(e, sp.beta):
-            head = self.dom.createElement("mi")
-            head.appendChild(self.dom.createTextNode("B"))
-        else:
-            return super()._print_Function(e)
-        mrow = self.dom.createElement("mrow")
-        mrow.appendChild(head)
-        mrow.appendChild(self._paren_comma_separated(*e.args))
-        return mrow
-
-    _print_beta = _print_Function
-
-
-_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
-
-
-def _numeric_entities(text: str) -> str:
-    # Named entities (e.g. &InvisibleTimes;) are not XML; write them as character references.
-    def repl(m):
-        name = m.group(1)
-        if name in ("amp", "lt", "gt", "quot", "apos"):
-            return m.group(0)
-        ch = html.entities.html5.get(name + ";")
-        if ch is None:
-            return "&amp;" + name + ";"
-        return "".join(f"&#x{ord(c):X};" for c in ch)
-
-    return _ENTITY.sub(repl, text)
-
-
-def _mathml_inner(expr) -> str:
-    return _numeric_entities(_Printer({}).doprint(sp.sympify(expr)))
-
-
-def _wrap_math(inner: str) -> str:
-    return f'<math display="block" xmlns="http://www.w3.org/1998/Math/MathML">{inner}</math>'
-
-
-def to_mathml(expr) -> str:
-    """Presentation MathML of a sympy expression as a block ``<math>`` element.
-
-    >>> "<mi>&#955;</mi>" in to_mathml(sp.Symbol("lambda"))
-    True
-    """
-    return _wrap_math(_mathml_inner(expr))
-
-
-# --------------------------------------------------------------------------------------------
-# text escaping
-# --------------------------------------------------------------------------------------------
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#$|])")
-
-
-def _md_text(s: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", s)
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "<": r"\textless{}", ">": r"\textgreater{}",
-}
-# Unicode that pdflatex cannot typeset in text mode: rendered as inline math.
-_LATEX_UNICODE = {
-    "λ": r"\lambda", "ω": r"\omega", "ζ": r"\zeta", "γ": r"\gamma", "τ": r"\tau", "ρ": r"\rho",
-    "σ": r"\sigma", "η": r"\eta", "α": r"\alpha", "β": r"\beta", "ε": r"\varepsilon", "Γ": r"\Gamma",
-    "Σ": r"\Sigma", "ξ": r"\xi", "κ": r"\kappa", "≤": r"\le", "≥": r"\ge", "→": r"\to", "∞": r"\infty",
-    "×": r"\times", "−": "-", "·": r"\cdot", "≈": r"\approx", "∼": r"\sim", "≠": r"\neq", "∑": r"\sum",
-    "∫": r"\int", "²": "^{2}", "√": r"\surd", "ℓ": r"\ell", "δ": r"\delta", "π": r"\pi",
-}
-
-
-def _latex_text(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in _LATEX_SPECIAL:
-            out.append(_LATEX_SPECIAL[ch])
-        elif ch in _LATEX_UNICODE:
-            out.append(f"${_LATEX_UNICODE[ch]}$")
-        elif ord(ch) < 128:
-            out.append(ch)
-        else:
-            out.append("?")  # keep the document compilable
-    return "".join(out)
-
-
-def _h(s: str) -> str:
-    return html.escape(s, quote=True)
-
-
-def _result_text(r: StepResult | None) -> str:
-    if r is None:
-        return "not checked"
-    verdict = "passed" if r.passed else "FAILED"
-    return f"{r.method}: {verdict}" + (f"; {r.detail}" if r.detail else "")
-
-
-# --------------------------------------------------------------------------------------------
 # derivations
 # --------------------------------------------------------------------------------------------
 @dataclass
@@ -596,9 +459,10 @@ class Derivation:
     Parameters
     ----------
     title, introduction, conclusion : str
-        Plain text (escaped by the renderers).
+        Prose with inline formulas in ``$...$`` (see the module docstring).
     parameters : list of (sympy.Symbol, str, str)
-        Each parameter with a description and its domain, e.g. ``(a, "spectral decay", "a > 0")``.
+        Each parameter with a description and its domain (prose), e.g.
+        ``(a, "spectral decay", "$a > 0$")``.
     steps : list of Step
 
     Examples
@@ -607,8 +471,6 @@ class Derivation:
     >>> d = Derivation("Toy", "A toy.", [(x, "a number", "x > 0")],
     ...                [Step("s", 2 * x, x + x, "Add.", transforms=("expand",))], "Done.")
     >>> d.check().all_passed
-    True
-    >>> "<math" in d.to_html()
     True
     """
 
@@ -632,152 +494,6 @@ class Derivation:
             results = tuple(s.check(seed=seed + i) for i, s in enumerate(self.steps))
             self._result = DerivationResult(results, all(r.passed for r in results))
         return self._result
-
-    def _results(self, checked: bool):
-        if checked:
-            return self.check().steps
-        return (None,) * len(self.steps)
-
-    # ---- Markdown ---------------------------------------------------------------------------
-    def to_markdown_fragment(self, level: int = 2, checked: bool = True) -> str:
-        """Markdown section (heading at ``level``) with LaTeX equations in ``$$...$$``.
-
-        >>> x = sp.Symbol("x")
-        >>> Derivation("T", "i", [], [Step("s", x, x, "j")]).to_markdown_fragment().startswith("## T")
-        True
-        """
-        hd = "#" * level
-        lines = [f"{hd} {_md_text(self.title)}", "", _md_text(self.introduction), ""]
-        if self.parameters:
-            lines += ["| parameter | meaning | domain |", "|---|---|---|"]
-            for sym, desc, dom in self.parameters:
-                lines.append(f"| ${sp.latex(sym)}$ | {_md_text(desc)} | {_md_text(dom)} |")
-            lines.append("")
-        for i, (step, res) in enumerate(zip(self.steps, self._results(checked)), 1):
-            lines += [f"{hd}# Step {i}. {_md_text(step.title)}", "", "$$", step.latex(), "$$", ""]
-            if step.note:
-                lines += [f"*{_md_text(step.note)}*", ""]
-            lines += [_md_text(step.justification), "", f"**Check:** {_md_text(_result_text(res))}", ""]
-        if self.conclusion:
-            lines += [f"{hd}# Conclusion", "", _md_text(self.conclusion), ""]
-        if checked:
-            lines += [f"**All steps machine-checked:** {'yes' if self.check().all_passed else 'NO'}", ""]
-        return "\n".join(lines)
-
-    def to_markdown(self, checked: bool = True) -> str:
-        """A complete Markdown document.
-
-        >>> x = sp.Symbol("x")
-        >>> Derivation("T", "i", [], [Step("s", x, x, "j")]).to_markdown().startswith("# T")
-        True
-        """
-        return self.to_markdown_fragment(level=1, checked=checked)
-
-    # ---- HTML -------------------------------------------------------------------------------
-    def to_html_fragment(self, level: int = 2, checked: bool = True) -> str:
-        """An HTML ``<section>`` with MathML equations, for embedding in a larger page.
-
-        >>> x = sp.Symbol("x")
-        >>> Derivation("T", "i", [], [Step("s", x, x, "j")]).to_html_fragment().startswith("<section")
-        True
-        """
-        h, h2 = f"h{min(level, 6)}", f"h{min(level + 1, 6)}"
-        out = [f'<section class="derivation">', f"<{h}>{_h(self.title)}</{h}>", f"<p>{_h(self.introduction)}</p>"]
-        if self.parameters:
-            out.append("<table><thead><tr><th>parameter</th><th>meaning</th><th>domain</th></tr></thead><tbody>")
-            for sym, desc, dom in self.parameters:
-                out.append(f"<tr><td>{_mathml_inline(sym)}</td><td>{_h(desc)}</td><td>{_h(dom)}</td></tr>")
-            out.append("</tbody></table>")
-        for i, (step, res) in enumerate(zip(self.steps, self._results(checked)), 1):
-            cls = "check" if res is None else ("check pass" if res.passed else "check fail")
-            out.append(f'<div class="step"><{h2}>Step {i}. {_h(step.title)}</{h2}>')
-            out.append(step.mathml())
-            if step.note:
-                out.append(f'<p class="note"><em>{_h(step.note)}</em></p>')
-            out.append(f"<p>{_h(step.justification)}</p>")
-            out.append(f'<p class="{cls}"><strong>Check:</strong> {_h(_result_text(res))}</p></div>')
-        if self.conclusion:
-            out.append(f"<{h2}>Conclusion</{h2}><p>{_h(self.conclusion)}</p>")
-        if checked:
-            ok = self.check().all_passed
-            out.append(f'<p class="{"check pass" if ok else "check fail"}"><strong>All steps machine-checked:</strong> '
-                       f"{'yes' if ok else 'NO'}</p>")
-        out.append("</section>")
-        return "\n".join(out)
-
-    def to_html(self, checked: bool = True) -> str:
-        """A self-contained HTML page (inline CSS, MathML, no scripts).
-
-        >>> x = sp.Symbol("x")
-        >>> page = Derivation("T", "i", [], [Step("s", x, x, "j")]).to_html()
-        >>> page.startswith("<!DOCTYPE html>") and "<script" not in page
-        True
-        """
-        return (
-            "<!DOCTYPE html>\n"
-            '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">\n<head>\n<meta charset="utf-8"/>\n'
-            f"<title>{_h(self.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-            + self.to_html_fragment(level=1, checked=checked)
-            + "\n</body>\n</html>\n"
-        )
-
-    # ---- LaTeX ------------------------------------------------------------------------------
-    def to_latex_fragment(self, checked: bool = True) -> str:
-        r"""A ``\section`` with one ``equation*`` per step (needs amsmath).
-
-        >>> x = sp.Symbol("x")
-        >>> Derivation("T", "i", [], [Step("s", x, x, "j")]).to_latex_fragment().startswith(r"\section")
-        True
-        """
-        out = [rf"\section{{{_latex_text(self.title)}}}", "", _latex_text(self.introduction), ""]
-        if self.parameters:
-            out.append(r"\begin{tabular}{lll}")
-            out.append(r"parameter & meaning & domain \\ \hline")
-            for sym, desc, dom in self.parameters:
-                out.append(rf"${sp.latex(sym)}$ & {_latex_text(desc)} & {_latex_text(dom)} \\")
-            out.append(r"\end{tabular}")
-            out.append("")
-        for i, (step, res) in enumerate(zip(self.steps, self._results(checked)), 1):
-            out += [rf"\subsection*{{Step {i}. {_latex_text(step.title)}}}", r"\begin{equation*}", step.latex(),
-                    r"\end{equation*}"]
-            if step.note:
-                out.append(rf"\emph{{{_latex_text(step.note)}}}")
-                out.append("")
-            out += [_latex_text(step.justification), "", rf"\textbf{{Check:}} {_latex_text(_result_text(res))}", ""]
-        if self.conclusion:
-            out += [r"\subsection*{Conclusion}", _latex_text(self.conclusion), ""]
-        if checked:
-            out += [rf"\textbf{{All steps machine-checked:}} {'yes' if self.check().all_passed else 'NO'}", ""]
-        return "\n".join(out)
-
-    def to_latex(self, checked: bool = True) -> str:
-        r"""A compilable ``article`` document.
-
-        >>> x = sp.Symbol("x")
-        >>> doc = Derivation("T", "i", [], [Step("s", x, x, "j")]).to_latex()
-        >>> doc.count(r"\begin{document}") == doc.count(r"\end{document}") == 1
-        True
-        """
-        return (
-            "\\documentclass[11pt]{article}\n\\usepackage{amsmath,amssymb}\n\\usepackage[margin=2.5cm]{geometry}\n"
-            f"\\title{{{_latex_text(self.title)}}}\n\\date{{}}\n\\begin{{document}}\n\\maketitle\n\n"
-            + self.to_latex_fragment(checked=checked)
-            + "\n\\end{document}\n"
-        )
-
-
-def _mathml_inline(expr) -> str:
-    return f'<math xmlns="http://www.w3.org/1998/Math/MathML">{_mathml_inner(expr)}</math>'
-
-
-_CSS = (
-    "body{font-family:Georgia,serif;max-width:60em;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}"
-    "math[display=block]{margin:0.8em 0;overflow-x:auto}"
-    ".step{border-left:3px solid #ccd;padding-left:1em;margin:1.2em 0}"
-    ".check{font-size:0.9em;color:#555}.pass strong{color:#176317}.fail strong{color:#a11}"
-    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:0.2em 0.6em}"
-)
-
 
 # --------------------------------------------------------------------------------------------
 # registry (lazy: the builders import this module)

@@ -81,7 +81,7 @@ def _sum_in_range(expr):
     return sp.simplify(x.doit())
 
 
-_sum_in_range.__name__ = "summation over 1 <= l, m <= L"
+_sum_in_range.__name__ = "summation over 1 ≤ l, m ≤ L"
 
 
 def _doit_simplify(expr):
@@ -129,77 +129,80 @@ def clt_derivation() -> Derivation:
     ranges_M = {}
     steps = [
         Step("Exact decomposition (M0)", R_def, C_def + (A_def - C_def) / L,
-             "Split the L^2 entries of M into the L diagonal ones (mean A_L) and the L(L-1) off-diagonal ones "
-             "(mean C_L): 1^T M 1 = L A_L + L(L-1) C_L.",
+             r"Split the $L^2$ entries of $M$ into the $L$ diagonal ones (mean $A_L$) and the $L(L - 1)$ "
+             r"off-diagonal ones (mean $C_L$): $\mathbf{1}^\top M \mathbf{1} = L A_L + L(L - 1) C_L$.",
              assumptions=ranges_M, instances=SIZES, transforms=(_doit_expand,)),
         Step("Layer disagreement", A_def - C_def, disagreement.subs(yhat, yhat_def),
-             "With yhat = (1/L) sum_l f_l and e_l = f_l - y*, E(f_l - yhat)^2 = M_ll - (2/L) sum_m M_lm + "
-             "1^T M 1/L^2; summing over l gives (L-1)(A_L - C_L) >= 0.",
+             r"With $\hat{y} = (1/L) \sum_l f_l$ and $e_l = f_l - y^\ast$, $E(f_l - \hat{y})^2 = M_{ll} - (2/L) "
+             r"\sum_m M_{lm} + \mathbf{1}^\top M \mathbf{1}/L^2$; summing over $l$ gives "
+             r"$(L - 1)(A_L - C_L) \ge 0$.",
              assumptions=ranges_M, instances=SIZES, transforms=(_take_expectations,)),
         Step("Shared error plus independent noise (M1)", _dsum(S + sigma2 * sp.KroneckerDelta(l, m)) / L**2,
              S + sigma2 / L,
-             "e_l = s + xi_l with independent layer noise of variance sigma^2: M_lm = E s^2 + sigma^2 delta_lm "
-             "(S = E s^2), so only the noise is averaged away.",
+             r"$e_l = s + \xi_l$ with independent layer noise of variance $\sigma^2$: "
+             r"$M_{lm} = E s^2 + \sigma^2 \delta_{lm}$ ($S = E s^2$), so only the noise is averaged away.",
              assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), L: (2, 30)}, transforms=(_sum_in_range,)),
         Step("Equicorrelated noise (M2)",
              _dsum(S + sigma2 * (rho + (1 - rho) * sp.KroneckerDelta(l, m))) / L**2,
              S + rho * sigma2 + (1 - rho) * sigma2 / L,
-             "Noise correlation rho between every pair of layers adds rho sigma^2 to the floor; the rest still "
-             "falls with exponent exactly 1.",
+             r"Noise correlation $\rho$ between every pair of layers adds $\rho \sigma^2$ to the floor; the rest "
+             "still falls with exponent exactly 1.",
              assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), rho: (0.0, 1.0), L: (2, 30)},
              transforms=(_sum_in_range,)),
         Step("Unequal variances (M3)", _dsum(S + sig[l] ** 2 * sp.KroneckerDelta(l, m)) / L**2,
              S + sp.Sum(sig[l] ** 2, (l, 1, L)) / L**2,
-             "Independent noise of layer-dependent variance sigma_l^2 enters through the diagonal only.",
+             r"Independent noise of layer-dependent variance $\sigma_l^2$ enters through the diagonal only.",
              instances=[{L: v} for v in (2, 3, 4, 5, 6)], transforms=(_doit_expand,)),
         Step("Inverse-variance weights (M3)",
              S + sp.Sum((sig[l] ** -2 / inv_var) ** 2 * sig[l] ** 2, (l, 1, L)),
              S + 1 / inv_var,
-             "Weights w_l summing to 1 give E s^2 + sum_l w_l^2 sigma_l^2, minimised (Lagrange) by w_l proportional "
-             "to sigma_l^-2.",
+             r"Weights $w_l$ summing to 1 give $E s^2 + \sum_l w_l^2 \sigma_l^2$, minimised (Lagrange) by "
+             r"$w_l \propto \sigma_l^{-2}$.",
              instances=[{L: v} for v in (2, 3, 4, 5)],
              transforms=(_doit_simplify,)),
         Step("Noise shrinking with depth (M3)", S + sp.Sum(sigma2 * L ** (-eta), (l, 1, L)) / L**2,
              S + sigma2 * L ** (-1 - eta),
-             "If every layer's noise variance scales as sigma^2 L^-eta, the excess loss falls with exponent 1 + eta.",
+             r"If every layer's noise variance scales as $\sigma^2 L^{-\eta}$, the excess loss falls with exponent "
+             r"$1 + \eta$.",
              assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), eta: (0.0, 2.0), L: (1, 30)},
              transforms=("doit", "powsimp")),
         Step("AR(1) correlation: lag sums (M4)", _dsum(r ** sp.Abs(l - m)), ar_sum,
-             "Group the pairs (l, m) by their lag |l - m| = k: L pairs at lag 0 and 2(L - k) at lag k >= 1.",
+             r"Group the pairs $(l, m)$ by their lag $|l - m| = k$: $L$ pairs at lag 0 and $2(L - k)$ at lag "
+             r"$k \ge 1$.",
              assumptions={r: (0.05, 0.95)}, instances=[{L: v} for v in (2, 3, 4, 5, 6)],
              transforms=(_doit_expand,)),
         Step("AR(1) correlation: geometric sums (M4)", sigma2 / L**2 * ar_sum, sigma2 / L**2 * ar_closed,
-             "Sum the arithmetic-geometric series for general L (r != 1, the case excluded by 0 < r < 1).",
+             r"Sum the arithmetic-geometric series for general $L$ ($r \neq 1$, the case excluded by $0 < r < 1$).",
              assumptions={sigma2: (0.1, 2.0), r: (0.05, 0.95), L: (1, 40)}, transforms=("doit-generic",)),
         Step("Power-law correlation (M4)", pl_sum, 2 * sigma2 * L ** (-g) / ((1 - g) * (2 - g)),
-             "For rho(k) = (1+k)^-g with 0 < g < 1 the lag sum grows like 2 L^(2-g)/((1-g)(2-g)): sub-inverse "
-             "scaling L^-g, approached slowly (relative corrections of order L^(g-1)).",
+             r"For $\rho(k) = (1 + k)^{-g}$ with $0 < g < 1$ the lag sum grows like $2 L^{2-g}/((1 - g)(2 - g))$: "
+             r"sub-inverse scaling $L^{-g}$, approached slowly (relative corrections of order $L^{g-1}$).",
              assumptions={sigma2: (0.1, 2.0), g: (0.2, 0.6)}, relation="~", limit=L, tolerance=0.01,
              numeric=_powerlaw_pair, n_points=3),
     ]
     return Derivation(
         title="Central-limit aggregation of layers",
         introduction=(
-            "A model whose prediction is the mean of L layer predictors f_l has layer errors e_l = f_l - y* with "
-            "second moments M_lm = E[e_l e_m]. A_L is the mean diagonal entry (the layers' own losses), C_L the "
-            "mean off-diagonal entry (the shared error). The identity below is exact for any predictors; the "
-            "models M1-M4 specify M and give the depth dependence."
+            r"A model whose prediction is the mean of $L$ layer predictors $f_l$ has layer errors "
+            r"$e_l = f_l - y^\ast$ with second moments $M_{lm} = E[e_l e_m]$. $A_L$ is the mean diagonal entry (the "
+            r"layers' own losses), $C_L$ the mean off-diagonal entry (the shared error). The identity below is "
+            r"exact for any predictors; the models M1-M4 specify $M$ and give the depth dependence."
         ),
         parameters=[
-            (L, "depth = number of averaged layer predictors", "L = 2, 3, ..."),
-            (S, "shared error E s^2", "S >= 0"),
-            (sigma2, "layer noise variance", "sigma^2 > 0"),
-            (rho, "equicorrelation of layer noise", "0 <= rho <= 1"),
-            (r, "AR(1) lag-one correlation", "0 < r < 1"),
-            (g, "power-law correlation exponent", "0 < g < 1"),
-            (eta, "decay of layer noise with depth", "eta >= 0"),
+            (L, "depth = number of averaged layer predictors", r"$L = 2, 3, \ldots$"),
+            (S, "shared error $E s^2$", r"$S \ge 0$"),
+            (sigma2, "layer noise variance", r"$\sigma^2 > 0$"),
+            (rho, "equicorrelation of layer noise", r"$0 \le \rho \le 1$"),
+            (r, "AR(1) lag-one correlation", "$0 < r < 1$"),
+            (g, "power-law correlation exponent", "$0 < g < 1$"),
+            (eta, "decay of layer noise with depth", r"$\eta \ge 0$"),
         ],
         steps=steps,
         conclusion=(
-            "R_L = C_L + (A_L - C_L)/L holds exactly, with A_L - C_L >= 0 the layers' disagreement. Independent or "
-            "equicorrelated layer noise gives exponent exactly 1, noise shrinking as L^-eta gives 1 + eta, "
-            "summable (AR(1)) correlation keeps 1/L with an effective number of independent layers, and "
-            "power-law correlation (1+k)^-g gives the slower L^-g."
+            r"$R_L = C_L + (A_L - C_L)/L$ holds exactly, with $A_L - C_L \ge 0$ the layers' disagreement. "
+            r"Independent or equicorrelated layer noise gives exponent exactly 1, noise shrinking as $L^{-\eta}$ "
+            r"gives $1 + \eta$, summable (AR(1)) correlation keeps $1/L$ with an effective number of independent "
+            r"layers, and power-law correlation $(1 + k)^{-g}$ gives the slower $L^{-g}$."
         ),
         name="clt",
     )

@@ -53,7 +53,7 @@ def _sum_vs_integral(vals):
 
 
 def equal_step_derivation() -> Derivation:
-    """Equal-step residual -> continuum integral -> Beta function -> ``Gamma(zeta)(2L)^-zeta``.
+    """Equal-step residual, continuum integral, Beta function, ``Gamma(zeta) (2L)^-zeta``.
 
     Returns
     -------
@@ -85,62 +85,66 @@ def equal_step_derivation() -> Derivation:
     small_L = {**_SPEC, L: (1, 6)}
     steps = [
         Step("Power-law spectra", R_def, R_pow,
-             "Insert lambda_k = c_lambda k^-a and omega_k = c_omega k^-b term by term.",
+             r"Insert $\lambda_k = c_\lambda k^{-a}$ and $\omega_k = c_\omega k^{-b}$ term by term.",
              assumptions={**_SPEC, gamma: (0.1, 1.0), L: (1, 5), d: (1, 8)}, definitions=spectra,
              transforms=("expand",)),
         Step("Reference step size", sp.Subs(R_pow, gamma, L / c_lambda), R_ref,
-             "At the reference step gamma = L/lambda_1 = L/c_lambda every factor becomes 1 - k^-a.",
+             r"At the reference step $\gamma = L/\lambda_1 = L/c_\lambda$ every factor becomes $1 - k^{-a}$.",
              assumptions={**_SPEC, L: (1, 5), d: (1, 8)}, transforms=("subs",)),
         Step("Sum to integral", R_inf, I_k,
-             "For d -> oo (valid while L << d^a) the summand varies on the scale k ~ L^(1/a) >> 1 and "
-             "vanishes with all its derivatives at k = 1, so the sum approaches its integral.",
+             r"For $d \to \infty$ (valid while $L \ll d^a$) the summand varies on the scale "
+             r"$k \sim L^{1/a} \gg 1$ and vanishes with all its derivatives at $k = 1$, so the sum approaches "
+             "its integral.",
              assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
              relation="~", limit=L, limit_points=(1e2, 1e3, 1e4), tolerance=1e-6, numeric=_sum_vs_integral,
              n_points=3, ratio_floor=1e-9),
         Step("Change of variables: density", jac_lhs, density,
-             "With lambda = c_lambda k^-a, i.e. k = (lambda/c_lambda)^(-1/a), the integrand times |dk/dlambda| "
-             "is proportional to lambda^(zeta-1) with zeta = (a+b-1)/a.",
+             r"With $\lambda = c_\lambda k^{-a}$, i.e. $k = (\lambda/c_\lambda)^{-1/a}$, the integrand times "
+             r"$|dk/d\lambda|$ is proportional to $\lambda^{\zeta - 1}$ with $\zeta = (a + b - 1)/a$.",
              assumptions={**_SPEC, lam: (0.05, 0.5), L: (1, 6)}, definitions={zeta: ZETA},
              transforms=("powsimp", "doit")),
         Step("Change of variables: integral", I_k, I_lam,
-             "k from 1 to oo maps to lambda from c_lambda down to 0; the orientation flip absorbs the sign of dk/dlambda.",
+             r"$k$ from 1 to $\infty$ maps to $\lambda$ from $c_\lambda$ down to 0; the orientation flip absorbs "
+             r"the sign of $dk/d\lambda$.",
              assumptions=small_L, definitions={zeta: ZETA}, transforms=(), n_points=3),
         Step("Beta function", I_lam, beta_form,
-             "Substitute u = lambda/c_lambda: the integral of u^(zeta-1) (1-u)^(2L) over (0, 1) is B(zeta, 2L+1).",
+             r"Substitute $u = \lambda/c_\lambda$: the integral of $u^{\zeta - 1} (1 - u)^{2L}$ over $(0, 1)$ is "
+             r"$\mathrm{B}(\zeta, 2L + 1)$.",
              assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=(), n_points=3),
         Step("Gamma functions", beta_form, gamma_form,
-             "B(x, y) = Gamma(x) Gamma(y) / Gamma(x + y).",
+             r"$\mathrm{B}(x, y) = \Gamma(x) \Gamma(y) / \Gamma(x + y)$.",
              assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=("expand_func", "gammasimp")),
         Step("Large-depth asymptote", gamma_form, asym,
-             "Gamma(n + 1)/Gamma(n + 1 + zeta) ~ n^-zeta as n = 2L -> oo (Stirling).",
+             r"$\Gamma(n + 1)/\Gamma(n + 1 + \zeta) \sim n^{-\zeta}$ as $n = 2L \to \infty$ (Stirling).",
              assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0)},
              relation="~", limit=L, tolerance=1e-5, n_points=3),
         Step("Depth exponent", -L * sp.Derivative(sp.log(asym), L), zeta,
-             "The logarithmic slope of the asymptote in L is -zeta.",
+             r"The logarithmic slope of the asymptote in $L$ is $-\zeta$.",
              assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=("doit",)),
     ]
     return Derivation(
-        title="Equal-step linear attention: depth exponent zeta",
+        title=r"Equal-step linear attention: depth exponent $\zeta$",
         introduction=(
-            "Linear attention with L equal layers acts on the population covariance like L equal gradient "
-            "steps of size gamma/L. Mode k of the spectrum lambda_k = c_lambda k^-a, with target power "
-            "omega_k = c_omega k^-b, keeps the fraction (1 - gamma lambda_k/L)^(2L) of its loss. We follow "
-            "the residual at the reference step gamma = L/lambda_1 from the sum to its large-depth power law."
+            r"Linear attention with $L$ equal layers acts on the population covariance like $L$ equal gradient "
+            r"steps of size $\gamma/L$. Mode $k$ of the spectrum $\lambda_k = c_\lambda k^{-a}$, with target "
+            r"power $\omega_k = c_\omega k^{-b}$, keeps the fraction $(1 - \gamma \lambda_k/L)^{2L}$ of its loss. "
+            r"We follow the residual at the reference step $\gamma = L/\lambda_1$ from the sum to its "
+            "large-depth power law."
         ),
         parameters=[
-            (a, "eigenvalue decay, lambda_k = c_lambda k^-a", "a > 0"),
-            (b, "target-power decay, omega_k = c_omega k^-b", "b >= 0, a + b > 1"),
-            (c_lambda, "eigenvalue scale (lambda_1 = c_lambda)", "c_lambda > 0"),
-            (c_omega, "target-power scale", "c_omega > 0"),
-            (L, "depth (number of layers)", "L = 1, 2, ..."),
-            (gamma, "total step size", "0 < gamma < 2L/lambda_1"),
-            (zeta, "depth exponent (a + b - 1)/a", "zeta > 0"),
+            (a, r"eigenvalue decay, $\lambda_k = c_\lambda k^{-a}$", "$a > 0$"),
+            (b, r"target-power decay, $\omega_k = c_\omega k^{-b}$", r"$b \ge 0$, $a + b > 1$"),
+            (c_lambda, r"eigenvalue scale ($\lambda_1 = c_\lambda$)", r"$c_\lambda > 0$"),
+            (c_omega, "target-power scale", r"$c_\omega > 0$"),
+            (L, "depth (number of layers)", r"$L = 1, 2, \ldots$"),
+            (gamma, "total step size", r"$0 < \gamma < 2L/\lambda_1$"),
+            (zeta, "depth exponent $(a + b - 1)/a$", r"$\zeta > 0$"),
         ],
         steps=steps,
         conclusion=(
-            "R ~ (c_lambda c_omega/a) Gamma(zeta) (2L)^-zeta: equal-step linear attention improves with depth "
-            "as a power law with exponent zeta = (a + b - 1)/a, valid for 1 << L << d^a (past d^a the finite "
-            "spectrum is exhausted and the residual decays exponentially)."
+            r"$R \sim (c_\lambda c_\omega/a) \Gamma(\zeta) (2L)^{-\zeta}$: equal-step linear attention improves "
+            r"with depth as a power law with exponent $\zeta = (a + b - 1)/a$, valid for $1 \ll L \ll d^a$ (past "
+            "$d^a$ the finite spectrum is exhausted and the residual decays exponentially)."
         ),
         name="linear",
     )

@@ -11,6 +11,7 @@ import os
 import sys
 
 from depthscale.derivations.cli import emit
+from depthscale.derivations.render_derivation import render_derivation
 from depthscale.theory.derivation import DERIVATIONS, build_derivation
 from depthscale.theory.validate import check_choice
 
@@ -55,7 +56,7 @@ def handler(args) -> int:
 
     der = build_derivation(name)
     result = der.check()
-    text = {"md": der.to_markdown, "html": der.to_html, "tex": der.to_latex}[fmt]()
+    text = render_derivation(der, fmt)
     if is_dir:
         os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:

@@ -1,0 +1,49 @@
+"""Collect the doctests of theory/, sims/ and derivations/ under their installed module names.
+
+The three folders are the packages ``depthscale.theory``, ``depthscale.sims`` and
+``depthscale.derivations`` (see ``[tool.setuptools.package-dir]``). pytest's own
+``--doctest-modules`` would import ``theory/floor.py`` a second time as ``theory.floor``, a module
+distinct from ``depthscale.theory.floor``; here each file is imported once, by its package name,
+so that its doctests see the same objects as the rest of the code. Everything else is pytest's
+doctest collector unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from _pytest.doctest import DoctestModule
+
+ROOT = Path(__file__).resolve().parent
+PACKAGES = ("theory", "sims", "derivations")
+
+
+def module_name(path: Path) -> str | None:
+    """``depthscale.<dotted path>`` of a source file in one of the packages, else None.
+
+    ``derivations/commands/__init__.py`` is ``depthscale.derivations.commands``; files outside
+    the three folders (tests, benchmarks) are None.
+    """
+    try:
+        parts = list(path.resolve().relative_to(ROOT).with_suffix("").parts)
+    except ValueError:
+        return None
+    if not parts or parts[0] not in PACKAGES:
+        return None
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["depthscale", *parts])
+
+
+class PackageDoctestModule(DoctestModule):
+    """pytest's doctest collector, importing the module by its package name."""
+
+    def _getobj(self):
+        return importlib.import_module(module_name(self.path))
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix == ".py" and module_name(file_path) is not None:
+        return PackageDoctestModule.from_parent(parent, path=file_path)
+    return None
