@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from depthscale.derivations import protocol_study
 from depthscale.derivations.analysis import EASY_TASKS, Curve
 from depthscale.derivations.render import format_estimate as est
 from depthscale.derivations.render import format_value as num
@@ -415,7 +416,7 @@ def theory_claims(ev):
 
 
 REGISTRY = (theory_claims, linear_exponent, mode_learning, linear_floor, softmax_easy, softmax_exponent, exponent_spread,
-            topk_slower, identity, clt_convergence, softmax_below_linear, controls, baselines)
+            topk_slower, identity, clt_convergence, softmax_below_linear, controls, baselines, *protocol_study.CLAIMS)
 
 
 def evaluate_claims(ev: Evidence) -> list[ClaimResult]:

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from depthscale.derivations import figures, reference_values, theory_numbers
+from depthscale.derivations import figures, protocol_study, reference_values, theory_numbers
 from depthscale.derivations.analysis import BASELINES, Curve, curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
 from depthscale.derivations.render import MISSING, format_estimate
@@ -141,15 +141,24 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
 
 
 def build_context(records, *, title: str, preset: str = "", floor_contexts: int = 3000, reference_contexts: int = 3000,
-                  runtime_seconds: float | None = None, notes=()):
-    """Everything a report shows, from a list of run records."""
+                  runtime_seconds: float | None = None, notes=(), load_arrays=None):
+    """Everything a report shows, from a list of run records.
+
+    ``load_arrays(key)`` (``Store.load_arrays``) gives the runs' per-context errors, which the
+    protocol study pairs with the reference floors; without it those comparisons are left out.
+    """
     from depthscale.derivations.render import ReportContext
 
     t0 = time.perf_counter()
     records = list(records)
     cs = curves(records)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
-    claims = evaluate_claims(Evidence(cs, theory))
+    if load_arrays is not None and protocol_study.study_curves(cs):
+        theory["protocol_floors"] = protocol_study.gather_floors(cs, load_arrays)
+    ev = Evidence(cs, theory)
+    claims = evaluate_claims(ev)
+    if (study := protocol_study.table(ev)) is not None:
+        theory_tables.append(study)
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]

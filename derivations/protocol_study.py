@@ -1,0 +1,383 @@
+"""The training-protocol study: where inverse-depth scaling of softmax attention comes from.
+
+The ``protocol`` preset trains the softmax model under five training protocols that differ in
+where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
+protocol from its configuration, pairs every run with the infinite-depth reference floors of its
+task on the same evaluation contexts (:func:`gather_floors`), and holds the claims the study
+decides (:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims`; definitions in
+docs/claims.md, the study in docs/protocol-study.md).
+
+Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
+(the part of the layers' errors that averages away), the single-layer loss ``R_1``, the mean
+query-key similarity of the layers, and ``R_L`` minus each reference floor with paired errors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from depthscale.derivations.analysis import Curve
+from depthscale.derivations.render import format_estimate as est
+from depthscale.derivations.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, ClaimResult, not_run, unidentified
+
+def pct(x: float) -> str:
+    return f"{x:+.1%}"
+
+
+ALPHA_RANGE = (0.8, 1.2)  # "inverse depth": the excess over R_inf falls like L^-alpha, alpha in this range
+FLOOR_RTOL = 0.03  # R_inf "is" a reference floor when within 3 % of it
+BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
+RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
+FLOOR_NAMES = ("single", "convex", "mixture")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A training protocol of the study: the settings that define it and what it probes."""
+
+    name: str
+    schedule: str
+    lr: float
+    batch: int
+    steps: int
+    init_scale: float
+    probes: str
+    fixed_budget: bool = False  # stopped early by design: convergence is not asked of its runs
+
+
+PROTOCOLS = (
+    Protocol("cosine", "cosine", 3e-3, 1024, 4000, 0.3, "annealed to a noise-free end (the cpu preset's setting)"),
+    Protocol("constant-3e-3", "constant", 3e-3, 1024, 3000, 0.3, "minibatch noise at a constant step (shared by the layers)"),
+    Protocol("constant-1e-2", "constant", 1e-2, 1024, 3000, 0.3, "more minibatch noise (larger constant step)"),
+    Protocol("large-init-short", "cosine", 3e-3, 1024, 1000, 1.0,
+             "independent per-layer deviations from a large initialisation that a short budget leaves", fixed_budget=True),
+    Protocol("small-batch", "constant", 3e-3, 128, 3000, 0.3, "eight times the gradient noise of constant-3e-3"),
+)
+
+
+def protocol_of(curve: Curve) -> Protocol | None:
+    """The study protocol a curve was trained under, or None (matched on the settings that define it)."""
+    rec = next(iter(curve.runs.values()))
+    tr, m = rec["config"]["train"], rec["config"]["model"]
+    for p in PROTOCOLS:
+        if (tr.get("schedule") == p.schedule and math.isclose(tr.get("lr", 0), p.lr) and tr.get("batch") == p.batch
+                and tr.get("steps") == p.steps and math.isclose(m.get("init_scale", 0.3), p.init_scale)):
+            return p
+    return None
+
+
+def study_curves(curves) -> list[tuple[Protocol, Curve]]:
+    """The softmax (base model) curves trained under a study protocol, with their protocol."""
+    out = []
+    for c in curves:
+        if c.model == "softmax" and c.variant == "base" and (p := protocol_of(c)) is not None:
+            out.append((p, c))
+    return out
+
+
+def task_label(c: Curve) -> str:
+    return f"top-{c.k} (a,b)=({c.a:g},{c.b:g}) d={c.d} P={c.P}" if c.task == "topk" else f"{c.task} d={c.d} P={c.P}"
+
+
+# ------------------------------------------------------------------------------------------------ floors
+def gather_floors(curves, load_arrays) -> dict:
+    """Reference floors of every study curve's task and seeds, paired with its runs.
+
+    ``load_arrays(key)`` returns a run's stored arrays (``Store.load_arrays``). Returns
+    ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: (mean, se)}}}}``: floors
+    and excesses averaged over the seeds (independent contexts, so errors add in quadrature).
+    Floors are computed once per (task, seed, evaluation contexts).
+    """
+    from depthscale.sims.config import TaskConfig
+    from depthscale.sims.reference_floors import excess_over_floors, reference_floors
+
+    cache: dict = {}
+    out = {}
+    for _, c in study_curves(curves):
+        per_seed_floor = {n: [] for n in FLOOR_NAMES}
+        per_depth: dict = {}
+        for (depth, seed), rec in sorted(c.runs.items()):
+            arrays = load_arrays(rec["key"]) or {}
+            sq = arrays.get("sq_err")
+            task = TaskConfig(**rec["config"]["task"])
+            n_eval = int(rec["config"]["train"]["eval_contexts"])
+            fk = (task, seed, n_eval)
+            if fk not in cache:
+                cache[fk] = reference_floors(task, seed, n_eval=n_eval)
+                for n in FLOOR_NAMES:
+                    f = getattr(cache[fk], n)
+                    per_seed_floor[n].append((f.loss, f.se))
+            if sq is not None and sq.shape == (n_eval,):
+                for n, v in excess_over_floors(sq, cache[fk]).items():
+                    per_depth.setdefault(depth, {}).setdefault(n, []).append(v)
+        out[c.key] = {
+            "floors": {n: _pool(v) for n, v in per_seed_floor.items() if v},
+            "excess": {L: {n: _pool(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
+        }
+    return out
+
+
+def _pool(pairs) -> tuple[float, float]:
+    """Mean of independent estimates and its standard error."""
+    m = np.array([p[0] for p in pairs], dtype=float)
+    s = np.array([p[1] for p in pairs], dtype=float)
+    return float(m.mean()), float(math.sqrt(np.sum(s**2)) / len(s))
+
+
+# ------------------------------------------------------------------------------------------------ per curve
+@dataclass(frozen=True)
+class ProtocolRow:
+    """One (protocol, task) curve of the study: the fit and the measurements the claims use."""
+
+    protocol: Protocol
+    curve: Curve
+    fit: object  # FitResult of R_L = R_inf + c L^-alpha
+    disagreement: float  # mean over depths >= 2 of A_L - C_L (seed means)
+    r1: float  # single-layer loss R_1 (seed mean)
+    similarity: float  # mean query-key similarity of the layers at the deepest depth
+    floors: dict  # name -> (loss, se)
+    excess: dict  # depth -> name -> (mean, se)
+
+    @property
+    def identified(self) -> bool:
+        return not self.fit.failure and self.fit.identified
+
+    def nearest_floor(self, value: float):
+        """``(name, relative difference)`` of the reference floor closest to ``value``, or None."""
+        if not self.floors or not np.isfinite(value):
+            return None
+        name = min(self.floors, key=lambda n: abs(value / self.floors[n][0] - 1))
+        return name, value / self.floors[name][0] - 1
+
+
+def rows(ev) -> list[ProtocolRow]:
+    """The study's rows from the evidence (curves and ``theory["protocol_floors"]``)."""
+    floors = ev.theory.get("protocol_floors", {})
+    out = []
+    for p, c in study_curves(ev.curves):
+        gap = c.field_mean("gap")
+        sim = c.field_mean("qk_similarity")
+        multi = c.depths >= 2
+        fl = floors.get(c.key, {})
+        out.append(ProtocolRow(p, c, c.fit("offset"), float(np.nanmean(gap[multi])) if np.any(np.isfinite(gap[multi])) else math.nan,
+                               float(c.mean[0]) if c.depths[0] == 1 else math.nan,
+                               float(sim[-1]) if np.isfinite(sim[-1]) else math.nan, fl.get("floors", {}), fl.get("excess", {})))
+    return out
+
+
+def _decisive(row: ProtocolRow) -> tuple[bool, str]:
+    """Like :func:`verdicts.decisive`, but a fixed-budget protocol is not asked to have converged."""
+    c, why = row.curve, []
+    if len(c.seeds) < MIN_SEEDS:
+        why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
+    if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
+        why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
+    if not c.all_converged and not row.protocol.fixed_budget:
+        why.append(f"{c.n_unconverged} unconverged run(s)")
+    if c.eval_contexts < MIN_EVAL:
+        why.append(f"{c.eval_contexts} evaluation contexts < {MIN_EVAL}")
+    return not why, "; ".join(why)
+
+
+def _verdict(ok: bool | None, rows_: list, detail: str) -> tuple[str, str]:
+    if ok is None:
+        return "indicative", detail
+    why = [w for r in rows_ for d, w in [_decisive(r)] if not d]
+    if not why:
+        return ("pass" if ok else "fail"), detail
+    return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {'; '.join(sorted(set(why)))}"
+
+
+def _budget_note(row: ProtocolRow) -> str:
+    return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
+
+
+# ------------------------------------------------------------------------------------------------ claims
+def inverse_depth(ev):
+    """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2], and R_inf lies
+    within 3 % of one of the reference floors."""
+    statement = (f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] and R_inf is "
+                 f"within {FLOOR_RTOL:.0%} of a reference floor")
+    rs = rows(ev)
+    if not rs:
+        return [not_run("protocol-inverse-depth", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
+    out = []
+    for r in rs:
+        cid = f"protocol-inverse-depth {r.protocol.name} {task_label(r.curve)}"
+        f = r.fit
+        if f.failure or not f.identified:
+            why = f.failure or unidentified({"R_inf + c L^-alpha": f})
+            out.append(ClaimResult(cid, statement, ALPHA_RANGE, None, None, "2 s.e.", "indicative" if not f.failure else "not run",
+                                   why + _budget_note(r)))
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        near = r.nearest_floor(f.params["L0"])
+        lo, hi = ALPHA_RANGE
+        # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.
+        inside = lo <= a <= hi and 2 * se <= hi - lo
+        outside = a + 2 * se < lo or a - 2 * se > hi
+        det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
+        if outside:
+            ok = False
+        elif near is None:
+            ok, det = None, det + "; no reference floors for this task"
+        else:
+            name, rel = near
+            ok = (abs(rel) <= FLOOR_RTOL) if inside else None
+        if near is not None:
+            det += f", nearest floor {near[0]} ({pct(near[1])})"
+        det += f"; c = {est(f.params['c'], f.se['c'])}"
+        if not inside and not outside:
+            det += f"; alpha ± 2 s.e. straddles [{lo:g}, {hi:g}] or is wider than it: too imprecise to decide"
+        v, det = _verdict(ok, [r], det + _budget_note(r))
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
+    return out
+
+
+def amplitude_follows_disagreement(ev):
+    """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the
+    single-layer loss R_1 (Spearman rank correlations over the protocols with identified fits)."""
+    statement = "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the single-layer loss R_1"
+    by_task: dict = {}
+    for r in rows(ev):
+        by_task.setdefault(task_label(r.curve), []).append(r)
+    if not by_task:
+        return [not_run("protocol-amplitude", statement, "no protocol-study runs in this sweep", f">= {RHO_PASS}")]
+    out = []
+    for label, rs in sorted(by_task.items()):
+        cid = f"protocol-amplitude {label}"
+        good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.r1)]
+        if len(good) < 4:
+            out.append(ClaimResult(cid, statement, RHO_PASS, None, None, f"rho >= {RHO_PASS}", "indicative" if good else "not run",
+                                   f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)"))
+            continue
+        c = [r.fit.params["c"] for r in good]
+        rho_gap = float(spearmanr(c, [r.disagreement for r in good]).statistic)
+        rho_r1 = float(spearmanr(c, [r.r1 for r in good]).statistic)
+        ratios = ", ".join(f"{r.protocol.name} {r.fit.params['c'] / r.disagreement:.2g}" for r in good if r.disagreement > 0)
+        det = (f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, R_1) = {rho_r1:.2f} over {len(good)} protocols; "
+               f"c / (A_L - C_L): {ratios}")
+        ok = None
+        if rho_gap >= RHO_PASS and rho_gap > rho_r1:
+            ok = True
+        elif rho_gap < RHO_FAIL or rho_gap <= rho_r1:
+            ok = False
+        v, det = _verdict(ok, good, det if ok is not None else det + "; between the thresholds: undecided")
+        out.append(ClaimResult(cid, statement, RHO_PASS, rho_gap, None, f"rho >= {RHO_PASS} and > rho(c, R_1)", v, det,
+                               note=f"(rho with R_1: {rho_r1:.2f})"))
+    return out
+
+
+def cosine_not_inverse(ev):
+    """Cosine-decayed training does not give alpha near 1 (alpha + 2 s.e. below 0.8 or alpha - 2 s.e. above 1.2)."""
+    statement = "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])"
+    rs = [r for r in rows(ev) if r.protocol.name == "cosine"]
+    if not rs:
+        return [not_run("protocol-cosine-not-inverse", statement, "no cosine-protocol runs", ALPHA_RANGE)]
+    out = []
+    lo, hi = ALPHA_RANGE
+    for r in rs:
+        cid = f"protocol-cosine-not-inverse {task_label(r.curve)}"
+        f = r.fit
+        if f.failure or not f.identified:
+            out.append(ClaimResult(cid, statement, ALPHA_RANGE, None, None, "2 s.e.", "indicative",
+                                   f.failure or unidentified({"R_inf + c L^-alpha": f})))
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        ok = True if (a + 2 * se < lo or a - 2 * se > hi) else (False if lo <= a - 2 * se and a + 2 * se <= hi else None)
+        v, det = _verdict(ok, [r], f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]"))
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "outside, 2 s.e.", v, det))
+    return out
+
+
+def beats_convex(ev):
+    """Depth beats the convex floor at L >= 32 (paired): trained layers do something no mixture of
+    temperature heads can."""
+    statement = f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)"
+    out = []
+    for r in rows(ev):
+        deep = [L for L in r.excess if L >= BEAT_DEPTH and "convex" in r.excess[L]]
+        if not deep:
+            continue
+        L = max(deep)
+        diff, se = r.excess[L]["convex"]
+        ok = diff < -2 * se
+        cid = f"protocol-beats-convex {r.protocol.name} {task_label(r.curve)}"
+        v, det = _verdict(ok, [r], f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
+                                   f"convex floor {est(*r.floors['convex'])}")
+        out.append(ClaimResult(cid, statement, "< 0", diff, se, "< -2 paired s.e.", v, det + _budget_note(r)))
+    return out or [not_run("protocol-beats-convex", statement, f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors")]
+
+
+def top16_floor(ev):
+    """Top-16: which reference floor the deep models approach (R_inf within 3 % of it), per protocol."""
+    statement = f"Top-16: R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)"
+    out = []
+    for r in rows(ev):
+        if r.curve.k != 16:
+            continue
+        cid = f"protocol-top16-floor {r.protocol.name} {task_label(r.curve)}"
+        f = r.fit
+        if f.failure or not f.identified or not r.floors:
+            why = f.failure or unidentified({"R_inf + c L^-alpha": f}) or "no reference floors"
+            out.append(ClaimResult(cid, statement, None, None, None, f"{FLOOR_RTOL:.0%}", "indicative", why))
+            continue
+        name, rel = r.nearest_floor(f.params["L0"])
+        floor, floor_se = r.floors[name]
+        # decided only when the fitted floor is precise enough to tell a 3 % difference
+        precise = 2 * f.se["L0"] <= FLOOR_RTOL * floor
+        ok = abs(rel) <= FLOOR_RTOL if precise else None
+        det = f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); " + ", ".join(
+            f"{n} {est(*v)}" for n, v in r.floors.items())
+        if ok is None:
+            det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
+        v, det = _verdict(ok, [r], det + _budget_note(r))
+        out.append(ClaimResult(cid, statement, floor, f.params["L0"], f.se["L0"], f"{FLOOR_RTOL:.0%}", v, det,
+                               expected_error=floor_se))
+    return out or [not_run("protocol-top16-floor", statement, "no top-16 protocol-study runs")]
+
+
+CLAIMS = (inverse_depth, amplitude_follows_disagreement, cosine_not_inverse, beats_convex, top16_floor)
+
+
+# ------------------------------------------------------------------------------------------------ report pieces
+def table(ev) -> dict | None:
+    """The study's table: per protocol and task, (alpha, R_inf, c) with errors, the floors and diagnostics."""
+    rs = rows(ev)
+    if not rs:
+        return None
+    body = []
+    for r in rs:
+        f = r.fit
+        ok = r.identified
+        body.append([r.protocol.name, task_label(r.curve),
+                     est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
+                     est(f.params["L0"], f.se["L0"]) if ok else "not identified",
+                     est(f.params["c"], f.se["c"]) if ok else "not identified",
+                     *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
+                     r.r1, r.disagreement, r.similarity])
+    return {"title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
+            "columns": ["protocol", "task", "alpha", "R_inf", "c", "single floor", "convex floor", "mixture floor",
+                        "R_1", "mean A_L - C_L", "q-k similarity (deepest)"],
+            "rows": body}
+
+
+def figure_rows(ev) -> list[dict]:
+    """Per curve: depths, excess R_L - R_inf (fitted) with seed errors, for the log-log figure."""
+    out = []
+    for r in rows(ev):
+        if not r.identified:
+            continue
+        c = r.curve
+        out.append({"protocol": r.protocol.name, "task": task_label(c), "depths": c.depths.tolist(),
+                    "excess": (c.mean - r.fit.params["L0"]).tolist(), "se": c.error_bar.tolist(),
+                    "alpha": r.fit.params["alpha"]})
+    return out
+
+
+__all__ = ["PROTOCOLS", "Protocol", "ProtocolRow", "CLAIMS", "protocol_of", "study_curves", "gather_floors", "rows",
+           "table", "figure_rows"]

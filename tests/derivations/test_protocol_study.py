@@ -1,0 +1,101 @@
+"""Claims of the protocol study on synthetic curves whose laws are known."""
+
+import numpy as np
+import pytest
+
+from depthscale.derivations import protocol_study as ps
+from depthscale.derivations.analysis import curves
+from depthscale.derivations.claims import Evidence
+from depthscale.derivations.commands.reproduce import preset_path
+from depthscale.sims.config import RunConfig
+from depthscale.sims.grid import load_grid
+
+DEPTHS = (1, 2, 4, 8, 16, 32)
+
+
+def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1)):
+    out = []
+    for seed in seeds:
+        for j, L in enumerate(DEPTHS):
+            wiggle = 1 + 0.002 * (-1) ** (j + seed)  # small scatter keeps the fit's errors finite
+            out.append({
+                "key": f"{protocol.name}-{k}-{L}-{seed}", "status": "ok", "seed": seed, "converged": True,
+                "final_loss": (R_inf + c * L**-alpha) * wiggle, "gap": gap if L > 1 else 0.0, "qk_similarity": 0.5,
+                "config": {"task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
+                           "model": {"model": "softmax", "depth": L, "init_scale": protocol.init_scale},
+                           "train": {"schedule": protocol.schedule, "lr": protocol.lr, "batch": protocol.batch,
+                                     "steps": protocol.steps, "eval_contexts": 10240}},
+            })
+    return out
+
+
+P = {p.name: p for p in ps.PROTOCOLS}
+# (R_inf, c, alpha, disagreement) per protocol: c rises with the disagreement, not with R_1
+LAWS = {"cosine": (1.90, 0.10, 0.3, 0.05), "constant-3e-3": (1.90, 0.20, 1.0, 0.21),
+        "constant-1e-2": (1.90, 0.40, 1.0, 0.39), "large-init-short": (1.90, 0.60, 1.0, 0.62),
+        "small-batch": (1.90, 0.30, 1.0, 0.28)}
+
+
+def _evidence(laws=LAWS, floors=None, excess=-0.05):
+    recs = [r for name, (R, c, a, g) in laws.items() for r in _records(P[name], R, c, a, g)]
+    cs = curves(recs)
+    fl = floors or {"single": (1.96, 0.002), "convex": (1.90, 0.002), "mixture": (1.905, 0.002)}
+    theory = {"protocol_floors": {c.key: {"floors": fl, "excess": {32: {"convex": (excess, 0.01)}}} for c in cs}}
+    return Evidence(cs, theory)
+
+
+def _by_id(results):
+    return {r.id.split(" ")[1] if r.id.startswith(("protocol-inverse", "protocol-beats")) else r.id: r for r in results}
+
+
+def test_every_preset_run_belongs_to_one_protocol():
+    runs = load_grid(preset_path("protocol").open("rb").name)
+    recs = [{"status": "ok", "seed": s, "converged": True, "final_loss": 1.0, "key": str(i), "config": RunConfig.to_dict(c)}
+            for i, (c, s) in enumerate(runs)]
+    found = {ps.protocol_of(c).name for c in curves(recs)}
+    assert found == set(P) and all(ps.protocol_of(c) is not None for c in curves(recs))
+
+
+def test_inverse_depth_passes_at_alpha_one_on_a_floor_and_fails_at_alpha_0_3():
+    res = {r.id.split(" ")[1]: r for r in ps.inverse_depth(_evidence())}
+    assert res["constant-3e-3"].verdict == "pass" and res["constant-3e-3"].measured == pytest.approx(1.0, abs=0.05)
+    assert "nearest floor convex" in res["constant-3e-3"].reason
+    assert res["cosine"].verdict == "fail"
+    assert res["large-init-short"].verdict == "pass" and "fixed budget" in res["large-init-short"].reason
+
+
+def test_inverse_depth_fails_when_the_plateau_is_no_reference_floor():
+    far = {"single": (2.30, 0.002), "convex": (2.20, 0.002), "mixture": (2.25, 0.002)}
+    res = {r.id.split(" ")[1]: r for r in ps.inverse_depth(_evidence(floors=far))}
+    assert res["constant-3e-3"].verdict == "fail" and "+" not in res["constant-3e-3"].reason.split("nearest floor")[0]
+
+
+def test_amplitude_follows_disagreement_and_not_the_single_layer():
+    (r,) = ps.amplitude_follows_disagreement(_evidence())
+    assert r.verdict == "pass" and r.measured == pytest.approx(1.0)
+    # amplitudes ordered against the disagreement: fail
+    anti = {n: (R, c, a, 1.0 - g) for n, (R, c, a, g) in LAWS.items()}
+    (r,) = ps.amplitude_follows_disagreement(_evidence(anti))
+    assert r.verdict == "fail" and r.measured < 0
+
+
+def test_cosine_not_inverse_and_beats_convex():
+    (r,) = ps.cosine_not_inverse(_evidence())
+    assert r.verdict == "pass" and r.measured == pytest.approx(0.3, abs=0.05)
+    res = ps.beats_convex(_evidence())
+    assert len(res) == 5 and all(r.verdict == "pass" for r in res)
+    assert all(r.verdict == "fail" for r in ps.beats_convex(_evidence(excess=0.01)))
+
+
+def test_top16_floor_names_the_nearest_floor():
+    recs = _records(P["cosine"], 1.00, 0.2, 1.0, 0.2, k=16)
+    cs = curves(recs)
+    fl = {"single": (1.10, 0.001), "convex": (1.005, 0.001), "mixture": (1.04, 0.001)}
+    (r,) = ps.top16_floor(Evidence(cs, {"protocol_floors": {cs[0].key: {"floors": fl, "excess": {}}}}))
+    assert r.verdict == "pass" and "nearest: convex" in r.reason and r.expected == 1.005
+
+
+def test_without_study_runs_every_claim_says_not_run():
+    ev = Evidence([], {})
+    for claim in ps.CLAIMS:
+        assert [r.verdict for r in claim(ev)] == ["not run"]
