@@ -235,8 +235,11 @@ def exponent_spread(ev):
     lin_skipped = [c.label for c, f in lin if not f.failure and not f.identified]
     lin = [(c, f) for c, f in lin if f.identified]
     if len(soft) < 2:
-        why = "fewer than two softmax top-2 spectra with an identified fit"
-        return [not_run("exponent-spread", statement, why + (f" (not identified: {', '.join(skipped)})" if skipped else ""))]
+        if len(soft) + len(skipped) >= 2:  # the data are there, but their fits say nothing
+            return [ClaimResult("exponent-spread", statement, expected, None, None, "", "indicative",
+                                f"undecided: fewer than two softmax top-2 spectra with an identified fit (not identified: "
+                                f"{', '.join(skipped)})")]
+        return [not_run("exponent-spread", statement, "fewer than two softmax top-2 spectra fitted", expected)]
     alphas = [f.params["alpha"] for _, f in soft]
     spread = max(alphas) - min(alphas)
     lin_alphas = [f.params["alpha"] for _, f in lin]
