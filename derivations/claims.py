@@ -16,8 +16,10 @@ import numpy as np
 from depthscale.derivations import protocol_study
 from depthscale.derivations.analysis import EASY_TASKS, Curve
 from depthscale.derivations.render import format_estimate as est
+from depthscale.derivations.render import format_interval
+from depthscale.derivations.render import format_percent as pct
 from depthscale.derivations.render import format_value as num
-from depthscale.derivations.verdicts import MIN_EVAL, ClaimResult, decide, decisive, not_run, unidentified
+from depthscale.derivations.verdicts import MIN_EVAL, ClaimResult, decide, not_run, unidentified
 
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
@@ -47,10 +49,6 @@ class Evidence:
 
 def _select(ev: Evidence, model, tasks, variant="base", k=None) -> list[Curve]:
     return [c for c in ev.curves if c.model == model and c.task in tasks and c.variant == variant and (k is None or c.k == k)]
-
-
-def _pct(x: float) -> str:
-    return f"{x:+.2%}"
 
 
 # ---------------------------------------------------------------- claims on linear attention
@@ -116,14 +114,15 @@ def mode_learning(ev):
                                      ("softmax", ("topk",), "parallel", "softmax-parallel-modes")):
         cs = [c for c in _select(ev, model, tasks) if len(c.depths) >= 2]
         statement = f"{model.capitalize()} attention learns spectral modes {want}ly with depth"
-        crit = f"Spearman(k, mode loss ratio) {'>=' if want == 'sequential' else '<='} {SEQUENTIAL_RHO if want == 'sequential' else PARALLEL_RHO}"
+        sequential = want == "sequential"
+        crit = f"Spearman(k, mode loss ratio) {'>=' if sequential else '<='} {SEQUENTIAL_RHO if sequential else PARALLEL_RHO}"
         rhos = [(c, _mode_order(c)) for c in cs]
         rhos = [(c, r) for c, r in rhos if r is not None and np.isfinite(r)]
         if not rhos:
             out.append(not_run(name, statement, f"no {model} runs with mode losses at two or more depths", want, crit))
             continue
         for c, rho in rhos:
-            ok = rho >= SEQUENTIAL_RHO if want == "sequential" else rho <= PARALLEL_RHO
+            ok = rho >= SEQUENTIAL_RHO if sequential else rho <= PARALLEL_RHO
             v, det = decide(ok, [c], f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode")
             out.append(ClaimResult(f"{name} {c.label}", statement, want, rho, None, crit, v, det))
     return out
@@ -147,7 +146,7 @@ def linear_floor(ev):
             continue
         val, tse = th
         bound = FLOOR_RTOL * val + 2 * np.sqrt(tse**2 + (se if np.isfinite(se) else 0) ** 2)
-        v, det = decide(abs(m - val) <= bound, [c], f"deepest run L={int(c.depths[j])}; relative difference {_pct((m - val) / val)}")
+        v, det = decide(abs(m - val) <= bound, [c], f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}")
         out.append(ClaimResult(f"linear-floor {c.label}", claim, val, m, se, tol, v, det, expected_error=tse))
         # saturation: little left to gain between L_max/4 (or the previous depth) and L_max
         i = max(int(np.searchsorted(c.depths, c.depths[j] / 4)), 0)
@@ -177,7 +176,7 @@ def softmax_easy(ev):
         why.append(f"fewer than {MIN_EVAL} evaluation contexts")
     v = ("pass" if ok else "fail") if not why else "indicative"
     det = f"{len(recs)} run(s); measured MSE/E[y*^2]" + (f"; would be {'pass' if ok else 'fail'}, but " + "; ".join(why) if why else "")
-    return [ClaimResult("softmax-easy-one-layer", statement, expected, rel, None, "", v, det, note=f"(top-1 mass {top1:.4f})")]
+    return [ClaimResult("softmax-easy-one-layer", statement, expected, rel, None, "", v, det, note=f"(top-1 mass {num(top1)})")]
 
 
 def _softmax_top2(ev) -> list[Curve]:
@@ -206,13 +205,16 @@ def softmax_exponent(ev):
         s2 = 2 * se
         # fail: inconsistent with 1 even allowing two s.e.; pass: close to 1 AND measured precisely;
         # otherwise the interval is too wide to decide either way
-        ok = False if abs(a - 1) > SOFTMAX_ALPHA_TOL + s2 else (True if abs(a - 1) <= SOFTMAX_ALPHA_TOL and s2 <= 2 * SOFTMAX_ALPHA_TOL else None)
+        if abs(a - 1) > SOFTMAX_ALPHA_TOL + s2:
+            ok = False
+        else:
+            ok = True if abs(a - 1) <= SOFTMAX_ALPHA_TOL and s2 <= 2 * SOFTMAX_ALPHA_TOL else None
         det = f"L0 = {est(f.params['L0'], f.se['L0'])}"
         if np.isfinite(f.delta_aic_alpha_one):
-            det += f"; delta AIC (alpha=1 minus free) = {f.delta_aic_alpha_one:.3g}"
+            det += f"; delta AIC (alpha=1 minus free) = {num(f.delta_aic_alpha_one)}"
         if f.bootstrap is not None:
             lo, hi = f.bootstrap.intervals["alpha"]
-            det += f"; bootstrap 95% [{lo:.3g}, {hi:.3g}]"
+            det += f"; bootstrap 95% {format_interval(lo, hi)}"
         if ok is None:
             v, det = "indicative", det + (f"; the interval alpha ± 2 s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
                                           f"needs 2 s.e. <= {2 * SOFTMAX_ALPHA_TOL})")
@@ -234,8 +236,11 @@ def exponent_spread(ev):
     lin_skipped = [c.label for c, f in lin if not f.failure and not f.identified]
     lin = [(c, f) for c, f in lin if f.identified]
     if len(soft) < 2:
-        why = "fewer than two softmax top-2 spectra with an identified fit"
-        return [not_run("exponent-spread", statement, why + (f" (not identified: {', '.join(skipped)})" if skipped else ""))]
+        if len(soft) + len(skipped) >= 2:  # the data are there, but their fits say nothing
+            return [ClaimResult("exponent-spread", statement, expected, None, None, "", "indicative",
+                                f"undecided: fewer than two softmax top-2 spectra with an identified fit (not identified: "
+                                f"{', '.join(skipped)})")]
+        return [not_run("exponent-spread", statement, "fewer than two softmax top-2 spectra fitted", expected)]
     alphas = [f.params["alpha"] for _, f in soft]
     spread = max(alphas) - min(alphas)
     lin_alphas = [f.params["alpha"] for _, f in lin]
@@ -244,13 +249,13 @@ def exponent_spread(ev):
     # both sides decide: unconverged or single-seed linear curves make the verdict indicative too
     used = [c for c, _ in soft] + ([c for c, _ in lin] if lin_spread is not None else [])
     detail = (f"softmax spread over {len(alphas)} spectra; linear spread "
-              + (f"{lin_spread:.3g} over {len(lin_alphas)} spectra" if lin_spread is not None else "not measured"))
+              + (f"{num(lin_spread)} over {len(lin_alphas)} spectra" if lin_spread is not None else "not measured"))
     if skipped or lin_skipped:
         detail += f"; left out, fit not identified: {', '.join(skipped + lin_skipped)}"
     v, det = decide(ok, used, detail)
     if lin_spread is None and v == "pass":
         v, det = "indicative", det + "; the linear side was not run"
-    note = f"(linear {lin_spread:.3g})" if lin_spread is not None else ""
+    note = f"(linear {num(lin_spread)})" if lin_spread is not None else ""
     return [ClaimResult("exponent-spread", statement, expected, spread, None, "", v, det, note=note)]
 
 
@@ -352,7 +357,8 @@ def softmax_below_linear(ev):
             s, what = f.params["L0"], "fitted L0"
         else:  # the deepest loss bounds the floor from above; an unidentified L0 says nothing
             s, what = c.mean[-1], f"loss at L={int(c.depths[-1])}" + ("" if f.failure else " (L0 fit not identified)")
-        v, det = decide(s < ref, [c] + ([cl] if cl is not None else []), f"softmax {what} against the {src} floor {num(ref)}; ratio {s / ref:.3g}")
+        v, det = decide(s < ref, [c] + ([cl] if cl is not None else []),
+                        f"softmax {what} against the {src} floor {num(ref)}; ratio {num(s / ref)}")
         out.append(ClaimResult(f"softmax-below-linear {c.label}", statement, ref, s, None, "ratio < 1 (paper: 0.03-0.17)", v, det))
     return out or [not_run("softmax-below-linear", statement, "no softmax top-k curve with a linear floor at the same scale")]
 
@@ -411,7 +417,7 @@ def theory_claims(ev):
         out.append(ClaimResult(f"floor-reference (a,b)={key}",
                                "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)", ref, val, se,
                                f"{FLOOR_REFERENCE_RTOL:.0%}", "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail",
-                               f"relative difference {_pct(rel)}"))
+                               f"relative difference {pct(rel)}"))
     return out
 
 
@@ -431,4 +437,4 @@ def evaluate_claims(ev: Evidence) -> list[ClaimResult]:
     return rows
 
 
-__all__ = ["Evidence", "REGISTRY", "evaluate_claims", "decisive"] + [f.__name__ for f in REGISTRY]
+__all__ = ["Evidence", "REGISTRY", "evaluate_claims"] + [f.__name__ for f in REGISTRY]

@@ -48,7 +48,7 @@ from depthscale.derivations.verdicts import VERDICTS
 from depthscale.theory.derivation import Derivation
 
 __all__ = ["VERDICTS", "MISSING", "ReportContext", "write_report", "render_report", "format_value", "format_estimate",
-           "claim_cells", "tex_escape"]
+           "format_percent", "format_interval", "claim_cells", "tex_escape"]
 
 FORMATS = ("md", "html", "tex")
 LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
@@ -168,6 +168,30 @@ def format_estimate(x, se=None) -> str:
     return text if not math.isfinite(se) else f"{text} ± {se:.2g}"
 
 
+def format_percent(x) -> str:
+    """A signed relative difference as a percentage (``+1.23%``); the missing spelling for None/nan.
+
+    Examples
+    --------
+    >>> format_percent(0.0123), format_percent(-0.5), format_percent(float("nan"))
+    ('+1.23%', '-50.00%', '—')
+    """
+    if x is None or not math.isfinite(float(x)):
+        return _DASH
+    return f"{float(x):+.2%}"
+
+
+def format_interval(lo, hi) -> str:
+    """An interval ``[lo, hi]`` with the one number format.
+
+    Examples
+    --------
+    >>> format_interval(0.8312, 1.2)
+    '[0.8312, 1.2]'
+    """
+    return f"[{format_value(lo)}, {format_value(hi)}]"
+
+
 def claim_cells(result) -> dict:
     """The text of a claim's cells from a :class:`~depthscale.derivations.verdicts.ClaimResult`.
 
@@ -182,7 +206,7 @@ def claim_cells(result) -> dict:
     """
     exp = result.expected
     if isinstance(exp, tuple):
-        exp_text = f"[{format_value(exp[0])}, {format_value(exp[1])}]"
+        exp_text = format_interval(*exp)
     else:
         exp_text = format_estimate(exp, getattr(result, "expected_error", None))
     measured = format_estimate(result.measured, result.error)

@@ -17,7 +17,7 @@ import numpy as np
 from depthscale.derivations import figures, protocol_study, reference_values, theory_numbers
 from depthscale.derivations.analysis import BASELINES, Curve, curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
-from depthscale.derivations.render import MISSING, format_estimate
+from depthscale.derivations.render import MISSING, format_estimate, format_interval
 from depthscale.derivations.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
@@ -57,7 +57,7 @@ def _fit_row(c: Curve) -> list:
     p, se = f.params, f.se
     boot = f.bootstrap.intervals.get("alpha") if f.bootstrap is not None else None
     return [c.label, law, format_estimate(p["L0"], se["L0"]) if "L0" in p else 0.0, format_estimate(p["c"], se["c"]),
-            format_estimate(p["alpha"], se["alpha"]), f.r2, f"[{boot[0]:.3g}, {boot[1]:.3g}]" if boot else MISSING,
+            format_estimate(p["alpha"], se["alpha"]), f.r2, format_interval(*boot) if boot else MISSING,
             f.delta_aic_alpha_one, ""]
 
 
@@ -89,7 +89,8 @@ def results_tables(cs: list[Curve]) -> list:
         if any(v is None for v in b.values()):
             continue
         beats = {n: b[n].diff < -2 * b[n].diff_se for n in BASELINES}
-        regime = "depth beats both" if beats["pair"] else ("depth beats one temperature only" if beats["single"] else "no room used by depth")
+        regime = ("depth beats both" if beats["pair"] else
+                  "depth beats one temperature only" if beats["single"] else "no room used by depth")
         j = len(c.depths) - 1
         brows.append([c.label, int(c.depths[j]), format_estimate(c.mean[j], c.se[j]), b["single"].loss,
                       format_estimate(b["single"].diff, b["single"].diff_se), b["pair"].loss,

@@ -11,60 +11,70 @@ from depthscale.derivations.reporting import build_context
 from synthetic import curve
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def records():
     rng = np.random.default_rng(0)
     recs = curve(lambda L: 0.5 + 0.4 / L, rng=rng, a=0.0, b=0.0)
     recs += curve(lambda L: 0.3 * L**-1.4, rng=rng, model="linear", task="easy-fresh", a=2.0, b=1.0)
     recs += curve(lambda L: 0.9, rng=rng, model="linear", a=0.0, b=0.0, depths=(1, 4, 16))
+    recs += curve(lambda L: 0.7, a=0.5, b=0.5, noise=0.0)  # flat: L0 + c L^-alpha is not identified
     for r in recs:
         r.update(A_L=r["final_loss"] * 1.2, C_L=r["final_loss"] * 0.9, gap=r["final_loss"] * 0.3,
                  mode_losses=list(np.full(8, r["final_loss"] / 8)))
     return recs
 
 
-def test_report_has_every_claim_in_every_format(records, tmp_path, monkeypatch):
-    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
-    ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
+@pytest.fixture(scope="module")
+def report(records, tmp_path_factory):
+    """One context and its three files, shared by the tests below (building it is the slow part)."""
+    real = theory_numbers.derivation_checks
+    theory_numbers.derivation_checks = lambda: ([], {"fake": [("a step", True)]})
+    try:
+        ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
+    finally:
+        theory_numbers.derivation_checks = real
+    paths = write_report(ctx, tmp_path_factory.mktemp("report"))
+    return ctx, {f: open(paths[f]).read() for f in ("md", "html", "tex")}
+
+
+def test_report_has_every_claim_in_every_format(records, report):
+    ctx, texts = report
     ids = [c.id for c in ctx.claims]
     assert len(ids) == len(set(ids)) > 10
     drawn = [f for f in ctx.figures if f["png"] is not None]
     assert {f["name"] for f in drawn} >= {"overview", "exponents_vs_zeta", "decomposition"}
-    paths = write_report(ctx, tmp_path / "out")
-    md = paths["md"].read_text() if hasattr(paths["md"], "read_text") else open(paths["md"]).read()
-    html = open(paths["html"]).read()
-    tex = open(paths["tex"]).read()
+    md, html, tex = texts["md"], texts["html"], texts["tex"]
     for c in ctx.claims:
         assert c.id.split(" ")[0] in md and c.verdict in md
     assert html.count("data:image/png;base64") >= len(drawn)
     assert "\\begin{document}" in tex and tex.rstrip().endswith("\\end{document}")
     # the softmax curve follows 0.5 + 0.4/L: its fitted exponent is near 1, and the fits table shows that fit
-    (soft,) = [c for c in curves(records) if c.model == "softmax"]
+    (soft,) = [c for c in curves(records) if c.model == "softmax" and c.a == 0.0]
     fit = soft.default_fit()
     assert fit.identified and fit.params["alpha"] == pytest.approx(1.0, abs=0.05)
     fit_row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == soft.label)
     assert fit_row[4] == format_estimate(fit.params["alpha"], fit.se["alpha"])
 
 
-def test_findings_come_first(records, tmp_path, monkeypatch):
-    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
-    ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
-    paths = write_report(ctx, tmp_path / "out")
-    md, html, tex = (open(paths[f]).read() for f in ("md", "html", "tex"))
-    for text, marks in ((md, ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
-                        (html, ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
-                        (tex, ("section*{Summary}", "section*{Claims}", "figures/overview.png", "section*{Derivations}",
-                               "section*{Simulation results}"))):
-        pos = [text.index(m) for m in marks]
+def test_findings_come_first(report):
+    _, texts = report
+    for fmt, marks in (("md", ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
+                       ("html", ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
+                       ("tex", ("section*{Summary}", "section*{Claims}", "figures/overview.png", "section*{Derivations}",
+                                "section*{Simulation results}"))):
+        pos = [texts[fmt].index(m) for m in marks]
         assert pos == sorted(pos), marks
-        assert text.count(marks[2]) == 1  # the overview is shown once, with the findings
+        assert texts[fmt].count(marks[2]) == 1  # the overview is shown once, with the findings
 
 
-def test_unidentified_fit_shows_no_numbers(records, monkeypatch):
-    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {}))
-    flat = curve(lambda L: 0.7, a=0.5, b=0.5, noise=0.0)
-    ctx = build_context(records + flat, title="t", floor_contexts=50, reference_contexts=0)
-    (c,) = [c for c in curves(flat)]
-    row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == c.label)
-    assert row[2] == "not identified" and row[-1] == c.default_fit().reason
+def test_unidentified_fit_shows_no_numbers(records, report):
+    ctx, texts = report
+    (flat,) = [c for c in curves(records) if c.model == "softmax" and c.a == 0.5]
+    fit = flat.default_fit()
+    assert not fit.identified
+    row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == flat.label)
+    assert row[2] == "not identified" and row[-1] == fit.reason
     assert all(cell == MISSING for cell in row[3:8])
+    (claim,) = [c for c in ctx.claims if c.id == f"softmax-top2-exponent {flat.label}"]
+    assert claim.verdict == "indicative" and claim.measured is None and "not identified" in claim.reason
+    assert "would be" not in claim.reason

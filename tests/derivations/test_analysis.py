@@ -1,0 +1,67 @@
+"""Curves: which runs form one, the fits they own, the baselines they average."""
+
+import math
+
+import numpy as np
+import pytest
+
+from depthscale.derivations.analysis import curve_key, curves
+from depthscale.derivations.fits import fit_offset_power
+
+from synthetic import curve
+
+
+def test_a_curve_is_everything_but_depth_and_seed():
+    recs = curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1), depths=(1, 2, 4))
+    other = [dict(r, config={**r["config"], "train": {**r["config"]["train"], "lr": 1e-2}}) for r in recs]
+    cs = curves(recs + other)
+    assert len(cs) == 2  # another training protocol is another curve
+    for c in cs:
+        assert c.depths.tolist() == [1, 2, 4] and c.seeds == [0, 1]
+        assert {curve_key(r) for r in c.runs.values()} == {c.key}
+    # seed means by hand
+    c = next(c for c in cs if dict(c.key[-1])["lr"] != 1e-2)
+    for j, L in enumerate((1, 2, 4)):
+        vals = [r["final_loss"] for r in recs if r["config"]["model"]["depth"] == L]
+        assert c.mean[j] == pytest.approx(np.mean(vals), rel=1e-14)
+        assert c.se[j] == pytest.approx(np.std(vals, ddof=1) / math.sqrt(2), rel=1e-12)
+
+
+def test_fits_are_cached_per_kind_bootstrap_and_seed():
+    (c,) = curves(curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2, 3), noise=0.02))
+    plain = c.fit("offset", n_boot=0)
+    assert plain.bootstrap is None
+    assert plain.params == pytest.approx(fit_offset_power(c.depths.astype(float), c.mean).params, rel=1e-12)
+    b1, b2 = c.fit("offset", n_boot=30, seed=1), c.fit("offset", n_boot=30, seed=2)
+    assert b1.bootstrap.n_boot == 30 and b2.bootstrap.n_boot == 30
+    assert b1.bootstrap.intervals["alpha"] != b2.bootstrap.intervals["alpha"]  # another resampling seed
+    assert c.fit("offset", n_boot=30, seed=1) is b1
+    assert c.fit("power", n_boot=0).kind == "power_law"
+    assert c.default_kind == "offset"
+    with pytest.raises(ValueError, match="kind"):
+        c.fit("spline")
+
+
+def test_too_few_depths_is_a_fit_with_a_reason():
+    (c,) = curves(curve(lambda L: 0.5 + 0.4 / L, depths=(1, 2, 4)))
+    f = c.fit("offset", n_boot=0)
+    assert not f.identified and "< 4" in f.reason
+
+
+def test_baseline_averages_the_deepest_runs():
+    recs = curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2), depths=(1, 4))
+    rng = np.random.default_rng(3)
+    for r in recs:
+        r["baseline"] = {n: {"loss": 0.6 + 0.01 * rng.standard_normal(), "se": 0.01 + 0.001 * rng.random(),
+                             "diff": -0.1 + 0.01 * rng.standard_normal(), "diff_se": 0.002 + 0.001 * rng.random()}
+                         for n in ("single", "pair")}
+    (c,) = curves(recs)
+    b = c.baseline("pair")
+    deep = [r["baseline"]["pair"] for r in recs if r["config"]["model"]["depth"] == 4]
+    assert b.depth == 4 and b.n_runs == 3
+    assert b.loss == pytest.approx(np.mean([x["loss"] for x in deep]), rel=1e-14)
+    assert b.diff == pytest.approx(np.mean([x["diff"] for x in deep]), rel=1e-14)
+    assert b.diff_se == pytest.approx(math.sqrt(sum(x["diff_se"] ** 2 for x in deep)) / 3, rel=1e-12)
+    assert b.loss_se == pytest.approx(math.sqrt(sum(x["se"] ** 2 for x in deep)) / 3, rel=1e-12)
+    with pytest.raises(ValueError, match="name"):
+        c.baseline("triple")
