@@ -36,11 +36,21 @@ def version() -> str:
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked (package metadata is slow to import)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"depthscale {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser. A missing or broken command module raises: it is a bug, never a skipped command."""
     parser = _Parser(prog="depthscale", description="Depth scaling in attention models: theory, simulation, verdicts.")
-    parser.add_argument("--version", action="version", version=f"depthscale {version()}",
-                        help="print the version and exit")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"depthscale.derivations.commands.{name}").register(sub)

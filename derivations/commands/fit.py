@@ -8,8 +8,6 @@ its seed-mean losses, with bootstrap intervals over seeds when there are at leas
 from __future__ import annotations
 
 import math
-from pathlib import Path
-
 from depthscale.derivations.cli import emit
 
 KINDS = ("offset", "power")
@@ -17,7 +15,7 @@ KINDS = ("offset", "power")
 
 def register(sub) -> None:
     p = sub.add_parser("fit", help="fit scaling laws to every curve (loss against depth) in a results store")
-    p.add_argument("--store", required=True, help="SQLite results store")
+    p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     p.add_argument("--model", default=None, help="only this model (linear or softmax)")
     p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
     p.add_argument("--kind", default="offset,power", help="comma list of fits: offset (L0 + c L^-alpha), power (c L^-alpha)")
@@ -33,7 +31,6 @@ def _fmt(v, se=None) -> str:
 
 
 def handle(args) -> int:
-    from depthscale.derivations.analysis import curves, fit_curve
     from depthscale.derivations.cli import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
@@ -47,10 +44,10 @@ def handle(args) -> int:
     for k in kinds:
         check_choice("kind", k, KINDS)
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
-    if not Path(args.store).is_file():
-        raise ValueError(f"store={args.store!r}: must be an existing results store")
-    with Store(args.store) as st:
+    with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
+    from depthscale.derivations.analysis import curves, fit_curve
+
     out = {"store": args.store, "curves": []}
     lines = []
     for c in curves(records):

@@ -151,10 +151,8 @@ def handle_floor(args) -> int:
     degree = check_int("degree", args.degree, lo=1, hi=64)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
-    from depthscale.theory.floor import floor_memory_bytes, linear_floor
-    from depthscale.theory.validate import check_memory
+    from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 
-    check_memory(f"d={d}, P={P}", floor_memory_bytes(d, P))
     res = linear_floor(a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega)
     out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree)}
     emit(out, args.json, _table(["floor", "stderr", "degree"], [out]))

@@ -17,14 +17,16 @@ from depthscale.derivations.cli import emit
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations (TOML) into a results store")
     p.add_argument("grid", help="grid file (TOML): [task], [model], [train] fields or lists, seeds; or [[grid]] blocks")
-    p.add_argument("--store", required=True, help="SQLite results store (created if missing)")
+    p.add_argument("--store", required=True,
+                   help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)")
     p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPU count)")
     p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
     p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
     p.add_argument("--run-fn", default=None, metavar="MODULE:FUNCTION",
                    help="advanced: run function run(config, seed) -> record (default: the engine's runner)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (on a terminal) and no per-run lines (when stderr is a file)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
 
@@ -45,10 +47,31 @@ def resolve_run_fn(spec: str | None):
     return fn
 
 
+def progress_lines(todo: int):
+    """``on_result`` callback printing one stderr line per finished run: progress in a log file,
+    where the progress bar (a terminal feature) is off."""
+    import time
+
+    count = [0]
+    t0 = time.perf_counter()
+
+    def on_result(rec: dict) -> None:
+        count[0] += 1
+        cfg = rec.get("config") or {}
+        task, model = cfg.get("task", {}), cfg.get("model", {})
+        what = (f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
+                f"L={model.get('depth')} seed={rec.get('seed')}")
+        sys.stderr.write(f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
+                         f"({time.perf_counter() - t0:.0f} s elapsed)\n")
+        sys.stderr.flush()
+
+    return on_result
+
+
 def handle(args) -> int:
     from depthscale.sims.grid import load_grid
-    from depthscale.sims.store import Store
-    from depthscale.sims.sweep import EXECUTORS, sweep
+    from depthscale.sims.store import Store, check_store_file
+    from depthscale.sims.sweep import EXECUTORS, plan, sweep
     from depthscale.theory.validate import check_choice, check_int
 
     executor = args.executor or ("dask" if args.scheduler else "process")
@@ -62,15 +85,13 @@ def handle(args) -> int:
         if executor != "process":
             raise ValueError(f"workers={args.workers}: only used with --executor process")
     store_path = Path(args.store)
-    if store_path.exists() and not store_path.is_file():
-        raise ValueError(f"store={args.store!r}: must be a file, not a directory")
-    if not store_path.parent.is_dir():
-        raise ValueError(f"store={args.store!r}: its directory must exist")
+    check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
     runs = load_grid(args.grid)
     run_fn = resolve_run_fn(args.run_fn)
     with Store(store_path) as st:
+        log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, st, args.retry_failed)[0]))
         res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet)
+                    retry_failed=args.retry_failed, quiet=args.quiet, on_result=log)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
     text = (
