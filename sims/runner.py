@@ -56,13 +56,14 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
 
 def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     """Bytes a run holds at once at least: parameters with their gradient and Adam moments, and the
-    largest batch of contexts (``X (n,P,d)``, ``O (n,d,d)`` and the vectors of each context); two
-    training batches with ``prefetch``. Activations come on top, so this is a lower bound.
+    largest batch of contexts (``X (n,P,d)``, ``O (n,d,d)`` and the vectors of each context; two
+    training batches with ``prefetch``), and the per-context errors of the evaluation. Activations
+    come on top, so this is a lower bound.
 
     >>> from depthscale.sims.config import RunConfig, TaskConfig, TrainConfig
     >>> cfg = RunConfig(TaskConfig(d=16, P=128), train=TrainConfig(batch=1024))
     >>> round(memory_bytes(cfg) / 2**20, 1)
-    19.6
+    19.9
     """
     task, mcfg, tcfg = config.task, config.model, config.train
     itemsize = 4 if mcfg.dtype == "float32" else 8
@@ -71,7 +72,8 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     train_batch = tcfg.batch * per_context * itemsize * (2 if prefetch else 1)
     eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
     params = 4 * make_model(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
-    return float(params + max(train_batch, eval_batch))
+    per_eval_context = 4 * 8  # the squared errors of the model and of the two baselines, kept for paired errors
+    return float(params + max(train_batch, eval_batch) + tcfg.eval_contexts * per_eval_context)
 
 
 @functools.lru_cache(maxsize=32)

@@ -186,16 +186,20 @@ def _control_basis(lam, omega, degree, rcond):
     return (evecs[:, keep] / np.sqrt(evals[keep])).T @ (F / s[:, None])
 
 
-def floor_memory_bytes(d: int, P: int, queries: int = 8, chunk: int = 4) -> float:
+def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queries: int = 8, chunk: int = 4) -> float:
     """Bytes of the largest arrays :func:`sample_floor_moments` holds at once (a lower bound).
 
-    Two ``(chunk, P, d)`` blocks (the context normals and their squares) and the ``(chunk, P, queries)``
-    scores with their ranking, in float64.
+    Two ``(chunk, P, d)`` blocks (the context normals and their squares), the ``(chunk, P, queries)``
+    scores with their ranking, and the per-context results (``T``, ``h``, ``g``, ``gT``, ``gh``
+    with at most ``2 degree + 1`` control variates), in float64.
 
     >>> floor_memory_bytes(128, 1024) / 2**20
     8.5
+    >>> floor_memory_bytes(1, 1, contexts=1, degree=1, queries=0, chunk=0)   # 1 + 1 + 3 + 3 + 3 numbers
+    88.0
     """
-    return 8.0 * chunk * P * (2 * d + 2 * queries)
+    J = 2 * degree + 1
+    return 8.0 * chunk * P * (2 * d + 2 * queries) + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
 
 
 def sample_floor_moments(
@@ -225,7 +229,7 @@ def sample_floor_moments(
     seed = check_int("seed", seed, lo=0)
     rcond = check_real("rcond", rcond, lo=0, hi=1, hi_open=True)
     chunk = check_int("chunk", chunk, lo=1)
-    check_memory(f"d={d}, P={P}", floor_memory_bytes(d, P, m, min(chunk, n)))
+    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
     lam, omega = _spectra(a, b, d, c_lambda, c_omega)
     sqrt_lam = np.sqrt(lam)
     lam_pows = lam[None, :] ** np.arange(1, degree + 1)[:, None]  # (D, d)

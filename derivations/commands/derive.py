@@ -49,16 +49,16 @@ def _target(out: str, name: str, fmt: str) -> tuple[str, bool]:
 
 def handler(args) -> int:
     """Validate, check the derivation, render it, write it; see the module docstring for exit codes."""
-    from depthscale.theory.derivation import DERIVATIONS, build_derivation
-
-    name = check_choice("name", args.name, tuple(DERIVATIONS))
     fmt = check_choice("format", args.format, tuple(FORMATS))
-    path, is_dir = _target(args.out, name, fmt)
+    path, is_dir = _target(args.out, args.name, fmt)
     if os.path.isdir(path):
         raise ValueError(f"out={args.out!r}: {path!r} is a directory, not a file")
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
+    from depthscale.theory.derivation import DERIVATIONS, build_derivation  # sympy: only once the paths are good
+
+    name = check_choice("name", args.name, tuple(DERIVATIONS))
 
     der = build_derivation(name)
     result = der.check()

@@ -86,9 +86,9 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     from depthscale.theory.free_poly import free_continuum, free_discrete
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
+    for L in [depths] if isinstance(depths, int) else depths:
+        check_int("depths", L, lo=1, hi=DEPTH_MAX)
     Ls, _ = as_depths(depths, "depths")
-    for L in Ls:
-        check_int("depths", int(L), lo=1, hi=DEPTH_MAX)
     check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), Ls)  # before the spectrum's d-sized arrays
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
     cols = {"constrained": r_con(spec, Ls)}

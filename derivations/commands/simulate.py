@@ -82,7 +82,8 @@ def handle(args) -> int:
     from depthscale.sims.runner import memory_bytes
 
     t = config.task
-    check_memory(f"d={t.d}, P={t.P}, batch={config.train.batch}, depth={config.model.depth}",
+    check_memory(f"d={t.d}, P={t.P}, batch={config.train.batch}, depth={config.model.depth}, "
+                 f"eval-contexts={config.train.eval_contexts}",
                  memory_bytes(config, prefetch=True))
     import numba
 
