@@ -76,6 +76,22 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     return float(params + max(train_batch, eval_batch) + tcfg.eval_contexts * per_eval_context)
 
 
+def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
+    """Refuse (``ValueError`` naming the sizes and the estimate) a run that cannot fit in memory.
+
+    >>> from depthscale.sims.config import RunConfig, TaskConfig
+    >>> check_memory_of(RunConfig(TaskConfig(d=100_000, P=1_000_000)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: d=100000, P=1000000, batch=1024, depth=1, eval-contexts=10240: needs at least 821 TiB of memory; ...
+    """
+    from depthscale.theory.validate import check_memory
+
+    t, m, tr = config.task, config.model, config.train
+    return check_memory(f"d={t.d}, P={t.P}, batch={tr.batch}, depth={m.depth}, eval-contexts={tr.eval_contexts}",
+                        memory_bytes(config, prefetch))
+
+
 @functools.lru_cache(maxsize=32)
 def _baselines(task, seed: int, n_eval: int):
     # The baselines depend only on (task, seed, n_eval): cached so a sweep over depths fits them once per worker.

@@ -31,7 +31,8 @@ CLT = ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0.5"]
 
 # (id, argv, the parameter the one stderr line must name). Paths are relative to a prepared
 # directory holding: foreign.sqlite (another application's SQLite database), empty.sqlite (0 bytes),
-# notes.txt (text), store.sqlite (a depthscale store with one run), grid.toml (a valid tiny grid).
+# notes.txt (text), store.sqlite (a depthscale store with one run), grid.toml (a valid tiny grid),
+# big.toml (a valid grid whose run cannot fit in memory).
 CASES = [
     # derive
     ("derive-out-unwritable", ["derive", "linear", "--out", UNWRITABLE + "/d.md"], "out="),
@@ -73,6 +74,7 @@ CASES = [
     ("sweep-grid-not-toml", ["sweep", "notes.txt", "--store", "new.sqlite"], "grid="),
     ("sweep-grid-missing", ["sweep", "missing.toml", "--store", "new.sqlite"], "grid="),
     ("sweep-workers", ["sweep", "grid.toml", "--store", "new.sqlite", "--workers", "0"], "workers="),
+    ("sweep-memory", ["sweep", "big.toml", "--store", "new.sqlite"], "d=100000, P=1000000"),
     ("sweep-run-fn", ["sweep", "grid.toml", "--store", "new.sqlite", "--run-fn", "nomodule:run"], "run-fn="),
     # simulate: memory estimated before anything is allocated
     ("simulate-memory", ["simulate", "--d", "100000", "--P", "1000000"], "d=100000, P=1000000"),
@@ -122,6 +124,7 @@ def _prepare(directory: Path) -> None:
     con.close()
     (directory / "empty.sqlite").write_bytes(b"")
     (directory / "notes.txt").write_text("name,value\na,1\n")
+    (directory / "big.toml").write_text("seeds = [0]\n[task]\nd = 100000\nP = 1000000\n")
     (directory / "grid.toml").write_text("seeds = [0]\n[task]\nd = 4\nP = 16\n[train]\nsteps = 2\nbatch = 4\n")
     cfg = RunConfig(TaskConfig(d=4, P=16))
     with Store(directory / "store.sqlite") as st:

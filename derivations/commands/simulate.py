@@ -74,17 +74,14 @@ def build_config(args):
 
 
 def handle(args) -> int:
-    from depthscale.theory.validate import check_int, check_memory
+    from depthscale.theory.validate import check_int
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0)
     threads = check_int("threads", args.threads, lo=0)
-    from depthscale.sims.runner import memory_bytes
+    from depthscale.sims.runner import check_memory_of
 
-    t = config.task
-    check_memory(f"d={t.d}, P={t.P}, batch={config.train.batch}, depth={config.model.depth}, "
-                 f"eval-contexts={config.train.eval_contexts}",
-                 memory_bytes(config, prefetch=True))
+    check_memory_of(config, prefetch=True)  # before anything is allocated
     import numba
 
     if threads:

@@ -88,6 +88,11 @@ def handle(args) -> int:
     check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
     runs = load_grid(args.grid)
     run_fn = resolve_run_fn(args.run_fn)
+    if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
+        from depthscale.sims.runner import check_memory_of
+
+        for config in {cfg for cfg, _ in runs}:
+            check_memory_of(config)
     with Store(store_path) as st:
         log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, st, args.retry_failed)[0]))
         res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
