@@ -154,6 +154,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader went away (`depthscale ... | head`): not an error of the input
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at interpreter exit
+        return 141
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"depthscale: error: {_one_line(exc)}\n")
         return 2
