@@ -324,7 +324,7 @@ DRIVER = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("executor", ["serial", "process"])
+@pytest.mark.parametrize("executor", ["serial", pytest.param("process", marks=pytest.mark.slow)])
 def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor):
     from depthscale.sims.store import Store
 

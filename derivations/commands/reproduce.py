@@ -87,7 +87,7 @@ def handle(args) -> int:
         if executor != "process":
             raise ValueError(f"workers={args.workers}: only used with --executor process")
     store_path = Path(args.store) if args.store else out / "store.sqlite"
-    if args.store or out.is_dir():  # the default store in a new OUT is new too
+    if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write")
     runs = preset_runs(args.preset)
     # inputs are good: now create the directory and the store
@@ -105,6 +105,8 @@ def handle(args) -> int:
                              f"{res.lost} in flight lost, no report written; rerun the same command to resume\n")
             return 130
         records = list(st.records())
+    if log is not None:
+        sys.stderr.write("depthscale: sweep finished; writing the report (fits, theory Monte Carlo)\n")
     try:
         result = write(records, args, title=f"depthscale reproduce --preset {args.preset}", preset=args.preset,
                        runtime=time.perf_counter() - t0, missing=missing_sentence(args.preset, runs, statuses))
