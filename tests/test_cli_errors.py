@@ -50,6 +50,9 @@ CASES = [
     ("reproduce-preset", ["reproduce", "--preset", "tiny", "--out", "new"], "preset="),
     ("reproduce-workers", ["reproduce", "--preset", "smoke", "--out", "new", "--workers", "0"], "workers="),
     ("reproduce-executor", ["reproduce", "--preset", "smoke", "--out", "new", "--executor", "threads"], "executor="),
+    ("reproduce-dask-no-scheduler", ["reproduce", "--preset", "smoke", "--out", "new", "--executor", "dask"], "scheduler="),
+    ("reproduce-scheduler-unreachable", ["reproduce", "--preset", "smoke", "--out", "new", "--scheduler", "tcp://127.0.0.1:1"],
+     "scheduler="),
     ("reproduce-floor-contexts", ["reproduce", "--preset", "smoke", "--out", "new", "--floor-contexts", "5"], "floor-contexts="),
     # report: read-only on the store, output checked before computing
     ("report-out-unwritable", ["report", "--store", "store.sqlite", "--out", UNWRITABLE], "out="),
@@ -74,6 +77,11 @@ CASES = [
     ("sweep-grid-not-toml", ["sweep", "notes.txt", "--store", "new.sqlite"], "grid="),
     ("sweep-grid-missing", ["sweep", "missing.toml", "--store", "new.sqlite"], "grid="),
     ("sweep-workers", ["sweep", "grid.toml", "--store", "new.sqlite", "--workers", "0"], "workers="),
+    ("sweep-scheduler-unreachable", ["sweep", "grid.toml", "--store", "new.sqlite", "--scheduler", "tcp://127.0.0.1:1"],
+     "scheduler="),
+    ("sweep-scheduler-address", ["sweep", "grid.toml", "--store", "new.sqlite", "--scheduler", "nohost"], "scheduler="),
+    ("sweep-scheduler-serial", ["sweep", "grid.toml", "--store", "new.sqlite", "--executor", "serial", "--scheduler",
+                                "tcp://127.0.0.1:1"], "scheduler="),
     ("sweep-memory", ["sweep", "big.toml", "--store", "new.sqlite"], "d=100000, P=1000000"),
     ("sweep-run-fn", ["sweep", "grid.toml", "--store", "new.sqlite", "--run-fn", "nomodule:run"], "run-fn="),
     # simulate: memory estimated before anything is allocated

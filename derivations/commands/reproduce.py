@@ -15,7 +15,7 @@ from pathlib import Path
 
 from depthscale.derivations.cli import emit
 from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
-from depthscale.derivations.commands.sweep import progress_lines
+from depthscale.derivations.commands.sweep import check_executor, progress_lines
 
 PRESETS = ("smoke", "cpu", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
@@ -31,7 +31,7 @@ def register(sub) -> None:
     p.add_argument("--preset", required=True, help="smoke, cpu or paper")
     p.add_argument("--store", default=None,
                    help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)")
-    p.add_argument("--executor", default="process", help="process, serial or dask (default process)")
+    p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
     p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
     p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
@@ -72,7 +72,7 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 def handle(args) -> int:
     from depthscale.sims.store import Store, check_store_file
     from depthscale.sims.sweep import plan, sweep
-    from depthscale.theory.validate import check_choice, check_int
+    from depthscale.theory.validate import check_choice
 
     check_choice("preset", args.preset, PRESETS)
     out = check_out(args.out)
@@ -80,12 +80,7 @@ def handle(args) -> int:
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
     args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
     check_contexts(args)
-    executor = "dask" if args.scheduler else args.executor
-    check_choice("executor", executor, ("process", "serial", "dask"))
-    if args.workers is not None:
-        check_int("workers", args.workers, lo=1, hi=4096)
-        if executor != "process":
-            raise ValueError(f"workers={args.workers}: only used with --executor process")
+    executor = check_executor(args.executor, args.workers, args.scheduler)
     store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write")

@@ -47,6 +47,47 @@ def resolve_run_fn(spec: str | None):
     return fn
 
 
+def check_executor(executor: str | None, workers: int | None, scheduler: str | None) -> str:
+    """Validate the executor options of ``sweep`` and ``reproduce`` before anything is created.
+
+    Returns the executor's name. For dask, the scheduler must be an address ``[tcp://]host:port``
+    that accepts a connection now, so an unreachable one fails before the store is made.
+    """
+    from depthscale.sims.sweep import EXECUTORS
+    from depthscale.theory.validate import check_choice, check_int
+
+    executor = executor or ("dask" if scheduler else "process")
+    check_choice("executor", executor, EXECUTORS)
+    if scheduler and executor != "dask":
+        raise ValueError(f"scheduler={scheduler!r}: only used with --executor dask")
+    if workers is not None:
+        check_int("workers", workers, lo=1, hi=4096)
+        if executor != "process":
+            raise ValueError(f"workers={workers}: only used with --executor process")
+    if executor == "dask":
+        if not scheduler:
+            raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
+        _check_reachable(scheduler)
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise ValueError("executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')")
+    return executor
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    import socket
+
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler={address!r}: must be an address tcp://host:port")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"scheduler={address!r}: must be a reachable dask scheduler ({exc.strerror or exc})") from None
+
+
 def progress_lines(todo: int):
     """``on_result`` callback printing one stderr line per finished run: progress in a log file,
     where the progress bar (a terminal feature) is off."""
@@ -71,19 +112,9 @@ def progress_lines(todo: int):
 def handle(args) -> int:
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store, check_store_file
-    from depthscale.sims.sweep import EXECUTORS, plan, sweep
-    from depthscale.theory.validate import check_choice, check_int
+    from depthscale.sims.sweep import plan, sweep
 
-    executor = args.executor or ("dask" if args.scheduler else "process")
-    check_choice("executor", executor, EXECUTORS)
-    if args.scheduler and executor != "dask":
-        raise ValueError(f"scheduler={args.scheduler!r}: only used with --executor dask")
-    if executor == "dask" and not args.scheduler:
-        raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
-    if args.workers is not None:
-        check_int("workers", args.workers, lo=1, hi=4096)
-        if executor != "process":
-            raise ValueError(f"workers={args.workers}: only used with --executor process")
+    executor = check_executor(args.executor, args.workers, args.scheduler)
     store_path = Path(args.store)
     check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
     runs = load_grid(args.grid)
