@@ -8,6 +8,7 @@ its seed-mean losses, with bootstrap intervals over seeds when there are at leas
 from __future__ import annotations
 
 import math
+
 from depthscale.derivations.cli import emit
 
 KINDS = ("offset", "power")
