@@ -290,6 +290,7 @@ LIGHT = textwrap.dedent(
     ["--help"], ["predict", "linear", "--help"], ["derive", "--help"], ["simulate", "--help"], ["sweep", "--help"],
     ["fit", "--help"], ["report", "--help"], ["reproduce", "--help"], ["fit", "--store", "missing.sqlite"],
     ["simulate", "--d", "0"], ["reproduce", "--preset", "tiny"], ["derive", "linear", "--out", "notes.txt/x.md"],
+    LINEAR + ["--d", "10000000", "--depths", "4096"],
 ])
 def test_light_commands_import_nothing_heavy(workdir, argv):
     proc = subprocess.run([sys.executable, "-c", LIGHT, *argv], cwd=workdir, capture_output=True, text=True, timeout=120)

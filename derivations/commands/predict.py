@@ -82,14 +82,15 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     >>> out["zeta"], sorted(out["rows"][0])[:3]
     (1.0, ['L', 'beta_form', 'constrained'])
     """
+    depth_list = [depths] if isinstance(depths, int) else list(depths)
+    for L in depth_list:
+        check_int("depths", L, lo=1, hi=DEPTH_MAX)
+    check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
     from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
     from depthscale.theory.free_poly import free_continuum, free_discrete
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
-    for L in [depths] if isinstance(depths, int) else depths:
-        check_int("depths", L, lo=1, hi=DEPTH_MAX)
     Ls, _ = as_depths(depths, "depths")
-    check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), Ls)  # before the spectrum's d-sized arrays
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
     cols = {"constrained": r_con(spec, Ls)}
     cols["gamma_opt"], cols["constrained_opt"] = gamma_opt(spec, Ls)
