@@ -390,3 +390,23 @@ def test_report_of_an_incomplete_store_says_so_first():
     text = missing_sentence("smoke", runs, statuses)
     assert text.startswith("Incomplete: 2 of 6 runs of the preset 'smoke' finished")
     assert missing_sentence("smoke", runs, {k: "ok" for k in keys}) is None
+
+
+@pytest.mark.parametrize("exc, words", [
+    (PermissionError(13, "Permission denied", "/somewhere/report.md"), "/somewhere/report.md: Permission denied"),
+    (MemoryError(), "out of memory"),
+    (ValueError("d=3: must be even\nsecond line"), "d=3: must be even"),
+])
+def test_errors_at_the_command_boundary_are_one_line(monkeypatch, capsys, exc, words):
+    # whatever a handler raises past its own checks (an OSError while writing, a MemoryError) ends as
+    # one line and exit status 2, not a traceback
+    from depthscale.derivations import cli
+    from depthscale.derivations.commands import predict
+
+    def fail(args):
+        raise exc
+
+    monkeypatch.setattr(predict, "handle_clt", fail)
+    code = cli.main(CLT + ["--model", "iid"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("depthscale: error: ") and words in err, err
