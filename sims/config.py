@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from depthscale.theory.spectra import PowerLawSpectrum
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX, check_choice, check_int, check_real
 
 TASKS = ("easy-exact", "easy-fresh", "topk")
 MODELS = ("linear", "softmax")
@@ -57,8 +57,8 @@ class TaskConfig:
     def __post_init__(self):
         _floats(self)
         check_choice("task", self.task, TASKS)
-        check_int("d", self.d, lo=1, hi=100_000)
-        check_int("P", self.P, lo=1, hi=1_000_000)
+        check_int("d", self.d, lo=1, hi=D_MAX)
+        check_int("P", self.P, lo=1, hi=P_MAX)
         check_int("k", self.k, lo=1, hi=self.P)
         check_real("a", self.a, lo=0)
         check_real("b", self.b, lo=0)
@@ -98,8 +98,8 @@ class ModelConfig:
     def __post_init__(self):
         _floats(self)
         check_choice("model", self.model, MODELS)
-        check_int("depth", self.depth, lo=1, hi=4096)
-        check_int("width", self.width, lo=0, hi=100_000)
+        check_int("depth", self.depth, lo=1, hi=DEPTH_MAX)
+        check_int("width", self.width, lo=0, hi=D_MAX)
         check_choice("qk", self.qk, QK_KINDS)
         check_choice("value", self.value, VALUE_KINDS)
         check_choice("stream", self.stream, STREAMS)

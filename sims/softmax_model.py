@@ -30,7 +30,7 @@ from depthscale.sims.config import ModelConfig
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from depthscale.sims.threads import batch_chunks
-from depthscale.theory.validate import check_int
+from depthscale.theory.validate import D_MAX, check_int
 
 
 def _bad(name, value, allowed):
@@ -68,7 +68,7 @@ class SoftmaxAttention:
             _bad("cfg", type(cfg).__name__, "a ModelConfig")
         if cfg.model != "softmax":
             _bad("model", cfg.model, "softmax for SoftmaxAttention")
-        self.d = check_int("d", d, lo=1, hi=100_000)
+        self.d = check_int("d", d, lo=1, hi=D_MAX)
         self.N = check_int("width", cfg.n(self.d), lo=self.d)
         if cfg.stream == "single" and cfg.context_update:
             _bad("context_update", True, "False with stream='single' (the cascaded stream keeps context tokens fixed)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import sqlite3
 import time
@@ -54,6 +55,34 @@ def _jsonable(x):
     raise TypeError(f"record field of type {type(x).__name__} is not JSON serialisable")
 
 
+def _finite_or_none(x):
+    """``x`` with NumPy values made plain and every NaN or infinity replaced by ``None``."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite_or_none(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _finite_or_none(x.tolist())
+    if isinstance(x, np.generic):
+        return _finite_or_none(x.item())
+    return x
+
+
+def json_text(obj, **kwargs) -> str:
+    """Strict JSON of a record or any result: NaN and infinities are written as ``null``.
+
+    A measurement that does not exist (``C_L`` of a one-layer model, a fit that failed) is NaN in
+    memory; JSON has no NaN, and strict parsers (``sqlite3``'s ``json_extract``, browsers) reject
+    it, so it is stored and printed as ``null``. Readers treat ``null`` as missing.
+
+    >>> json_text({"C_L": float("nan"), "x": [1.0, float("inf")], "n": np.int64(3)})
+    '{"C_L": null, "x": [1.0, null], "n": 3}'
+    """
+    return json.dumps(_finite_or_none(obj), allow_nan=False, default=_jsonable, **kwargs)
+
+
 def _pack_arrays(arrays: dict) -> bytes:
     buf = io.BytesIO()
     np.savez_compressed(buf, **{str(k): np.asarray(v) for k, v in arrays.items()})
@@ -92,15 +121,88 @@ def flatten(obj: dict, prefix: str = "") -> dict:
     return out
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+_TABLES = {"meta", "runs", "arrays"}
+MODES = ("read", "write")
+
+
+def check_store_file(path, mode: str = "read") -> bool:
+    """Check, without changing anything, that ``path`` may be opened as a store in ``mode``.
+
+    ``"read"``: an existing depthscale results store. ``"write"``: that, or a path that does not
+    exist yet or is an empty file (where a new store is created). Anything else (a directory, a
+    foreign file, another application's SQLite database, a 0-byte file for reading) raises
+    ``ValueError`` naming the path; the file is only read. Returns True if the store exists already.
+
+    >>> import os, tempfile
+    >>> check_store_file(os.path.join(tempfile.mkdtemp(), "new.sqlite"), "write")
+    False
+    """
+    check_choice("mode", mode, MODES)
+    path = Path(path)
+    name = str(path)
+    if path.is_dir():
+        raise ValueError(f"store={name!r}: must be a file, not a directory")
+    if not path.exists():
+        if mode == "read":
+            raise ValueError(f"store={name!r}: must be an existing results store (no such file)")
+        if not path.absolute().parent.is_dir():
+            raise ValueError(f"store={name!r}: must be a file in an existing directory")
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise ValueError(f"store={name!r}: cannot be read ({exc.strerror or exc})") from None
+    if not head:
+        if mode == "read":
+            raise ValueError(f"store={name!r}: is an empty file, not a depthscale results store")
+        return False
+    if head != SQLITE_HEADER:
+        raise ValueError(f"store={name!r}: is not a depthscale results store (not an SQLite file)")
+    try:
+        con = sqlite3.connect(_ro_uri(path), uri=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            meta = tables >= _TABLES and con.execute("SELECT 1 FROM meta WHERE name='schema_version'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"store={name!r}: is not a usable SQLite file ({exc})") from None
+    if not meta:
+        shown = ", ".join(sorted(tables)[:5]) or "none"
+        raise ValueError(f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
+                         " not a depthscale results store")
+    return True
+
+
+def _ro_uri(path: Path) -> str:
+    """Read-only URI of ``path``. Without a ``-wal`` file no writer is connected and the WAL is empty:
+    ``immutable`` then keeps SQLite from creating ``-wal``/``-shm`` files beside the store (a read-only
+    connection cannot remove them again). With a ``-wal`` file (a sweep running) it reads through it."""
+    from urllib.parse import quote
+
+    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+    if not Path(str(path) + "-wal").exists():
+        uri += "&immutable=1"
+    return uri
+
+
 class Store:
     """A results store in one SQLite file.
 
     Parameters
     ----------
     path : str or Path
-        The database file; created (with its tables) if missing. Its directory must exist.
+        The database file. Its directory must exist.
     timeout : float
         Seconds to wait for a lock held by another connection.
+    mode : {"write", "read"}
+        ``"write"`` (default) opens an existing store, or creates one where ``path`` does not exist
+        or is an empty file. ``"read"`` opens an existing store read-only (no journal switch, no
+        tables added, no files created); writing methods then fail. Either mode refuses anything
+        that is not a depthscale store with a ``ValueError`` and leaves it untouched (see
+        :func:`check_store_file`).
 
     Examples
     --------
@@ -111,14 +213,32 @@ class Store:
     ...            "status": "ok", "reason": None, "final_loss": 0.5})
     ...     s.get("abc-0")["final_loss"], s.keys()
     (0.5, ['abc-0'])
+    >>> with Store(path, mode="read") as s:
+    ...     len(s)
+    1
     """
 
-    def __init__(self, path, timeout: float = 60.0):
+    def __init__(self, path, timeout: float = 60.0, mode: str = "write"):
         self.path = Path(path)
-        if not self.path.parent.is_dir():
-            raise ValueError(f"store={str(path)!r}: must be a file in an existing directory")
-        if self.path.exists() and self.path.is_dir():
-            raise ValueError(f"store={str(path)!r}: must be a file, not a directory")
+        self.mode = check_choice("mode", mode, MODES)
+        check_store_file(self.path, mode)
+        if mode == "read":
+            try:
+                self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=timeout, isolation_level=None)
+                row = self._conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
+                if int(row[0]) != SCHEMA_VERSION:
+                    raise ValueError(
+                        f"store={str(path)!r}: schema version {row[0]} is not supported (expected {SCHEMA_VERSION})"
+                    )
+                row = self._conn.execute("SELECT value FROM meta WHERE name='contexts_version'").fetchone()
+                if row is None:  # as in write mode: stores from before the field held version 1 contexts
+                    empty = self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+                    row = (CONTEXTS_VERSION if empty else 1,)
+                self.contexts_version = int(row[0])
+                self.journal_mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+            except sqlite3.DatabaseError as exc:
+                raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
+            return
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
             self._conn.execute("PRAGMA foreign_keys=ON")
@@ -193,8 +313,8 @@ class Store:
             raise ValueError(f"record['arrays']={type(arrays).__name__}: must be a dict of arrays or None")
         body = {k: v for k, v in record.items() if k != "arrays"}
         # Serialise before the transaction opens so a bad record never leaves a half-written row.
-        text = json.dumps(body, default=_jsonable, allow_nan=True)
-        config_text = json.dumps(record["config"], sort_keys=True, default=_jsonable)
+        text = json_text(body)
+        config_text = json_text(record["config"], sort_keys=True)
         blob = _pack_arrays(arrays) if arrays else None
         chash = key.rsplit("-", 1)[0]
         c = self._conn
@@ -337,13 +457,13 @@ class Store:
     def export_json(self, path, arrays: bool = False) -> int:
         """Write every record as a JSON list (with per-context arrays as lists if ``arrays``).
 
-        Non-finite floats are written as ``NaN``/``Infinity`` (Python's JSON dialect). Returns the
+        Non-finite floats are written as ``null`` (strict JSON, see :func:`json_text`). Returns the
         number of records written.
         """
         recs = list(self.records(arrays=arrays))
         tmp = Path(str(path) + ".tmp")
         with open(tmp, "w") as fh:
-            json.dump(recs, fh, default=_jsonable, allow_nan=True)
+            fh.write(json_text(recs))
         os.replace(tmp, path)
         return len(recs)
 
@@ -353,4 +473,4 @@ def is_finished(status: str | None) -> bool:
     return status is not None and status != "failed"
 
 
-__all__ = ["Store", "STATUSES", "flatten", "is_finished"]
+__all__ = ["Store", "STATUSES", "flatten", "is_finished", "json_text", "check_store_file"]

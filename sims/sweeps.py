@@ -399,30 +399,19 @@ def _checked(key, config, seed, value) -> dict:
 
 
 class _Status:
-    """Progress of a sweep: a bar on a terminal, else one line per finished run on stderr."""
+    """A progress bar on a terminal (the command line prints per-run lines into log files)."""
 
     def __init__(self, total: int, quiet: bool):
-        self.total, self.quiet = total, quiet
-        self.tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
         self.bar = None
-        self.t0 = time.perf_counter()
-        if not quiet and self.tty and total:
+        if not quiet and total and hasattr(sys.stderr, "isatty") and sys.stderr.isatty():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True, desc="sweep")
 
     def finished(self, rec: dict, done: int, failed: int) -> None:
-        if self.quiet:
-            return
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix(done=done, failed=failed)
-            return
-        m = rec.get("config", {}).get("model", {})
-        loss = rec.get("final_loss")
-        print(f"[{time.perf_counter() - self.t0:7.0f} s] {done + failed}/{self.total} {rec['status']}: "
-              f"{m.get('model')} L={m.get('depth')} seed={rec.get('seed')}"
-              + (f" R_L={loss:.5g}" if isinstance(loss, float) else ""), file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from depthscale.theory.validate import check_int, check_real
+from depthscale.theory.validate import D_MAX, P_MAX, check_int, check_memory, check_real
 
 # Composite Gauss-Legendre rule on [-_X_MAX, _X_MAX]: the integrand is bounded by |x| phi(x), whose
 # mass beyond 12 is below 1e-30, and panels of width 0.05 resolve the order-statistic peak even at
@@ -100,7 +100,7 @@ def _spectra(a, b, d, c_lambda, c_omega):
 def _check_spectrum(a, b, d, c_lambda, c_omega):
     a = check_real("a", a, lo=0)
     b = check_real("b", b, lo=0)
-    d = check_int("d", d, lo=1, hi=100_000)
+    d = check_int("d", d, lo=1, hi=D_MAX)
     c_lambda = check_real("c_lambda", c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", c_omega, lo=0, lo_open=True)
     return a, b, d, c_lambda, c_omega
@@ -186,6 +186,22 @@ def _control_basis(lam, omega, degree, rcond):
     return (evecs[:, keep] / np.sqrt(evals[keep])).T @ (F / s[:, None])
 
 
+def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queries: int = 8, chunk: int = 4) -> float:
+    """Bytes of the largest arrays :func:`sample_floor_moments` holds at once (a lower bound).
+
+    Two ``(chunk, P, d)`` blocks (the context normals and their squares), the ``(chunk, P, queries)``
+    scores with their ranking, and the per-context results (``T``, ``h``, ``g``, ``gT``, ``gh``
+    with at most ``2 degree + 1`` control variates), in float64.
+
+    >>> floor_memory_bytes(128, 1024) / 2**20
+    8.5
+    >>> floor_memory_bytes(1, 1, contexts=1, degree=1, queries=0, chunk=0)   # 1 + 1 + 3 + 3 + 3 numbers
+    88.0
+    """
+    J = 2 * degree + 1
+    return 8.0 * chunk * P * (2 * d + 2 * queries) + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
+
+
 def sample_floor_moments(
     a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12, chunk=4
 ):
@@ -205,7 +221,7 @@ def sample_floor_moments(
     ((10,), (10, 2), (10, 5, 2))
     """
     a, b, d, c_lambda, c_omega = _check_spectrum(a, b, d, c_lambda, c_omega)
-    P = check_int("P", P, lo=1, hi=10**7)
+    P = check_int("P", P, lo=1, hi=P_MAX)
     k = check_int("k", k, lo=1, hi=P)
     n = check_int("contexts", contexts, lo=1)
     degree = check_int("degree", degree, lo=1, hi=64)
@@ -213,6 +229,7 @@ def sample_floor_moments(
     seed = check_int("seed", seed, lo=0)
     rcond = check_real("rcond", rcond, lo=0, hi=1, hi_open=True)
     chunk = check_int("chunk", chunk, lo=1)
+    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
     lam, omega = _spectra(a, b, d, c_lambda, c_omega)
     sqrt_lam = np.sqrt(lam)
     lam_pows = lam[None, :] ** np.arange(1, degree + 1)[:, None]  # (D, d)

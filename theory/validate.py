@@ -71,3 +71,63 @@ def _bounds(lo, hi, lo_open=False, hi_open=False) -> str:
     if lo is not None:
         return f"{'>' if lo_open else '>='} {lo}"
     return f"{'<' if hi_open else '<='} {hi}"
+
+
+# One set of limits for the parameters every layer shares (the task's d and P, a model's depth, the
+# number of modes of a theory spectrum). Memory is checked separately (``check_memory``), so these
+# are bounds on meaning and on index sizes, not on what fits into this machine.
+D_MAX = 100_000  # input dimension d of a task: simulations and the Monte Carlo floor
+P_MAX = 1_000_000  # context length P
+DEPTH_MAX = 4096  # layers L of a model or of the depth-indexed linear-attention laws
+MODES_MAX = 10_000_000  # modes d of a theory spectrum (no contexts are drawn, so it can be larger)
+
+
+def physical_memory() -> int | None:
+    """Bytes of physical memory of this machine, or None where the OS does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(what: str, nbytes: float, limit: float | None = None) -> float:
+    """Refuse work whose arrays need more than ``limit`` bytes (default: this machine's physical memory).
+
+    Parameters
+    ----------
+    what : str
+        The parameters that set the size, e.g. ``"d=100000, P=1000000"``; named in the message.
+    nbytes : float
+        The estimate (a lower bound: the largest arrays the computation holds at once).
+    limit : float, optional
+        Bytes allowed; the default is the physical memory reported by the OS (no check if unknown).
+
+    Examples
+    --------
+    >>> check_memory("d=4", 1024.0, limit=2**30)
+    1024.0
+    >>> check_memory("d=100000", 2.0**45, limit=2**34)
+    Traceback (most recent call last):
+    ...
+    ValueError: d=100000: needs at least 32 TiB of memory; this machine has 16 GiB
+    """
+    limit = physical_memory() if limit is None else limit
+    if limit is not None and nbytes > limit:
+        raise ValueError(f"{what}: needs at least {format_bytes(nbytes)} of memory; this machine has {format_bytes(limit)}")
+    return nbytes
+
+
+def format_bytes(n: float) -> str:
+    """``1536 -> '1.5 KiB'`` (binary units, three significant digits).
+
+    >>> format_bytes(3 * 2**40), format_bytes(512)
+    ('3 TiB', '512 B')
+    """
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    i = 0
+    while n >= 1024 and i < len(units) - 1:
+        n /= 1024
+        i += 1
+    return f"{n:.3g} {units[i]}"

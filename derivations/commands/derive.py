@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from depthscale.derivations.cli import emit
-from depthscale.derivations.render_derivation import render_derivation
-from depthscale.theory.derivation import DERIVATIONS, build_derivation
+from depthscale.derivations.cli import check_out_dir, check_out_file, emit
 from depthscale.theory.validate import check_choice
 
 FORMATS = {"md": "md", "html": "html", "tex": "tex"}
@@ -26,9 +24,11 @@ def register(subparsers) -> None:
     >>> register(sub)
     """
     p = subparsers.add_parser("derive", help="render a machine-checked derivation (Markdown, HTML or LaTeX)")
-    p.add_argument("name", help="one of: " + ", ".join(DERIVATIONS))
+    # the names live with the derivations, which import sympy: a wrong name is answered with the list
+    p.add_argument("name", help="name of the derivation (an unknown name is answered with the list)")
     p.add_argument("--format", default="md", help="md, html or tex (default md)")
-    p.add_argument("--out", required=True, help="output file, or a directory for derivation-NAME.EXT")
+    p.add_argument("--out", required=True,
+                   help="output file, or a directory for derivation-NAME.EXT (a name without extension is a directory, created)")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.set_defaults(func=handler)
 
@@ -42,17 +42,24 @@ def _target(out: str, name: str, fmt: str) -> tuple[str, bool]:
         return os.path.join(out, f"derivation-{name}.{fmt}"), True
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        raise ValueError(f"out={out!r}: the directory {parent!r} does not exist")
+        what = "is a file, not a directory" if os.path.exists(parent) else "does not exist"
+        raise ValueError(f"out={out!r}: the directory {parent!r} {what}")
     return out, False
 
 
 def handler(args) -> int:
     """Validate, check the derivation, render it, write it; see the module docstring for exit codes."""
-    name = check_choice("name", args.name, tuple(DERIVATIONS))
     fmt = check_choice("format", args.format, tuple(FORMATS))
-    path, is_dir = _target(args.out, name, fmt)
+    path, is_dir = _target(args.out, args.name, fmt)
     if os.path.isdir(path):
         raise ValueError(f"out={args.out!r}: {path!r} is a directory, not a file")
+    if is_dir:
+        check_out_dir("out", os.path.dirname(path))
+    check_out_file("out", path)
+    from depthscale.derivations.render_derivation import render_derivation  # sympy: only once the paths are good
+    from depthscale.theory.derivation import DERIVATIONS, build_derivation
+
+    name = check_choice("name", args.name, tuple(DERIVATIONS))
 
     der = build_derivation(name)
     result = der.check()

@@ -9,8 +9,6 @@ Every fit says whether its parameters are identified (``"identified"`` in ``--js
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from depthscale.derivations.cli import emit
@@ -18,7 +16,7 @@ from depthscale.derivations.cli import emit
 
 def register(sub) -> None:
     p = sub.add_parser("fit", help="fit scaling laws to every curve (loss against depth) in a results store")
-    p.add_argument("--store", required=True, help="SQLite results store")
+    p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     p.add_argument("--model", default=None, help="only this model (linear or softmax)")
     p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
     p.add_argument("--kind", default="offset,power", help="comma list of fits: offset (L0 + c L^-alpha), power (c L^-alpha)")
@@ -42,9 +40,7 @@ def handle(args) -> int:
     for k in kinds:
         check_choice("kind", k, tuple(FIT_KINDS))
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
-    if not Path(args.store).is_file():
-        raise ValueError(f"store={args.store!r}: must be an existing results store")
-    with Store(args.store) as st:
+    with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
     out = {"store": args.store, "curves": []}
     lines = []

@@ -11,7 +11,7 @@ import math
 
 from depthscale.derivations.cli import emit, parse_list
 from depthscale.derivations.commands.softmax_floor import add_softmax_floor_parser
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, check_choice, check_int, check_real
 
 LINEAR_KEYS = (
     "constrained",
@@ -22,7 +22,10 @@ LINEAR_KEYS = (
     "free_continuum",
     "free_discrete",
 )
-MAX_DEPTH = 4096  # the free discrete optimum keeps (4096 + L) x L numbers: stay well inside memory
+# Work limit of ``predict linear``: the laws cost about d x (max depth + 50 x number of depths) mode
+# operations (the free optimum's Lanczos run over d modes up to the deepest depth, and the ~50
+# evaluations of the bounded search of gamma_opt per depth). Beyond this, refuse with the estimate.
+LINEAR_WORK_MAX = 2e10
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
@@ -35,25 +38,28 @@ def register(subparsers) -> None:
     lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
     lin.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a")
     lin.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b")
-    lin.add_argument("--d", type=int, required=True, help="number of modes (<= 10^7)")
-    lin.add_argument("--depths", required=True, help="comma-separated depths, e.g. 8,32,128")
-    lin.add_argument("--c-lambda", dest="c_lambda", type=float, default=1.0)
-    lin.add_argument("--c-omega", dest="c_omega", type=float, default=1.0)
+    lin.add_argument("--d", type=int, required=True, help=f"number of modes, 1 <= d <= {MODES_MAX:.0e}")
+    lin.add_argument("--depths", required=True,
+                     help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when d x (max depth"
+                          f" + 50 x number of depths) exceeds {LINEAR_WORK_MAX:.0e} (many minutes of work)")
+    lin.add_argument("--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)")
+    lin.add_argument("--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)")
     lin.add_argument("--json", action="store_true", help="machine-readable output")
     lin.set_defaults(func=handle_linear)
 
     flo = sub.add_parser("floor", help="Monte Carlo floor T - h^T G^+ h of linear attention on the top-k task")
-    flo.add_argument("--a", type=float, required=True)
-    flo.add_argument("--b", type=float, required=True)
+    flo.add_argument("--a", type=float, required=True, help="input spectrum exponent a >= 0, lambda_k = c_lambda k^-a")
+    flo.add_argument("--b", type=float, required=True, help="teacher spectrum exponent b >= 0, omega_k = c_omega k^-b")
     flo.add_argument("--k", type=int, required=True, help="top-k target size, 1 <= k <= P")
-    flo.add_argument("--d", type=int, required=True)
-    flo.add_argument("--P", type=int, required=True, help="context length")
+    flo.add_argument("--d", type=int, required=True,
+                     help=f"input dimension, 1 <= d <= {D_MAX}; refused if the Monte Carlo blocks (about 64 P d bytes) exceed memory")
+    flo.add_argument("--P", type=int, required=True, help=f"context length, 1 <= P <= {P_MAX}")
     flo.add_argument("--contexts", type=int, required=True, help="Monte Carlo contexts (>= 2)")
-    flo.add_argument("--seed", type=int, required=True)
-    flo.add_argument("--degree", type=int, default=4, help="polynomial degree of the linear model's features")
-    flo.add_argument("--c-lambda", dest="c_lambda", type=float, default=1.0)
-    flo.add_argument("--c-omega", dest="c_omega", type=float, default=1.0)
-    flo.add_argument("--json", action="store_true")
+    flo.add_argument("--seed", type=int, required=True, help="random seed (integer >= 0); same seed, same numbers")
+    flo.add_argument("--degree", type=int, default=4, help="polynomial degree of the linear model's features, 1..64 (default 4)")
+    flo.add_argument("--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)")
+    flo.add_argument("--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)")
+    flo.add_argument("--json", action="store_true", help="machine-readable output")
     flo.set_defaults(func=handle_floor)
 
     clt = sub.add_parser("clt", help="exact finite-depth losses of the central-limit aggregation models")
@@ -64,7 +70,7 @@ def register(subparsers) -> None:
     clt.add_argument("--rho", type=float, default=None, help="equicorrelation (model equicorrelated)")
     clt.add_argument("--r", type=float, default=None, help="AR(1) coefficient (model ar1)")
     clt.add_argument("--g", type=float, default=None, help="power-law correlation exponent, rho(k) = (1+k)^-g (model powerlaw)")
-    clt.add_argument("--json", action="store_true")
+    clt.add_argument("--json", action="store_true", help="machine-readable output")
     clt.set_defaults(func=handle_clt)
 
     add_softmax_floor_parser(sub)
@@ -80,14 +86,16 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     >>> out["zeta"], sorted(out["rows"][0])[:3]
     (1.0, ['L', 'beta_form', 'constrained'])
     """
+    depth_list = [depths] if isinstance(depths, int) else list(depths)
+    for L in depth_list:
+        check_int("depths", L, lo=1, hi=DEPTH_MAX)
+    check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
     from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
     from depthscale.theory.free_poly import free_continuum, free_discrete
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
-    spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
     Ls, _ = as_depths(depths, "depths")
-    for L in Ls:
-        check_int("depths", int(L), lo=1, hi=MAX_DEPTH)
+    spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
     cols = {"constrained": r_con(spec, Ls)}
     cols["gamma_opt"], cols["constrained_opt"] = gamma_opt(spec, Ls)
     if spec.asymptotic:
@@ -104,6 +112,30 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     return {"zeta": spec.zeta if spec.asymptotic else None, "rows": rows}
 
 
+def check_linear_work(d: int, depths) -> float:
+    """Refuse a ``predict linear`` request whose estimated cost exceeds ``LINEAR_WORK_MAX``.
+
+    The estimate is ``d x (max depth + 50 x number of depths)`` mode operations (see
+    ``LINEAR_WORK_MAX``); it is returned when within the limit.
+
+    >>> check_linear_work(1000, [8, 32])
+    132000.0
+    >>> check_linear_work(10_000_000, [4096])
+    Traceback (most recent call last):
+    ...
+    ValueError: depths=[4096]: with d=10000000 the laws cost about 4.1e+10 mode operations (d x (max depth + 50 x number of depths)), above the limit 2e+10; use a smaller d or shallower depths
+    """
+    depths = [int(L) for L in depths]
+    work = float(d) * (max(depths) + 50 * len(depths))
+    if work > LINEAR_WORK_MAX:
+        shown = depths if len(depths) <= 6 else depths[:3] + ["..."] + depths[-2:]
+        raise ValueError(
+            f"depths={shown}: with d={d} the laws cost about {work:.2g} mode operations (d x (max depth + 50 x"
+            f" number of depths)), above the limit {LINEAR_WORK_MAX:.0e}; use a smaller d or shallower depths"
+        )
+    return work
+
+
 def handle_linear(args) -> int:
     depths = parse_list("depths", args.depths, int)
     out = linear_rows(args.a, args.b, args.d, depths, args.c_lambda, args.c_omega)
@@ -116,15 +148,15 @@ def handle_linear(args) -> int:
 def handle_floor(args) -> int:
     a = check_real("a", args.a, lo=0)
     b = check_real("b", args.b, lo=0)
-    d = check_int("d", args.d, lo=1, hi=100_000)
-    P = check_int("P", args.P, lo=1, hi=10_000_000)
+    d = check_int("d", args.d, lo=1, hi=D_MAX)
+    P = check_int("P", args.P, lo=1, hi=P_MAX)
     k = check_int("k", args.k, lo=1, hi=P)
     contexts = check_int("contexts", args.contexts, lo=2)
     seed = check_int("seed", args.seed, lo=0)
     degree = check_int("degree", args.degree, lo=1, hi=64)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
-    from depthscale.theory.floor import linear_floor
+    from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 
     res = linear_floor(a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega)
     out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree)}

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli import check_out_dir, emit
 
 
-def add_report_options(p) -> None:
-    p.add_argument("--out", default="report", help="output directory (created)")
-    p.add_argument("--floor-contexts", type=int, default=3000, help="Monte Carlo contexts for the linear floors")
+def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
+    p.add_argument("--out", default="report", help="output directory (created; default: report)")
+    p.add_argument("--floor-contexts", type=int, default=3000,
+                   help=f"Monte Carlo contexts for the linear floors, >= 10 (default {floor_default})")
     p.add_argument("--reference-contexts", type=int, default=3000,
-                   help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024 (0: skip)")
-    p.add_argument("--json", action="store_true")
+                   help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or >= 10"
+                        f" (default {reference_default})")
+    p.add_argument("--json", action="store_true", help="print one JSON object (claims and paths)")
 
 
 def check_out(out: str) -> Path:
-    path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"out={out!r}: must be a directory (a file is in the way)")
-    return path
+    """The report directory: checked (exists and writable, or creatable) before anything is computed."""
+    return check_out_dir("out", out)
 
 
 def check_contexts(args) -> None:
@@ -31,19 +31,24 @@ def check_contexts(args) -> None:
         raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
 
 
-def write(records, args, title: str, preset: str = "", runtime: float = 0.0) -> dict:
+def write(records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None,
+          load_arrays=None) -> dict:
+    """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
+    ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs."""
     from depthscale.derivations.render import write_report
     from depthscale.derivations.reporting import build_context
 
     ctx = build_context(records, title=title, preset=preset, floor_contexts=args.floor_contexts,
-                        reference_contexts=args.reference_contexts, runtime_seconds=runtime)
+                        reference_contexts=args.reference_contexts, runtime_seconds=runtime, load_arrays=load_arrays)
+    if missing:
+        ctx.summary.insert(0, missing)
     paths = write_report(ctx, args.out)
     return {"paths": {k: str(v) for k, v in paths.items()}, "claims": [c.to_dict() for c in ctx.claims]}
 
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="write report.md, report.html and report.tex from a results store")
-    p.add_argument("--store", required=True, help="SQLite results store")
+    p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     add_report_options(p)
     p.set_defaults(func=handle)
 
@@ -53,11 +58,9 @@ def handle(args) -> int:
 
     check_out(args.out)
     check_contexts(args)
-    if not Path(args.store).is_file():
-        raise ValueError(f"store={args.store!r}: must be an existing results store")
-    with Store(args.store) as st:
+    with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records())
-    out = write(records, args, title=f"depthscale report: {Path(args.store).name}")
+        out = write(records, args, title=f"depthscale report: {Path(args.store).name}", load_arrays=st.load_arrays)
     emit(out, args.json, claims_text(out))
     return 0
 

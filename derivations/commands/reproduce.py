@@ -1,13 +1,21 @@
-"""``depthscale reproduce --preset smoke|cpu|paper``: sweep, fits, claims and report in one go."""
+"""``depthscale reproduce --preset smoke|cpu|protocol|paper``: sweep, fits, claims and report in one go.
+
+Every input (preset, output directory, store, executor) is checked before anything is created.
+Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
+report is written, exit status 130; rerunning the same command resumes. A report built from a
+store that lacks runs of the preset (failed ones) says so in its first summary line.
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 from importlib import resources
 from pathlib import Path
 
 from depthscale.derivations.cli import emit
 from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
+from depthscale.derivations.commands.sweep import check_executor, progress_lines
 
 PRESETS = ("smoke", "cpu", "protocol", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
@@ -21,23 +29,52 @@ def preset_path(name: str):
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
     p.add_argument("--preset", required=True, help="smoke, cpu, protocol or paper")
-    p.add_argument("--store", default=None, help="results store (default: OUT/store.sqlite)")
-    p.add_argument("--executor", default="process", help="process, serial or dask")
+    p.add_argument("--store", default=None,
+                   help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)")
+    p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
     p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
-    p.add_argument("--retry-failed", action="store_true")
+    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
     p.add_argument("--budget", default=None, metavar="DURATION",
                    help="time budget such as 2h or 90m for the sweep: start no run that would not finish in it; rerun to continue")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-    add_report_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
+    per_preset = ", ".join(f"{k} {v[0]}" for k, v in THEORY_CONTEXTS.items())
+    add_report_options(p, floor_default=f"per preset: {per_preset}",
+                       reference_default="per preset: " + ", ".join(f"{k} {v[1]}" for k, v in THEORY_CONTEXTS.items()))
     p.set_defaults(func=handle, floor_contexts=None, reference_contexts=None)
 
 
-def handle(args) -> int:
+def preset_runs(name: str) -> list:
+    """The ``(RunConfig, seed)`` list of a preset grid."""
+    import tomllib
+
     from depthscale.sims.grid import load_grid
-    from depthscale.sims.store import Store
-    from depthscale.sims.sweeps import sweep
-    from depthscale.theory.validate import check_choice, check_int
+
+    with preset_path(name).open("rb") as fh:
+        return load_grid(tomllib.load(fh))
+
+
+def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
+    """First summary line of a report whose store lacks runs of the preset, else None.
+
+    >>> missing_sentence("smoke", [], {}) is None
+    True
+    """
+    from depthscale.sims.grid import run_key
+    from depthscale.sims.store import is_finished
+
+    keys = {run_key(cfg, seed) for cfg, seed in runs}
+    have = sum(is_finished(statuses.get(k)) for k in keys)
+    if have == len(keys):
+        return None
+    return (f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
+            " failed or did not run, and the claims below rest only on the runs present.")
+
+
+def handle(args) -> int:
+    from depthscale.sims.store import Store, check_store_file
+    from depthscale.sims.sweeps import plan, sweep
+    from depthscale.theory.validate import check_choice
 
     check_choice("preset", args.preset, PRESETS)
     out = check_out(args.out)
@@ -45,29 +82,44 @@ def handle(args) -> int:
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
     args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
     check_contexts(args)
-    executor = "dask" if args.scheduler else args.executor
-    check_choice("executor", executor, ("process", "serial", "dask"))
-    if args.workers is not None:
-        check_int("workers", args.workers, lo=1)
-    store_path = Path(args.store) if args.store else out / "store.sqlite"
-    if store_path.exists() and not store_path.is_file():
-        raise ValueError(f"store={str(store_path)!r}: must be a file path")
     from depthscale.sims.budget import parse_duration
 
+    executor = check_executor(args.executor, args.workers, args.scheduler)
     budget = parse_duration(args.budget) if args.budget is not None else None
-    with preset_path(args.preset).open("rb") as fh:
-        import tomllib
-
-        runs = load_grid(tomllib.load(fh))
+    store_path = Path(args.store) if args.store else out / "store.sqlite"
+    if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
+        check_store_file(store_path, "write")
+    runs = preset_runs(args.preset)
+    # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     with Store(store_path) as st:
+        todo = len(plan(runs, st, args.retry_failed)[0])
+        log = None if args.quiet or sys.stderr.isatty() else progress_lines(todo)
         res = sweep(runs, st, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet, budget=budget)
+                    retry_failed=args.retry_failed, quiet=args.quiet, on_result=log, budget=budget)
+        statuses = st.statuses()
+        if res.out_of_budget:
+            sys.stderr.write(f"depthscale: budget reached: {res.not_started} run(s) of the preset not started; "
+                             "rerun the same command to continue\n")
+        if res.interrupted:
+            left, have, failed = plan(runs, st)
+            sys.stderr.write(f"depthscale: interrupted: {have} of {have + failed + len(left)} runs finished in {store_path}, "
+                             f"{res.lost} in flight lost, no report written; rerun the same command to resume\n")
+            return 130
         records = list(st.records())
-    result = write(records, args, title=f"depthscale reproduce --preset {args.preset}", preset=args.preset,
-                   runtime=time.perf_counter() - t0)
-    result["sweep"] = {k: v for k, v in vars(res).items() if isinstance(v, (int, float, str))} if hasattr(res, "__dict__") else str(res)
+    if log is not None:
+        sys.stderr.write("depthscale: sweep finished; writing the report (fits, theory Monte Carlo)\n")
+    try:
+        with Store(store_path, mode="read") as st:
+            result = write(records, args, title=f"depthscale reproduce --preset {args.preset}", preset=args.preset,
+                           runtime=time.perf_counter() - t0, missing=missing_sentence(args.preset, runs, statuses),
+                           load_arrays=st.load_arrays)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"depthscale: interrupted while writing the report; the store {store_path} holds every "
+                         "finished run: rerun the same command to write it\n")
+        return 130
+    result["sweep"] = res.to_dict()
     result["store"] = str(store_path)
     emit(result, args.json, claims_text(result) + f"\nstore: {store_path}")
-    return 0
+    return 1 if (res.failed or res.broken) else 0

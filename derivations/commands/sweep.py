@@ -17,7 +17,8 @@ from depthscale.derivations.cli import emit
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations (TOML) into a results store")
     p.add_argument("grid", help="grid file (TOML): [task], [model], [train] fields or lists, seeds; or [[grid]] blocks")
-    p.add_argument("--store", required=True, help="SQLite results store (created if missing)")
+    p.add_argument("--store", required=True,
+                   help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)")
     p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPU count)")
     p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
@@ -28,7 +29,8 @@ def register(sub) -> None:
                    help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue")
     p.add_argument("--no-lockstep", action="store_true",
                    help="train each depth on its own instead of the depths of a (task, protocol, seed) together")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (on a terminal) and no per-run lines (when stderr is a file)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
 
@@ -49,34 +51,91 @@ def resolve_run_fn(spec: str | None):
     return fn
 
 
-def handle(args) -> int:
-    from depthscale.sims.budget import parse_duration
-    from depthscale.sims.grid import load_grid
-    from depthscale.sims.store import Store
-    from depthscale.sims.sweeps import EXECUTORS, sweep
+def check_executor(executor: str | None, workers: int | None, scheduler: str | None) -> str:
+    """Validate the executor options of ``sweep`` and ``reproduce`` before anything is created.
+
+    Returns the executor's name. For dask, the scheduler must be an address ``[tcp://]host:port``
+    that accepts a connection now, so an unreachable one fails before the store is made.
+    """
+    from depthscale.sims.sweeps import EXECUTORS
     from depthscale.theory.validate import check_choice, check_int
 
-    executor = args.executor or ("dask" if args.scheduler else "process")
+    executor = executor or ("dask" if scheduler else "process")
     check_choice("executor", executor, EXECUTORS)
-    if args.scheduler and executor != "dask":
-        raise ValueError(f"scheduler={args.scheduler!r}: only used with --executor dask")
-    if executor == "dask" and not args.scheduler:
-        raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
-    if args.workers is not None:
-        check_int("workers", args.workers, lo=1, hi=4096)
+    if scheduler and executor != "dask":
+        raise ValueError(f"scheduler={scheduler!r}: only used with --executor dask")
+    if workers is not None:
+        check_int("workers", workers, lo=1, hi=4096)
         if executor != "process":
-            raise ValueError(f"workers={args.workers}: only used with --executor process")
-    store_path = Path(args.store)
-    if store_path.exists() and not store_path.is_file():
-        raise ValueError(f"store={args.store!r}: must be a file, not a directory")
-    if not store_path.parent.is_dir():
-        raise ValueError(f"store={args.store!r}: its directory must exist")
+            raise ValueError(f"workers={workers}: only used with --executor process")
+    if executor == "dask":
+        if not scheduler:
+            raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
+        _check_reachable(scheduler)
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise ValueError("executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')")
+    return executor
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    import socket
+
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler={address!r}: must be an address tcp://host:port")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"scheduler={address!r}: must be a reachable dask scheduler ({exc.strerror or exc})") from None
+
+
+def progress_lines(todo: int):
+    """``on_result`` callback printing one stderr line per finished run: progress in a log file,
+    where the progress bar (a terminal feature) is off."""
+    import time
+
+    count = [0]
+    t0 = time.perf_counter()
+
+    def on_result(rec: dict) -> None:
+        count[0] += 1
+        cfg = rec.get("config") or {}
+        task, model = cfg.get("task", {}), cfg.get("model", {})
+        what = (f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
+                f"L={model.get('depth')} seed={rec.get('seed')}")
+        sys.stderr.write(f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
+                         f"({time.perf_counter() - t0:.0f} s elapsed)\n")
+        sys.stderr.flush()
+
+    return on_result
+
+
+def handle(args) -> int:
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store, check_store_file
+    from depthscale.sims.sweeps import plan, sweep
+
+    from depthscale.sims.budget import parse_duration
+
+    executor = check_executor(args.executor, args.workers, args.scheduler)
     budget = parse_duration(args.budget) if args.budget is not None else None
+    store_path = Path(args.store)
+    check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
     runs = load_grid(args.grid)
     run_fn = resolve_run_fn(args.run_fn)
+    if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
+        from depthscale.sims.runner import check_memory_of
+
+        for config in {cfg for cfg, _ in runs}:
+            check_memory_of(config)
     with Store(store_path) as st:
+        log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, st, args.retry_failed)[0]))
         res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet, lockstep=not args.no_lockstep, budget=budget)
+                    retry_failed=args.retry_failed, quiet=args.quiet, on_result=log, lockstep=not args.no_lockstep,
+                    budget=budget)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
     text = (

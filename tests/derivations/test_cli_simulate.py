@@ -17,6 +17,16 @@ def test_json_contract(capsys):
     assert out["steps"] == 10 and len(out["top1_mass"]) == 2 and len(out["mode_losses"]) == 4
 
 
+def test_json_is_strict_where_a_measurement_does_not_exist(capsys):
+    # one layer has no layer average to compare with: C_L does not exist and must be null, not NaN
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    assert main(BASE + ["--model", "softmax", "--depth", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert out["C_L"] is None and isinstance(out["final_loss"], float)
+
+
 def test_variant_switch_reaches_the_model(capsys):
     assert main(BASE + ["--model", "softmax", "--depth", "3", "--variant", "temperature", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -142,7 +142,7 @@ def test_bad_store_paths(tmp_path, capsys):
     good = tmp_path / "good.toml"
     good.write_text("seeds = [0]\n")
     code, _, err = run_cli(capsys, "sweep", str(good), "--store", str(tmp_path / "no" / "s.sqlite"))
-    assert code == 2 and "directory must exist" in err
+    assert code == 2 and "existing directory" in err
     code, _, err = run_cli(capsys, "sweep", str(good), "--store", str(tmp_path))
     assert code == 2 and "not a directory" in err
     code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "missing.sqlite"))

@@ -47,8 +47,18 @@ def test_round_trip(tmp_path):
     arr = got.pop("arrays")["sq_err"]
     assert arr.dtype == np.float32 and np.array_equal(arr, rec["arrays"]["sq_err"])
     expect = {k: v for k, v in rec.items() if k != "arrays"}
-    assert np.isnan(got.pop("nan_field")) and np.isnan(expect.pop("nan_field"))
+    # NaN is not JSON: the store writes null, which reads back as None (a missing value)
+    assert got.pop("nan_field") is None and np.isnan(expect.pop("nan_field"))
     assert got == expect
+    con = sqlite3.connect(path)
+    (text,) = con.execute("SELECT record FROM runs").fetchone()
+    assert con.execute("SELECT json_extract(record, '$.nan_field') IS NULL FROM runs").fetchone()[0] == 1
+    con.close()
+
+    def refuse(c):
+        raise ValueError(f"non-standard JSON constant {c}")
+
+    json.loads(text, parse_constant=refuse)  # strict JSON, as any other reader demands
 
 
 def test_arrays_lazy_and_numpy_scalars(tmp_path):
@@ -144,7 +154,7 @@ def test_bad_paths(tmp_path):
         Store(tmp_path)
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database at all" * 100)
-    with pytest.raises(ValueError, match="not a usable SQLite"):
+    with pytest.raises(ValueError, match="not an SQLite file"):
         Store(junk)
 
 
@@ -205,3 +215,64 @@ def test_sigkill_writer_leaves_readable_store(tmp_path):
             assert np.array_equal(rec["arrays"]["sq_err"], expect)
         st.put({"key": "after-0", "config": {}, "seed": 0, "status": "ok"})  # and writable again
         assert st.has("after-0")
+
+
+# -- opening modes: never touch what is not ours ------------------------------------------------
+def _foreign_sqlite(path):
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+    con.execute("INSERT INTO notes (text) VALUES ('keep me')")
+    con.commit()
+    con.close()
+
+
+def _snapshot(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize("kind", ["foreign-sqlite", "empty", "text", "missing"])
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_refuses_what_is_not_a_store_and_leaves_it_untouched(tmp_path, kind, mode):
+    path = tmp_path / "x.sqlite"
+    if kind == "foreign-sqlite":
+        _foreign_sqlite(path)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "text":
+        path.write_text("name,value\na,1\n")
+    before = _snapshot(tmp_path)
+    creatable = mode == "write" and kind in ("empty", "missing")
+    if creatable:  # only a path that does not exist or an empty file becomes a new store
+        with Store(path, mode=mode) as st:
+            assert len(st) == 0
+        return
+    with pytest.raises(ValueError, match=r"^store='.*x\.sqlite'"):
+        Store(path, mode=mode)
+    assert _snapshot(tmp_path) == before
+    if kind == "foreign-sqlite":
+        con = sqlite3.connect(path)
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # not switched to WAL
+        con.close()
+
+
+def test_read_mode_reads_without_writing(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        st.put(make_record())
+    before = _snapshot(tmp_path)
+    assert list(before) == ["s.sqlite"]  # the writer cleaned up its -wal and -shm files
+    with Store(path, mode="read") as st:
+        assert st.keys() == ["h1-0"] and st.get("h1-0")["final_loss"] == 0.5
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            st.put(make_record(key="h1-1", seed=1))
+    assert _snapshot(tmp_path) == before  # no bytes changed, no -wal/-shm files left behind
+
+
+def test_read_mode_sees_a_running_writer(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store(path) as writer:
+        writer.put(make_record())
+        with Store(path, mode="read") as reader:
+            assert reader.keys() == ["h1-0"]
+            writer.put(make_record(key="h1-1", seed=1))
+            assert reader.keys() == ["h1-0", "h1-1"]
