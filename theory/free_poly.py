@@ -16,6 +16,7 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.linalg.blas import daxpy, ddot, dnrm2, dscal
 from scipy.special import eval_jacobi, gammaln, roots_jacobi
 
+from depthscale.theory.mode_sums import mode_rule
 from depthscale.theory.spectra import PowerLawSpectrum
 from depthscale.theory.validate import check_int, check_real
 
@@ -152,13 +153,31 @@ def free_discrete(spec: PowerLawSpectrum, L, head: int = 4096):
     depths = Lr.astype(np.int64)
     head = check_int("head", head, lo=1)
     n = int(depths.max())
-    x = spec.lam / spec.lam1  # nodes in (0, 1]; weights rescaled back at the end
-    w = spec.weights
+    x, w = _measure(spec, n, head)  # nodes in (0, 1]; weights rescaled back at the end
     scale = float(w.sum())
     w = w / scale
     curve = _min_curve(x, w, n, head)
     out = scale * curve[depths]
     return float(out[0]) if scalar else out
+
+
+def _measure(spec: PowerLawSpectrum, n: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``lambda_k / lambda_1`` (decreasing) and weights ``w_k`` of the measure, tail compressed.
+
+    Modes past ``K = max(head, 2 (n/10)^(2/a))`` are replaced by the block Gauss rules of
+    :func:`~depthscale.theory.mode_sums.mode_rule` (32 points per block, exact for polynomials of
+    degree 63 in k). A residual of degree ``n`` has about ``n sqrt(x)`` roots below ``x``, so past
+    ``K`` every ``w(k) r(k^-a)^2`` the minimisation sees is smooth on the blocks and summed to
+    rounding by the rule; ``tests/theory/test_free_poly.py`` checks the result against the
+    uncompressed measure. When ``4 K >= d`` the plain measure is used.
+    """
+    K = head
+    if spec.a > 0:
+        K = max(K, int(np.ceil(2.0 * (max(n, 1) / 10.0) ** (2.0 / spec.a))))
+    if 4 * K >= spec.d:
+        return spec.lam / spec.lam1, spec.weights
+    rule = mode_rule(spec.d, K)
+    return np.power(rule.k, -spec.a), spec.c_lambda * spec.c_omega * rule.power(spec.a + spec.b)
 
 
 def _min_curve(x, w, n, head):

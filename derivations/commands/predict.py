@@ -9,17 +9,9 @@ from __future__ import annotations
 import math
 
 from depthscale.derivations.cli import emit, parse_list
+from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS
 from depthscale.theory.validate import check_choice, check_int, check_real
 
-LINEAR_KEYS = (
-    "constrained",
-    "constrained_opt",
-    "gamma_opt",
-    "beta_form",
-    "gamma_asymptote",
-    "free_continuum",
-    "free_discrete",
-)
 MAX_DEPTH = 4096  # the free discrete optimum keeps (4096 + L) x L numbers: stay well inside memory
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
@@ -76,21 +68,14 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     >>> out["zeta"], sorted(out["rows"][0])[:3]
     (1.0, ['L', 'beta_form', 'constrained'])
     """
-    from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
-    from depthscale.theory.free_poly import free_continuum, free_discrete
+    from depthscale.theory.linear_laws import linear_laws
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
     Ls, _ = as_depths(depths, "depths")
     for L in Ls:
         check_int("depths", int(L), lo=1, hi=MAX_DEPTH)
-    cols = {"constrained": r_con(spec, Ls)}
-    cols["gamma_opt"], cols["constrained_opt"] = gamma_opt(spec, Ls)
-    if spec.asymptotic:
-        cols["beta_form"] = beta_form(spec, Ls)
-        cols["gamma_asymptote"] = gamma_asymptote(spec, Ls)
-        cols["free_continuum"] = free_continuum(spec, Ls)
-    cols["free_discrete"] = free_discrete(spec, Ls)
+    cols = linear_laws(spec, Ls)
     rows = []
     for i, L in enumerate(Ls):
         row = {"L": int(L)}
