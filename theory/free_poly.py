@@ -153,31 +153,36 @@ def free_discrete(spec: PowerLawSpectrum, L, head: int = 4096):
     depths = Lr.astype(np.int64)
     head = check_int("head", head, lo=1)
     n = int(depths.max())
-    x, w = _measure(spec, n, head)  # nodes in (0, 1]; weights rescaled back at the end
-    scale = float(w.sum())
-    w = w / scale
-    curve = _min_curve(x, w, n, head)
-    out = scale * curve[depths]
+    curve = _free_curve(spec, n, head)
+    out = curve[depths]
     return float(out[0]) if scalar else out
 
 
-def _measure(spec: PowerLawSpectrum, n: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes ``lambda_k / lambda_1`` (decreasing) and weights ``w_k`` of the measure, tail compressed.
+def _free_curve(spec: PowerLawSpectrum, n: int, head: int) -> np.ndarray:
+    """``min_L`` for L = 0..n on the spectrum, its tail compressed when the residuals are smooth there.
 
-    Modes past ``K = max(head, 2 (n/10)^(2/a))`` are replaced by the block Gauss rules of
-    :func:`~depthscale.theory.mode_sums.mode_rule` (32 points per block, exact for polynomials of
-    degree 63 in k). A residual of degree ``n`` has about ``n sqrt(x)`` roots below ``x``, so past
-    ``K`` every ``w(k) r(k^-a)^2`` the minimisation sees is smooth on the blocks and summed to
-    rounding by the rule; ``tests/theory/test_free_poly.py`` checks the result against the
-    uncompressed measure. When ``4 K >= d`` the plain measure is used.
+    Modes past ``K`` are replaced by the block Gauss rules of
+    :func:`~depthscale.theory.mode_sums.mode_rule` (32 points per block ``[k0, 2 k0)``, exact for
+    polynomials of degree 63 in k). That leaves the minimum unchanged to rounding when the
+    residuals the minimisation meets vary slowly in k on every block. The roots of a degree-n
+    residual near 0 follow the arcsine law, about ``(2n/pi) sqrt(x)`` of them below ``x``, so a
+    block past ``K = (n/pi)^(2/a)`` holds at most about two. ``K >= 4n`` besides, so that the
+    degree stays well below the number of atoms (else the residual could vanish on the few
+    compressed atoms). This is a rule that holds in practice, not a proof:
+    ``tests/theory/test_free_poly.py`` checks it against the uncompressed measure. When
+    ``4 K >= d`` the plain measure is used.
     """
-    K = head
+    K = max(head, 4 * n)
     if spec.a > 0:
-        K = max(K, int(np.ceil(2.0 * (max(n, 1) / 10.0) ** (2.0 / spec.a))))
-    if 4 * K >= spec.d:
-        return spec.lam / spec.lam1, spec.weights
-    rule = mode_rule(spec.d, K)
-    return np.power(rule.k, -spec.a), spec.c_lambda * spec.c_omega * rule.power(spec.a + spec.b)
+        K = max(K, int(np.ceil((max(n, 1) / np.pi) ** (2.0 / spec.a))))
+    if 4 * K < spec.d:
+        rule = mode_rule(spec.d, K)
+        x = np.power(rule.k, -spec.a)
+        w = spec.c_lambda * spec.c_omega * rule.power(spec.a + spec.b)
+    else:
+        x, w = spec.lam / spec.lam1, spec.weights
+    scale = float(w.sum())
+    return scale * _min_curve(x, w / scale, n, head)
 
 
 def _min_curve(x, w, n, head):

@@ -169,7 +169,8 @@ def tail_error_bound(rule: ModeRule, a: float, p: float, s: float, e: int, scale
         cos_psi = np.where(psi < np.pi, np.cos(psi), -1.0)
         corners = [np.power(R, -a), np.power(r, -a)]
         g2 = np.maximum(*[1.0 - 2.0 * s * z * cos_psi + (s * z) ** 2 for z in corners])
-        log_g = 0.5 * e * np.log(np.maximum(g2, 0.0))
+        with np.errstate(divide="ignore"):  # g2 = 0 (a = 0, s = 1): the terms vanish, bound 0
+            log_g = 0.5 * e * np.log(np.maximum(g2, 0.0))
     m = 2 * rule.nodes - 1
     log_bound = np.log(4.0 * N * scale) - p * np.log(r) + log_g - m * np.log(rho) - np.log(rho - 1.0)
     return float(np.sum(np.exp(log_bound.min(axis=1))))
