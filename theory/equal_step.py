@@ -3,6 +3,8 @@
 With ``L`` identical layers of step ``gamma`` the residual polynomial is ``(1 - gamma lambda / L)^L``
 and the loss is ``R_con(L, gamma) = sum_k lambda_k omega_k (1 - gamma lambda_k / L)^(2L)``. For
 ``1 << L << d^a`` the sum is close to its continuum (Beta) form, whose depth exponent is ``zeta``.
+The finite sums are evaluated with :mod:`depthscale.theory.mode_sums` (exact head, Gauss rules on
+the smooth tail, a proven error bound below 1e-14 of the sum), at a cost independent of ``d``.
 """
 
 from __future__ import annotations
