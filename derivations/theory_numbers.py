@@ -39,17 +39,16 @@ def slopes(spectra, d: int = 10**6) -> dict:
 
 def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
     """The ``predict linear`` numbers for each spectrum (a table per spectrum)."""
-    from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
-    from depthscale.theory.free_poly import free_continuum, free_discrete
+    from depthscale.theory.linear_laws import linear_laws
     from depthscale.theory.spectra import PowerLawSpectrum
 
-    L = np.array(depths, dtype=float)
+    L = np.array(depths, dtype=np.int64)
+    order = ("constrained", "constrained_opt", "free_discrete", "beta_form", "gamma_asymptote", "free_continuum")
     tables = []
     for a, b in spectra:
         spec = PowerLawSpectrum(a=a, b=b, d=d)
-        cols = {"constrained": r_con(spec, L), "constrained_opt": gamma_opt(spec, L)[1], "free_discrete": free_discrete(spec, L)}
-        if a > 0 and a + b > 1:
-            cols.update(beta_form=beta_form(spec, L), gamma_asymptote=gamma_asymptote(spec, L), free_continuum=free_continuum(spec, L))
+        laws = linear_laws(spec, L)
+        cols = {k: laws[k] for k in order if k in laws}
         names = list(cols)
         rows = [[int(l)] + [float(cols[n][i]) for n in names] for i, l in enumerate(L)]
         z = f"{spec.zeta:.4g}" if a > 0 and a + b > 1 else "n/a"

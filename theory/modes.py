@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.theory.equal_step import _reference_gammas, log_abs_one_minus
+from depthscale.theory.equal_step import log_abs_one_minus, reference_gammas
 from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 from depthscale.theory.validate import check_real
 
@@ -43,7 +43,7 @@ def mode_loss(spec: PowerLawSpectrum, L, gamma=None, modes=None) -> np.ndarray:
     [[0.0, 0.25], [0.0, 0.0625]]
     """
     depths, _ = as_depths(L)
-    gammas = _reference_gammas(spec, depths, gamma)
+    gammas = reference_gammas(spec, depths, gamma)
     idx = np.arange(spec.d) if modes is None else _modes(spec, modes)[0] - 1
     lam = spec.lam[idx]
     x = (gammas / depths)[:, None] * lam[None, :]

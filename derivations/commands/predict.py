@@ -22,10 +22,10 @@ LINEAR_KEYS = (
     "free_continuum",
     "free_discrete",
 )
-# Work limit of ``predict linear``: the laws cost about d x (max depth + 50 x number of depths) mode
-# operations (the free optimum's Lanczos run over d modes up to the deepest depth, and the ~50
-# evaluations of the bounded search of gamma_opt per depth). Beyond this, refuse with the estimate.
-LINEAR_WORK_MAX = 2e10
+# Work limit of ``predict linear``. The sums over modes cost O(1) in d (exact head plus quadrature of
+# the tail, theory/mode_sums.py); the free discrete optimum costs about 7 s x (L / 1024)^3 of CPU at
+# the deepest depth L (measured at d = 10^7). Beyond LINEAR_SECONDS_MAX, refuse with the estimate.
+LINEAR_SECONDS_MAX = 120.0
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
@@ -40,8 +40,8 @@ def register(subparsers) -> None:
     lin.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b")
     lin.add_argument("--d", type=int, required=True, help=f"number of modes, 1 <= d <= {MODES_MAX:.0e}")
     lin.add_argument("--depths", required=True,
-                     help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when d x (max depth"
-                          f" + 50 x number of depths) exceeds {LINEAR_WORK_MAX:.0e} (many minutes of work)")
+                     help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when the free discrete"
+                          f" optimum's estimated CPU time, 7 s x (max depth / 1024)^3, exceeds {LINEAR_SECONDS_MAX:.0f} s")
     lin.add_argument("--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)")
     lin.add_argument("--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)")
     lin.add_argument("--json", action="store_true", help="machine-readable output")
@@ -90,19 +90,12 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     for L in depth_list:
         check_int("depths", L, lo=1, hi=DEPTH_MAX)
     check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
-    from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
-    from depthscale.theory.free_poly import free_continuum, free_discrete
+    from depthscale.theory.linear_laws import linear_laws
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
     Ls, _ = as_depths(depths, "depths")
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
-    cols = {"constrained": r_con(spec, Ls)}
-    cols["gamma_opt"], cols["constrained_opt"] = gamma_opt(spec, Ls)
-    if spec.asymptotic:
-        cols["beta_form"] = beta_form(spec, Ls)
-        cols["gamma_asymptote"] = gamma_asymptote(spec, Ls)
-        cols["free_continuum"] = free_continuum(spec, Ls)
-    cols["free_discrete"] = free_discrete(spec, Ls)
+    cols = linear_laws(spec, Ls)
     rows = []
     for i, L in enumerate(Ls):
         row = {"L": int(L)}
@@ -113,27 +106,27 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
 
 
 def check_linear_work(d: int, depths) -> float:
-    """Refuse a ``predict linear`` request whose estimated cost exceeds ``LINEAR_WORK_MAX``.
+    """Refuse a ``predict linear`` request whose estimated CPU time exceeds ``LINEAR_SECONDS_MAX``.
 
-    The estimate is ``d x (max depth + 50 x number of depths)`` mode operations (see
-    ``LINEAR_WORK_MAX``); it is returned when within the limit.
+    The estimate is ``7 s x (max depth / 1024)^3`` (the free discrete optimum; every other law is
+    fast at any d); it is returned when within the limit.
 
-    >>> check_linear_work(1000, [8, 32])
-    132000.0
+    >>> round(check_linear_work(1000, [8, 1024]), 3)
+    7.0
     >>> check_linear_work(10_000_000, [4096])
     Traceback (most recent call last):
     ...
-    ValueError: depths=[4096]: with d=10000000 the laws cost about 4.1e+10 mode operations (d x (max depth + 50 x number of depths)), above the limit 2e+10; use a smaller d or shallower depths
+    ValueError: depths=[4096]: the free discrete optimum at L=4096 needs about 448 s of CPU (7 s x (L/1024)^3), above the limit 120 s; use shallower depths
     """
     depths = [int(L) for L in depths]
-    work = float(d) * (max(depths) + 50 * len(depths))
-    if work > LINEAR_WORK_MAX:
+    seconds = 7.0 * (max(depths) / 1024) ** 3
+    if seconds > LINEAR_SECONDS_MAX:
         shown = depths if len(depths) <= 6 else depths[:3] + ["..."] + depths[-2:]
         raise ValueError(
-            f"depths={shown}: with d={d} the laws cost about {work:.2g} mode operations (d x (max depth + 50 x"
-            f" number of depths)), above the limit {LINEAR_WORK_MAX:.0e}; use a smaller d or shallower depths"
+            f"depths={shown}: the free discrete optimum at L={max(depths)} needs about {seconds:.0f} s of CPU"
+            f" (7 s x (L/1024)^3), above the limit {LINEAR_SECONDS_MAX:.0f} s; use shallower depths"
         )
-    return work
+    return seconds
 
 
 def handle_linear(args) -> int:

@@ -198,3 +198,21 @@ def test_clt_real_module_against_covariance_sums(capsys, model, opt):
     kw = {opt[0][2:]: float(opt[1])} if opt else {}
     for row in json.loads(out)["rows"]:
         assert row["loss"] == pytest.approx(_independent_clt(model, row["L"], 2.0, 0.25, **kw), rel=1e-10)
+
+
+def test_predict_and_report_tables_share_one_computation():
+    """``predict linear`` rows and the report's linear table are the theory's ``linear_laws`` columns."""
+    from depthscale.derivations.commands.predict import linear_rows
+    from depthscale.derivations.theory_numbers import linear_table
+    from depthscale.theory.linear_laws import linear_laws
+    from depthscale.theory.spectra import PowerLawSpectrum
+
+    Ls = [1, 8, 64]
+    cols = linear_laws(PowerLawSpectrum(2.0, 1.0, 3000), Ls)
+    rows = linear_rows(2.0, 1.0, 3000, Ls)["rows"]
+    (table,) = linear_table([(2.0, 1.0)], 3000, depths=Ls)
+    for i, L in enumerate(Ls):
+        for key, col in cols.items():
+            assert rows[i][key] == col[i]
+            if key in table["columns"]:
+                assert table["rows"][i][table["columns"].index(key)] == col[i]

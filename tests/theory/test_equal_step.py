@@ -1,3 +1,5 @@
+import math
+
 import mpmath as mp
 import numpy as np
 import pytest
@@ -168,3 +170,79 @@ def test_local_slope_on_known_functions():
         local_slope(lambda L: L, 1)
     with pytest.raises(ValueError, match="^f"):
         local_slope([1.0, -1.0], [1, 2])
+
+
+# --------------------------------------------------------------------------- large d: head-plus-tail sums
+def plain_loss(spec, L, s):
+    """``sum_k lambda_k omega_k (1 - s lambda_k / lambda_1)^(2L)`` over all d modes with plain powers."""
+    x = spec.lam / spec.lam1
+    return math.fsum(spec.weights * (1.0 - s * x) ** (2 * L))
+
+
+def plain_slope(spec, L, s):
+    """``d/ds`` of :func:`plain_loss` over all modes."""
+    x = spec.lam / spec.lam1
+    return -2 * L * math.fsum(spec.weights * x * (1.0 - s * x) ** (2 * L - 1))
+
+
+def plain_argmin(spec, L):
+    """Minimiser of the convex plain loss on [0, 2] by bisection on the plain slope (to the last bit)."""
+    if plain_slope(spec, L, 2.0) <= 0:
+        return 2.0
+    lo, hi = 0.0, 2.0
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return mid
+        if plain_slope(spec, L, mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+
+
+LARGE = [(2.0, 1.0, 1.0, 1.0), (0.5, 0.5, 1.3, 0.7), (0.5, 0.0, 1.0, 1.0), (1.0, 0.25, 2.0, 0.5), (3.0, 0.0, 1.0, 1.0), (0.0, 0.0, 1.0, 1.0)]
+
+
+@pytest.mark.parametrize("d", [10**4, 10**5])
+@pytest.mark.parametrize("a,b,c_l,c_o", LARGE)
+def test_r_con_matches_plain_sum_at_large_d(d, a, b, c_l, c_o):
+    spec = PowerLawSpectrum(a, b, d, c_l, c_o)
+    Ls = np.array([1, 2, 7, 64, 300, 4096])
+    ref = [plain_loss(spec, L, 1.0) for L in Ls]
+    np.testing.assert_allclose(r_con(spec, Ls), ref, rtol=1e-10, atol=1e-300)
+    for frac in (0.05, 0.7, 1.5, 1.98):  # gamma = frac L / lambda_1
+        ref = [plain_loss(spec, L, frac) for L in Ls]
+        np.testing.assert_allclose(r_con(spec, Ls, frac * Ls / c_l), ref, rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("d", [10**4, pytest.param(10**5, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("a,b,c_l,c_o", LARGE[:5])
+def test_gamma_opt_matches_plain_bisection_at_large_d(d, a, b, c_l, c_o):
+    """Optimal step and loss against bisection on the plain derivative sum (an independent algorithm)."""
+    spec = PowerLawSpectrum(a, b, d, c_l, c_o)
+    Ls = [1, 3, 16, 64, 200]
+    g, r = gamma_opt(spec, Ls)
+    for gi, ri, L in zip(g, r, Ls):
+        s_ref = plain_argmin(spec, L)
+        assert gi * c_l / L == pytest.approx(s_ref, rel=1e-10)
+        assert ri == pytest.approx(plain_loss(spec, L, s_ref), rel=1e-10)
+        if s_ref < 2.0:  # the reference step never beats the optimum
+            assert ri <= r_con(spec, L) * (1 + 1e-12)
+
+
+def test_gamma_opt_at_the_edge_of_the_stable_range():
+    """Slow decay at one layer: the loss still falls at s = 2, so the edge step 2L/lambda_1 is returned."""
+    spec = PowerLawSpectrum(0.5, 0.0, 10**5)
+    assert plain_slope(spec, 1, 2.0) < 0
+    g, r = gamma_opt(spec, 1)
+    assert g == 2.0 and r == pytest.approx(plain_loss(spec, 1, 2.0), rel=1e-12)
+
+
+@settings(deadline=None, max_examples=25)
+@given(a=st.floats(0.3, 3), b=st.floats(0, 2), d=st.integers(2000, 20000), L=st.integers(1, 400), frac=st.floats(0.01, 1.99))
+def test_r_con_and_gamma_opt_property_against_plain_sums(a, b, d, L, frac):
+    spec = PowerLawSpectrum(a, b, d)
+    assert r_con(spec, L, frac * L) == pytest.approx(plain_loss(spec, L, frac), rel=1e-10, abs=1e-300)
+    g, r = gamma_opt(spec, L)
+    assert r <= plain_loss(spec, L, frac) * (1 + 1e-12)
+    assert r == pytest.approx(plain_loss(spec, L, g / L), rel=1e-10)

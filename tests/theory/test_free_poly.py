@@ -149,3 +149,15 @@ def test_bad_arguments():
         free_discrete(PowerLawSpectrum(1, 1, 4), [1.5])
     with pytest.raises(ValueError, match="need a > 0"):
         free_continuum(PowerLawSpectrum(0.5, 0.5, 4), 3)
+
+
+@pytest.mark.parametrize("a,b", [(2.0, 1.0), (1.0, 0.25), (3.0, 0.0), (1.5, 2.0)])
+def test_free_discrete_tail_compression_matches_the_full_spectrum(a, b):
+    """d = 10^5, depths to 64: the compressed tail (block Gauss rules) against Lanczos on all d modes."""
+    from depthscale.theory.free_poly import _min_curve
+
+    spec = PowerLawSpectrum(a, b, 100_000, c_lambda=1.5, c_omega=0.8)
+    Ls = np.arange(0, 65)
+    w = spec.weights
+    full = w.sum() * _min_curve(spec.lam / spec.lam1, w / w.sum(), 64, 4096)
+    np.testing.assert_allclose(free_discrete(spec, Ls), full, rtol=1e-10)
