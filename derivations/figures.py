@@ -547,6 +547,47 @@ def _baselines(rows) -> Figure:
     return fig
 
 
+def _protocol_excess(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with protocol, task, depths, excess, se")
+    tasks = sorted({str(r.get("task")) for r in rows})
+    if not tasks:
+        raise _NoFigure("no protocol-study curve with an identified fit")
+    fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
+    protocols = sorted({str(r.get("protocol")) for r in rows})
+    colours = dict(zip(protocols, _palette(len(protocols))))
+    for ax, task in zip(axes[0], tasks):
+        Ls_all = []
+        for r in (r for r in rows if str(r.get("task")) == task):
+            L = np.asarray(r["depths"], float)
+            y = np.asarray(r["excess"], float)
+            se = np.asarray(r.get("se", [np.nan] * len(L)), float)
+            ok = np.isfinite(y) & (y > 0)  # log axes: a point at or below the fitted floor is left out
+            ax.errorbar(L[ok], y[ok], yerr=_yerr(se[ok]), marker="o", ms=4, capsize=2, color=colours[str(r["protocol"])],
+                        label=f"{r['protocol']} (alpha={_num(r.get('alpha')):.2f})")
+            Ls_all.extend(L[ok])
+            if ok.any():
+                j = int(np.flatnonzero(ok)[0])
+                guide_at = (L[j], y[j])
+                ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["protocol"])])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        if Ls_all:
+            _depth_axis(ax, sorted(set(Ls_all)))
+        ax.set_xlabel("depth L")
+        ax.set_ylabel("R_L - R_inf (fitted)")
+        ax.set_title(task, fontsize=9)
+        ax.grid(True, which="both", alpha=0.2)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _palette(n: int) -> list:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"]
+    return [cmap(i % 10) for i in range(n)]
+
+
 FIGURES = {
     "overview": (_overview, "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
                  "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed."),
@@ -561,6 +602,9 @@ FIGURES = {
     "floors": (_floors, "Measured loss floors against reference or theory values, with error bars; the line is equality."),
     "baselines": (_baselines, "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
                   "mixture per spectrum; right: differences with paired standard errors."),
+    "protocol_excess": (_protocol_excess, "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
+                        "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
+                        "through each curve's first point (docs/protocol-study.md)."),
 }
 
 

@@ -8,7 +8,7 @@ decides (:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims`; def
 docs/claims.md, the study in docs/protocol-study.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
-(the part of the layers' errors that averages away), the single-layer loss ``R_1``, the mean
+(the part of the layers' errors that averages away), the mean single-layer loss ``A_L``, ``R_1``, the mean
 query-key similarity of the layers, and ``R_L`` minus each reference floor with paired errors.
 """
 
@@ -137,7 +137,8 @@ class ProtocolRow:
     curve: Curve
     fit: object  # FitResult of R_L = R_inf + c L^-alpha
     disagreement: float  # mean over depths >= 2 of A_L - C_L (seed means)
-    r1: float  # single-layer loss R_1 (seed mean)
+    layer_loss: float  # mean over depths >= 2 of A_L, the mean loss of one layer of the deep model
+    r1: float  # loss of the one-layer model R_1 (seed mean)
     similarity: float  # mean query-key similarity of the layers at the deepest depth
     floors: dict  # name -> (loss, se)
     excess: dict  # depth -> name -> (mean, se)
@@ -159,14 +160,18 @@ def rows(ev) -> list[ProtocolRow]:
     floors = ev.theory.get("protocol_floors", {})
     out = []
     for p, c in study_curves(ev.curves):
-        gap = c.field_mean("gap")
         sim = c.field_mean("qk_similarity")
-        multi = c.depths >= 2
         fl = floors.get(c.key, {})
-        out.append(ProtocolRow(p, c, c.fit("offset"), float(np.nanmean(gap[multi])) if np.any(np.isfinite(gap[multi])) else math.nan,
+        out.append(ProtocolRow(p, c, c.fit("offset"), _deep_mean(c, "gap"), _deep_mean(c, "A_L"),
                                float(c.mean[0]) if c.depths[0] == 1 else math.nan,
                                float(sim[-1]) if np.isfinite(sim[-1]) else math.nan, fl.get("floors", {}), fl.get("excess", {})))
     return out
+
+
+def _deep_mean(c: Curve, name: str) -> float:
+    """Mean over the depths >= 2 of a record field's seed means (nan when none is finite)."""
+    v = c.field_mean(name)[c.depths >= 2]
+    return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
 
 
 def _decisive(row: ProtocolRow) -> tuple[bool, str]:
@@ -239,9 +244,9 @@ def inverse_depth(ev):
 
 
 def amplitude_follows_disagreement(ev):
-    """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the
-    single-layer loss R_1 (Spearman rank correlations over the protocols with identified fits)."""
-    statement = "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the single-layer loss R_1"
+    """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the mean
+    loss of a single layer A_L (Spearman rank correlations over the protocols with identified fits)."""
+    statement = "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L"
     by_task: dict = {}
     for r in rows(ev):
         by_task.setdefault(task_label(r.curve), []).append(r)
@@ -250,25 +255,25 @@ def amplitude_follows_disagreement(ev):
     out = []
     for label, rs in sorted(by_task.items()):
         cid = f"protocol-amplitude {label}"
-        good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.r1)]
+        good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.layer_loss)]
         if len(good) < 4:
             out.append(ClaimResult(cid, statement, RHO_PASS, None, None, f"rho >= {RHO_PASS}", "indicative" if good else "not run",
                                    f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)"))
             continue
         c = [r.fit.params["c"] for r in good]
         rho_gap = float(spearmanr(c, [r.disagreement for r in good]).statistic)
-        rho_r1 = float(spearmanr(c, [r.r1 for r in good]).statistic)
+        rho_a = float(spearmanr(c, [r.layer_loss for r in good]).statistic)
         ratios = ", ".join(f"{r.protocol.name} {r.fit.params['c'] / r.disagreement:.2g}" for r in good if r.disagreement > 0)
-        det = (f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, R_1) = {rho_r1:.2f} over {len(good)} protocols; "
+        det = (f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, A_L) = {rho_a:.2f} over {len(good)} protocols; "
                f"c / (A_L - C_L): {ratios}")
         ok = None
-        if rho_gap >= RHO_PASS and rho_gap > rho_r1:
+        if rho_gap >= RHO_PASS and rho_gap > rho_a:
             ok = True
-        elif rho_gap < RHO_FAIL or rho_gap <= rho_r1:
+        elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
             ok = False
         v, det = _verdict(ok, good, det if ok is not None else det + "; between the thresholds: undecided")
-        out.append(ClaimResult(cid, statement, RHO_PASS, rho_gap, None, f"rho >= {RHO_PASS} and > rho(c, R_1)", v, det,
-                               note=f"(rho with R_1: {rho_r1:.2f})"))
+        out.append(ClaimResult(cid, statement, RHO_PASS, rho_gap, None, f"rho >= {RHO_PASS} and > rho(c, A_L)", v, det,
+                               note=f"(rho with A_L: {rho_a:.2f})"))
     return out
 
 
@@ -359,10 +364,10 @@ def table(ev) -> dict | None:
                      est(f.params["L0"], f.se["L0"]) if ok else "not identified",
                      est(f.params["c"], f.se["c"]) if ok else "not identified",
                      *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
-                     r.r1, r.disagreement, r.similarity])
+                     r.r1, r.layer_loss, r.disagreement, r.similarity])
     return {"title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
             "columns": ["protocol", "task", "alpha", "R_inf", "c", "single floor", "convex floor", "mixture floor",
-                        "R_1", "mean A_L - C_L", "q-k similarity (deepest)"],
+                        "R_1", "mean A_L", "mean A_L - C_L", "q-k similarity (deepest)"],
             "rows": body}
 
 

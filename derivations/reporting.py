@@ -138,6 +138,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
         figures.figure_entry("baselines", base_rows),
+        *([figures.figure_entry("protocol_excess", study)] if (study := protocol_study.figure_rows(Evidence(cs, theory))) else []),
     ]
 
 
