@@ -66,9 +66,20 @@ def curve_key(record: dict) -> tuple:
     t, m, tr = c["task"], c["model"], c.get("train") or {}
     task = t["task"]
     return (
-        m["model"], variant_name(m), task, int(t.get("k", 0)) if task == "topk" else 0, float(t["a"]), float(t["b"]),
-        int(t["d"]), int(t["P"]), t.get("c_lambda"), t.get("c_omega"), m.get("width"), m.get("init_scale"),
-        m.get("dtype"), tuple(sorted(tr.items())),
+        m["model"],
+        variant_name(m),
+        task,
+        int(t.get("k", 0)) if task == "topk" else 0,
+        float(t["a"]),
+        float(t["b"]),
+        int(t["d"]),
+        int(t["P"]),
+        t.get("c_lambda"),
+        t.get("c_omega"),
+        m.get("width"),
+        m.get("init_scale"),
+        m.get("dtype"),
+        tuple(sorted(tr.items())),
     )
 
 
@@ -141,8 +152,9 @@ class Curve:
     def spectrum(self) -> PowerLawSpectrum:
         """The task's power-law spectrum (zeta and whether the asymptotic laws apply)."""
         c_lambda, c_omega = self.key[8], self.key[9]
-        return PowerLawSpectrum(self.a, self.b, self.d, 1.0 if c_lambda is None else c_lambda,
-                                1.0 if c_omega is None else c_omega)
+        return PowerLawSpectrum(
+            self.a, self.b, self.d, 1.0 if c_lambda is None else c_lambda, 1.0 if c_omega is None else c_omega
+        )
 
     @property
     def eval_contexts(self) -> int:
@@ -232,7 +244,9 @@ class Curve:
         mean = self.mean
         ok = np.isfinite(mean) & (mean > 0)
         if ok.sum() < need:
-            return _fits.FitResult.missing(name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum()))
+            return _fits.FitResult.missing(
+                name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum())
+            )
         L, R = self.depths[ok].astype(float), mean[ok]
         try:
             res = fn(L, R)
@@ -248,8 +262,9 @@ class Curve:
         rows = full[np.all(np.isfinite(full), axis=1)]
         if rows.shape[0] >= 3 and n_boot > 0:
             try:
-                extra["bootstrap"] = _fits.bootstrap_over_seeds(L, rows, fn, n_boot=n_boot,
-                                                                rng=np.random.default_rng(seed))
+                extra["bootstrap"] = _fits.bootstrap_over_seeds(
+                    L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed)
+                )
             except (ValueError, RuntimeError, np.linalg.LinAlgError):
                 pass  # too few bootstrap fits succeeded: the Jacobian errors stand alone
         return _replace(res, **extra) if extra else res
@@ -266,8 +281,14 @@ class Curve:
         b = [r["baseline"][name] for r in recs]
         n = len(b)
         return BaselineComparison(
-            name, L, float(np.mean([x["loss"] for x in b])), float(np.sqrt(np.sum([x["se"] ** 2 for x in b])) / n),
-            float(np.mean([x["diff"] for x in b])), float(np.sqrt(np.sum([x["diff_se"] ** 2 for x in b])) / n), n)
+            name,
+            L,
+            float(np.mean([x["loss"] for x in b])),
+            float(np.sqrt(np.sum([x["se"] ** 2 for x in b])) / n),
+            float(np.mean([x["diff"] for x in b])),
+            float(np.sqrt(np.sum([x["diff_se"] ** 2 for x in b])) / n),
+            n,
+        )
 
 
 def _replace(fit, **changes):
@@ -306,4 +327,13 @@ def curves(records) -> list[Curve]:
     return out
 
 
-__all__ = ["EASY_TASKS", "FIT_KINDS", "BaselineComparison", "Curve", "curve_key", "curve_label", "curves", "variant_name"]
+__all__ = [
+    "EASY_TASKS",
+    "FIT_KINDS",
+    "BaselineComparison",
+    "Curve",
+    "curve_key",
+    "curve_label",
+    "curves",
+    "variant_name",
+]

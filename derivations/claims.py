@@ -48,7 +48,11 @@ class Evidence:
 
 
 def _select(ev: Evidence, model, tasks, variant="base", k=None) -> list[Curve]:
-    return [c for c in ev.curves if c.model == model and c.task in tasks and c.variant == variant and (k is None or c.k == k)]
+    return [
+        c
+        for c in ev.curves
+        if c.model == model and c.task in tasks and c.variant == variant and (k is None or c.k == k)
+    ]
 
 
 # ---------------------------------------------------------------- claims on linear attention
@@ -57,16 +61,33 @@ def linear_exponent(ev):
     claim = "Linear easy-task exponent between zeta and 2 zeta"
     cs = _select(ev, "linear", EASY_TASKS)
     if not cs:
-        return [not_run("linear-exponent", "Linear attention, easy task: trained depth exponent lies between zeta and 2 zeta",
-                        "no linear easy-task runs in this sweep", "zeta <= alpha <= 2 zeta", "2 s.e.")]
+        return [
+            not_run(
+                "linear-exponent",
+                "Linear attention, easy task: trained depth exponent lies between zeta and 2 zeta",
+                "no linear easy-task runs in this sweep",
+                "zeta <= alpha <= 2 zeta",
+                "2 s.e.",
+            )
+        ]
     out = []
     for c in cs:
         cid = f"linear-exponent {c.label}"
         spec = c.spectrum
         fit = c.fit("power")
         if not spec.asymptotic:
-            out.append(ClaimResult(cid, claim, "needs a > 0, a + b > 1", fit.params.get("alpha"), None, "2 s.e.", "not run",
-                                   "law does not apply"))
+            out.append(
+                ClaimResult(
+                    cid,
+                    claim,
+                    "needs a > 0, a + b > 1",
+                    fit.params.get("alpha"),
+                    None,
+                    "2 s.e.",
+                    "not run",
+                    "law does not apply",
+                )
+            )
             continue
         z = spec.zeta
         band = (z, 2 * z)
@@ -79,8 +100,10 @@ def linear_exponent(ev):
         # which bends a pure power law at large L (diagnostic only: the claim is about L0 = 0)
         off = c.fit("offset")
         if off.identified:
-            detail += (f"; with a floor L0 + c L^-alpha: alpha = {est(off.params['alpha'], off.se['alpha'])}, "
-                       f"L0 = {num(off.params['L0'])}")
+            detail += (
+                f"; with a floor L0 + c L^-alpha: alpha = {est(off.params['alpha'], off.se['alpha'])}, "
+                f"L0 = {num(off.params['L0'])}"
+            )
         elif not off.failure:
             detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
         why = unidentified({"c L^-alpha": fit})
@@ -110,8 +133,10 @@ def _mode_order(c: Curve):
 def mode_learning(ev):
     """Linear attention learns spectral modes one after another with depth, softmax in parallel."""
     out = []
-    for model, tasks, want, name in (("linear", EASY_TASKS, "sequential", "linear-sequential-modes"),
-                                     ("softmax", ("topk",), "parallel", "softmax-parallel-modes")):
+    for model, tasks, want, name in (
+        ("linear", EASY_TASKS, "sequential", "linear-sequential-modes"),
+        ("softmax", ("topk",), "parallel", "softmax-parallel-modes"),
+    ):
         cs = [c for c in _select(ev, model, tasks) if len(c.depths) >= 2]
         statement = f"{model.capitalize()} attention learns spectral modes {want}ly with depth"
         sequential = want == "sequential"
@@ -123,7 +148,9 @@ def mode_learning(ev):
             continue
         for c, rho in rhos:
             ok = rho >= SEQUENTIAL_RHO if sequential else rho <= PARALLEL_RHO
-            v, det = decide(ok, [c], f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode")
+            v, det = decide(
+                ok, [c], f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode"
+            )
             out.append(ClaimResult(f"{name} {c.label}", statement, want, rho, None, crit, v, det))
     return out
 
@@ -141,20 +168,44 @@ def linear_floor(ev):
         j = int(np.nanargmax(c.depths))
         m, se = c.mean[j], c.se[j]
         if th is None:
-            out.append(ClaimResult(f"linear-floor {c.label}", "Linear floor equals T - h^T G^+ h", "not computed", m, se, "",
-                                   "not run", "theory floor not computed for this scale"))
+            out.append(
+                ClaimResult(
+                    f"linear-floor {c.label}",
+                    "Linear floor equals T - h^T G^+ h",
+                    "not computed",
+                    m,
+                    se,
+                    "",
+                    "not run",
+                    "theory floor not computed for this scale",
+                )
+            )
             continue
         val, tse = th
         bound = FLOOR_RTOL * val + 2 * np.sqrt(tse**2 + (se if np.isfinite(se) else 0) ** 2)
-        v, det = decide(abs(m - val) <= bound, [c], f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}")
+        v, det = decide(
+            abs(m - val) <= bound, [c], f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}"
+        )
         out.append(ClaimResult(f"linear-floor {c.label}", claim, val, m, se, tol, v, det, expected_error=tse))
         # saturation: little left to gain between L_max/4 (or the previous depth) and L_max
         i = max(int(np.searchsorted(c.depths, c.depths[j] / 4)), 0)
         if i < j:
             rel = (c.mean[i] - m) / c.mean[i]
-            v, det = decide(rel <= SATURATION_RTOL, [c], f"relative loss change from L={int(c.depths[i])} to L={int(c.depths[j])}")
-            out.append(ClaimResult(f"linear-saturation {c.label}", "Linear attention saturates on the difficult task",
-                                   "no gain with depth", rel, None, f"<= {SATURATION_RTOL}", v, det))
+            v, det = decide(
+                rel <= SATURATION_RTOL, [c], f"relative loss change from L={int(c.depths[i])} to L={int(c.depths[j])}"
+            )
+            out.append(
+                ClaimResult(
+                    f"linear-saturation {c.label}",
+                    "Linear attention saturates on the difficult task",
+                    "no gain with depth",
+                    rel,
+                    None,
+                    f"<= {SATURATION_RTOL}",
+                    v,
+                    det,
+                )
+            )
     return out
 
 
@@ -175,8 +226,14 @@ def softmax_easy(ev):
     if min(r["config"]["train"]["eval_contexts"] for r in recs) < MIN_EVAL:
         why.append(f"fewer than {MIN_EVAL} evaluation contexts")
     v = ("pass" if ok else "fail") if not why else "indicative"
-    det = f"{len(recs)} run(s); measured MSE/E[y*^2]" + (f"; would be {'pass' if ok else 'fail'}, but " + "; ".join(why) if why else "")
-    return [ClaimResult("softmax-easy-one-layer", statement, expected, rel, None, "", v, det, note=f"(top-1 mass {num(top1)})")]
+    det = f"{len(recs)} run(s); measured MSE/E[y*^2]" + (
+        f"; would be {'pass' if ok else 'fail'}, but " + "; ".join(why) if why else ""
+    )
+    return [
+        ClaimResult(
+            "softmax-easy-one-layer", statement, expected, rel, None, "", v, det, note=f"(top-1 mass {num(top1)})"
+        )
+    ]
 
 
 def _softmax_top2(ev) -> list[Curve]:
@@ -195,7 +252,18 @@ def softmax_exponent(ev):
         cid = f"softmax-top2-exponent {c.label}"
         f = c.fit("offset")
         if f.failure:
-            out.append(ClaimResult(cid, statement, 1.0, None, None, tol, "not run", f"too few depths to fit L0 + c L^-alpha ({f.failure})"))
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    1.0,
+                    None,
+                    None,
+                    tol,
+                    "not run",
+                    f"too few depths to fit L0 + c L^-alpha ({f.failure})",
+                )
+            )
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         why = unidentified({"L0 + c L^-alpha": f})
@@ -216,8 +284,14 @@ def softmax_exponent(ev):
             lo, hi = f.bootstrap.intervals["alpha"]
             det += f"; bootstrap 95% {format_interval(lo, hi)}"
         if ok is None:
-            v, det = "indicative", det + (f"; the interval alpha ± 2 s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
-                                          f"needs 2 s.e. <= {2 * SOFTMAX_ALPHA_TOL})")
+            v, det = (
+                "indicative",
+                det
+                + (
+                    f"; the interval alpha ± 2 s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
+                    f"needs 2 s.e. <= {2 * SOFTMAX_ALPHA_TOL})"
+                ),
+            )
         else:
             v, det = decide(ok, [c], det)
         out.append(ClaimResult(cid, statement, 1.0, a, se, tol, v, det))
@@ -237,9 +311,19 @@ def exponent_spread(ev):
     lin = [(c, f) for c, f in lin if f.identified]
     if len(soft) < 2:
         if len(soft) + len(skipped) >= 2:  # the data are there, but their fits say nothing
-            return [ClaimResult("exponent-spread", statement, expected, None, None, "", "indicative",
-                                f"undecided: fewer than two softmax top-2 spectra with an identified fit (not identified: "
-                                f"{', '.join(skipped)})")]
+            return [
+                ClaimResult(
+                    "exponent-spread",
+                    statement,
+                    expected,
+                    None,
+                    None,
+                    "",
+                    "indicative",
+                    f"undecided: fewer than two softmax top-2 spectra with an identified fit (not identified: "
+                    f"{', '.join(skipped)})",
+                )
+            ]
         return [not_run("exponent-spread", statement, "fewer than two softmax top-2 spectra fitted", expected)]
     alphas = [f.params["alpha"] for _, f in soft]
     spread = max(alphas) - min(alphas)
@@ -248,8 +332,9 @@ def exponent_spread(ev):
     ok = spread <= SPREAD_TOL and (lin_spread is None or lin_spread >= LINEAR_SPREAD_MIN)
     # both sides decide: unconverged or single-seed linear curves make the verdict indicative too
     used = [c for c, _ in soft] + ([c for c, _ in lin] if lin_spread is not None else [])
-    detail = (f"softmax spread over {len(alphas)} spectra; linear spread "
-              + (f"{num(lin_spread)} over {len(lin_alphas)} spectra" if lin_spread is not None else "not measured"))
+    detail = f"softmax spread over {len(alphas)} spectra; linear spread " + (
+        f"{num(lin_spread)} over {len(lin_alphas)} spectra" if lin_spread is not None else "not measured"
+    )
     if skipped or lin_skipped:
         detail += f"; left out, fit not identified: {', '.join(skipped + lin_skipped)}"
     v, det = decide(ok, used, detail)
@@ -263,9 +348,20 @@ def topk_slower(ev):
     """Top-16 (any k > 2) scales more slowly with depth than top-2 on the same spectrum and scale."""
     statement = "Top-16 scales more slowly with depth than top-2"
     two = {(c.a, c.b, c.d, c.P): c for c in _softmax_top2(ev)}
-    pairs = [(c, two[(c.a, c.b, c.d, c.P)]) for c in _select(ev, "softmax", ("topk",)) if c.k != 2 and (c.a, c.b, c.d, c.P) in two]
+    pairs = [
+        (c, two[(c.a, c.b, c.d, c.P)])
+        for c in _select(ev, "softmax", ("topk",))
+        if c.k != 2 and (c.a, c.b, c.d, c.P) in two
+    ]
     if not pairs:
-        return [not_run("topk-slower", statement, "no matching top-k (k > 2) and top-2 softmax curves", "alpha(top-k) < alpha(top-2)")]
+        return [
+            not_run(
+                "topk-slower",
+                statement,
+                "no matching top-k (k > 2) and top-2 softmax curves",
+                "alpha(top-k) < alpha(top-2)",
+            )
+        ]
     out = []
     for ck, c2 in pairs:
         cid = f"topk-slower {ck.label}"
@@ -280,22 +376,37 @@ def topk_slower(ev):
             continue
         a, a2 = fk.params["alpha"], f2.params["alpha"]
         v, det = decide(a < a2, [ck, c2], f"alpha of top-{ck.k} against top-2")
-        out.append(ClaimResult(cid, statement, expected, a, fk.se["alpha"], "", v, det,
-                               note=f"vs top-2 {est(a2, f2.se['alpha'])}"))
+        out.append(
+            ClaimResult(
+                cid, statement, expected, a, fk.se["alpha"], "", v, det, note=f"vs top-2 {est(a2, f2.se['alpha'])}"
+            )
+        )
     return out
 
 
 def identity(ev):
     """The exact ensemble identity R_L = C_L + (A_L - C_L)/L on evaluation data."""
-    res = [r.get("identity_residual") for c in ev.curves for r in c.runs.values() if r.get("identity_residual") is not None]
+    res = [
+        r.get("identity_residual") for c in ev.curves for r in c.runs.values() if r.get("identity_residual") is not None
+    ]
     res = [x for x in res if np.isfinite(x)]
     statement = "R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"
     tol = f"<= {IDENTITY_TOL:g}"
     if not res:
         return [not_run("clt-identity", statement, "no runs with L >= 2", 0.0, tol)]
     worst = max(res)
-    return [ClaimResult("clt-identity", statement, 0.0, worst, None, tol, "pass" if worst <= IDENTITY_TOL else "fail",
-                        f"largest relative residual over {len(res)} runs")]
+    return [
+        ClaimResult(
+            "clt-identity",
+            statement,
+            0.0,
+            worst,
+            None,
+            tol,
+            "pass" if worst <= IDENTITY_TOL else "fail",
+            f"largest relative residual over {len(res)} runs",
+        )
+    ]
 
 
 def clt_convergence(ev):
@@ -313,11 +424,15 @@ def clt_convergence(ev):
         f = c.fit("offset")
         C = c.field_mean("C_L")
         if f.failure or np.sum(np.isfinite(C)) < 3:
-            out.append(ClaimResult(cid, statement, 1.0, None, None, tol, "not run", "no offset fit or too few C_L values"))
+            out.append(
+                ClaimResult(cid, statement, 1.0, None, None, tol, "not run", "no offset fit or too few C_L values")
+            )
             continue
         why = unidentified({"L0 + c L^-alpha": f})
         if why:
-            out.append(ClaimResult(cid, statement, 1.0, None, None, tol, "indicative", why + "; L0 is needed for the gap"))
+            out.append(
+                ClaimResult(cid, statement, 1.0, None, None, tol, "indicative", why + "; L0 is needed for the gap")
+            )
             continue
         L0 = f.params["L0"]
         ok_idx = np.isfinite(C) & (L0 - C > 0)
@@ -332,7 +447,9 @@ def clt_convergence(ev):
             continue
         ga, gse = g.params["alpha"], g.se["alpha"]
         ok = GAP_ALPHA_RANGE[0] <= ga <= GAP_ALPHA_RANGE[1]
-        v, det = decide(ok, [c], f"C_L over depth {', '.join(num(x) for x in C)}; {int(ok_idx.sum())} depths with C_L < L0")
+        v, det = decide(
+            ok, [c], f"C_L over depth {', '.join(num(x) for x in C)}; {int(ok_idx.sum())} depths with C_L < L0"
+        )
         out.append(ClaimResult(cid, statement, 1.0, ga, gse, tol, v, det))
     return out
 
@@ -357,23 +474,38 @@ def softmax_below_linear(ev):
             s, what = f.params["L0"], "fitted L0"
         else:  # the deepest loss bounds the floor from above; an unidentified L0 says nothing
             s, what = c.mean[-1], f"loss at L={int(c.depths[-1])}" + ("" if f.failure else " (L0 fit not identified)")
-        v, det = decide(s < ref, [c] + ([cl] if cl is not None else []),
-                        f"softmax {what} against the {src} floor {num(ref)}; ratio {num(s / ref)}")
-        out.append(ClaimResult(f"softmax-below-linear {c.label}", statement, ref, s, None, "ratio < 1 (paper: 0.03-0.17)", v, det))
-    return out or [not_run("softmax-below-linear", statement, "no softmax top-k curve with a linear floor at the same scale")]
+        v, det = decide(
+            s < ref,
+            [c] + ([cl] if cl is not None else []),
+            f"softmax {what} against the {src} floor {num(ref)}; ratio {num(s / ref)}",
+        )
+        out.append(
+            ClaimResult(
+                f"softmax-below-linear {c.label}", statement, ref, s, None, "ratio < 1 (paper: 0.03-0.17)", v, det
+            )
+        )
+    return out or [
+        not_run("softmax-below-linear", statement, "no softmax top-k curve with a linear floor at the same scale")
+    ]
 
 
 def controls(ev):
     """Controls without layer diversity (tied layers, temperature-only) gain nothing from depth."""
     statement = "Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain"
     tol = f"<= {CONTROL_GAIN_MAX}"
-    cs = [c for c in ev.curves if c.model == "softmax" and c.task == "topk" and c.variant in ("tied", "temperature") and len(c.depths) >= 2]
+    cs = [
+        c
+        for c in ev.curves
+        if c.model == "softmax" and c.task == "topk" and c.variant in ("tied", "temperature") and len(c.depths) >= 2
+    ]
     if not cs:
         return [not_run("controls-no-depth-gain", statement, "no control runs", "no gain", tol)]
     out = []
     for c in cs:
         gain = (c.mean[0] - c.mean[-1]) / c.mean[0]
-        v, det = decide(gain <= CONTROL_GAIN_MAX, [c], f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}")
+        v, det = decide(
+            gain <= CONTROL_GAIN_MAX, [c], f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}"
+        )
         out.append(ClaimResult(f"controls-no-depth-gain {c.label}", statement, "no gain", gain, None, tol, v, det))
     return out
 
@@ -387,14 +519,37 @@ def baselines(ev):
             if b is None:
                 continue
             ok = b.diff < -2 * b.diff_se
-            regime = "depth beats it" if ok else ("no better than it" if -2 * b.diff_se < b.diff < 2 * b.diff_se else "worse than it")
-            v, det = decide(ok, [c], f"paired difference R_L - baseline = {est(b.diff, b.diff_se)} at L={b.depth} "
-                                     f"(same evaluation contexts); {regime}")
+            regime = (
+                "depth beats it"
+                if ok
+                else ("no better than it" if -2 * b.diff_se < b.diff < 2 * b.diff_se else "worse than it")
+            )
+            v, det = decide(
+                ok,
+                [c],
+                f"paired difference R_L - baseline = {est(b.diff, b.diff_se)} at L={b.depth} "
+                f"(same evaluation contexts); {regime}",
+            )
             # expected column: the baseline's loss (the reference); measured: the deepest model's loss
-            out.append(ClaimResult(f"depth-beats-{name} {c.label}", f"The deepest trained model beats the {what}", b.loss,
-                                   b.loss + b.diff, None, "R_L - baseline < -2 paired s.e.", v, det))
-    return out or [not_run("depth-beats-baselines", "Depth beats the best single temperature head and two-temperature mixture",
-                           "no softmax top-k runs with baselines")]
+            out.append(
+                ClaimResult(
+                    f"depth-beats-{name} {c.label}",
+                    f"The deepest trained model beats the {what}",
+                    b.loss,
+                    b.loss + b.diff,
+                    None,
+                    "R_L - baseline < -2 paired s.e.",
+                    v,
+                    det,
+                )
+            )
+    return out or [
+        not_run(
+            "depth-beats-baselines",
+            "Depth beats the best single temperature head and two-temperature mixture",
+            "no softmax top-k runs with baselines",
+        )
+    ]
 
 
 # ---------------------------------------------------------------- theory-only claims
@@ -405,24 +560,64 @@ def theory_claims(ev):
     if d is not None:
         bad = [f"{name}: {step}" for name, steps in d.items() for step, ok in steps if not ok]
         n = sum(len(s) for s in d.values())
-        out.append(ClaimResult("derivations-checked", "Every derivation step is machine-checked", float(n), float(n - len(bad)), None,
-                               "all steps", "pass" if not bad else "fail",
-                               "; ".join(bad) or "steps verified by sympy simplification or mpmath checks"))
+        out.append(
+            ClaimResult(
+                "derivations-checked",
+                "Every derivation step is machine-checked",
+                float(n),
+                float(n - len(bad)),
+                None,
+                "all steps",
+                "pass" if not bad else "fail",
+                "; ".join(bad) or "steps verified by sympy simplification or mpmath checks",
+            )
+        )
     for key, (slope, zeta) in sorted(ev.theory.get("slopes", {}).items()):
-        out.append(ClaimResult(f"equal-step-slope (a,b)={key}", "Equal-step depth law has local slope -zeta over L in [16, 256]",
-                               -zeta, slope, None, f"± {SLOPE_TOL}", "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
-                               "finite sum at d = 10^6"))
+        out.append(
+            ClaimResult(
+                f"equal-step-slope (a,b)={key}",
+                "Equal-step depth law has local slope -zeta over L in [16, 256]",
+                -zeta,
+                slope,
+                None,
+                f"± {SLOPE_TOL}",
+                "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
+                "finite sum at d = 10^6",
+            )
+        )
     for key, (val, se, ref) in sorted(ev.theory.get("floor_reference", {}).items()):
         rel = (val - ref) / ref
-        out.append(ClaimResult(f"floor-reference (a,b)={key}",
-                               "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)", ref, val, se,
-                               f"{FLOOR_REFERENCE_RTOL:.0%}", "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail",
-                               f"relative difference {pct(rel)}"))
+        out.append(
+            ClaimResult(
+                f"floor-reference (a,b)={key}",
+                "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
+                ref,
+                val,
+                se,
+                f"{FLOOR_REFERENCE_RTOL:.0%}",
+                "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail",
+                f"relative difference {pct(rel)}",
+            )
+        )
     return out
 
 
-REGISTRY = (theory_claims, linear_exponent, mode_learning, linear_floor, softmax_easy, softmax_exponent, exponent_spread,
-            topk_slower, identity, clt_convergence, softmax_below_linear, controls, baselines, *protocol_study.CLAIMS)
+REGISTRY = (
+    theory_claims,
+    linear_exponent,
+    mode_learning,
+    linear_floor,
+    softmax_easy,
+    softmax_exponent,
+    exponent_spread,
+    topk_slower,
+    identity,
+    clt_convergence,
+    softmax_below_linear,
+    controls,
+    baselines,
+    *protocol_study.CLAIMS,
+)
 
 
 def evaluate_claims(ev: Evidence) -> list[ClaimResult]:
@@ -432,8 +627,13 @@ def evaluate_claims(ev: Evidence) -> list[ClaimResult]:
         try:
             rows.extend(claim(ev))
         except Exception as exc:  # a broken claim must show in the report, not vanish
-            rows.append(not_run(claim.__name__, (claim.__doc__ or claim.__name__).strip(),
-                                f"evaluation error: {type(exc).__name__}: {exc}"))
+            rows.append(
+                not_run(
+                    claim.__name__,
+                    (claim.__doc__ or claim.__name__).strip(),
+                    f"evaluation error: {type(exc).__name__}: {exc}",
+                )
+            )
     return rows
 
 

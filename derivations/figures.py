@@ -111,7 +111,11 @@ def _records(records, converged_only: bool) -> list:
         if not isinstance(r, Mapping):
             _bad(f"records[{i}]", r, "a run-record dict")
         cfg = r.get("config")
-        if not isinstance(cfg, Mapping) or not isinstance(cfg.get("task"), Mapping) or not isinstance(cfg.get("model"), Mapping):
+        if (
+            not isinstance(cfg, Mapping)
+            or not isinstance(cfg.get("task"), Mapping)
+            or not isinstance(cfg.get("model"), Mapping)
+        ):
             _bad(f"records[{i}].config", cfg, "a dict with 'task' and 'model' dicts")
         if r.get("status", "ok") != "ok":
             continue
@@ -275,7 +279,11 @@ def _overview(records, fits=None, converged_only: bool = False) -> Figure:
         raise _NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
     colours, markers = _colours(keys), _markers(keys)
-    show = {"k"} | ({"variant"} if _distinct(keys, 1) else set()) | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
+    show = (
+        {"k"}
+        | ({"variant"} if _distinct(keys, 1) else set())
+        | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
+    )
     show |= {"task"} if len({k[2] for k in keys if k[2] in _EASY}) > 1 else set()
     fig, axes = _new(11, 8.5, 2, 2)
     for i, model in enumerate(("linear", "softmax")):
@@ -290,8 +298,18 @@ def _overview(records, fits=None, converged_only: bool = False) -> Figure:
                 depths, m, se = groups[key]
                 colour = colours[(key[4], key[5])]
                 marker = markers[_marker_key(key)]
-                ax.errorbar(depths, m, yerr=_yerr(se), color=colour, marker=marker,
-                            ls="-", lw=1.0, ms=4, capsize=2, label=_label(key, show))
+                ax.errorbar(
+                    depths,
+                    m,
+                    yerr=_yerr(se),
+                    color=colour,
+                    marker=marker,
+                    ls="-",
+                    lw=1.0,
+                    ms=4,
+                    capsize=2,
+                    label=_label(key, show),
+                )
                 fit = next((p for s, p in entries if _match(s, key)), None)
                 if fit is not None:
                     grid = np.geomspace(min(depths), max(depths), 100)
@@ -388,7 +406,9 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
         r0 = groups[key][depths[0]][0][1]
         t = r0["config"]["task"]
         d = min(len(v) for L in depths for v, _ in groups[key][L])
-        ref = PowerLawSpectrum(key[4], key[5], d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)).weights
+        ref = PowerLawSpectrum(
+            key[4], key[5], d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)
+        ).weights
         idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
         from matplotlib import colormaps
 
@@ -397,7 +417,14 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
         for n, m in enumerate(idx):
             y = np.array([np.mean([v[m] for v, _ in groups[key][L]]) for L in depths]) / ref[m]
             ok = y > 0
-            ax.plot(np.array(depths)[ok], y[ok], marker="o", ms=3, color=cmap(n / max(len(idx) - 1, 1)), label=f"mode {m + 1}")
+            ax.plot(
+                np.array(depths)[ok],
+                y[ok],
+                marker="o",
+                ms=3,
+                color=cmap(n / max(len(idx) - 1, 1)),
+                label=f"mode {m + 1}",
+            )
             lowest = min(lowest, float(np.min(y[ok]))) if np.any(ok) else lowest
         _depth_axis(ax, depths)
         ax.set_yscale("log")
@@ -440,8 +467,9 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
             m = np.array([np.mean(v) for v in vals])
             se = [np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals]
             any_neg |= j == 0 and bool(np.any(m <= 0))
-            axes[0, j].errorbar(depths, m, yerr=_yerr(se), color=colour, marker=marker, ms=4, capsize=2, lw=1,
-                                label=_label(key, show))
+            axes[0, j].errorbar(
+                depths, m, yerr=_yerr(se), color=colour, marker=marker, ms=4, capsize=2, lw=1, label=_label(key, show)
+            )
         R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
         axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
     axes[0, 0].set_title(r"cross-layer error covariance $C_L$ (dotted: $R_L$)")
@@ -466,7 +494,8 @@ def _floors(rows) -> Figure:
         m, ref = _num(r.get("measured")), _num(r.get("reference", r.get("theory")))
         if math.isfinite(m) and math.isfinite(ref):
             pts[str(r.get("group", "measured"))].append(
-                (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i))))
+                (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i)))
+            )
     if not pts:
         raise _NoFigure("no floor with both a measured and a reference value")
     fig, axes = _new(6.5, 5.5)
@@ -474,12 +503,18 @@ def _floors(rows) -> Figure:
     allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
     positive = bool(np.all(allv > 0))
     lo, hi = allv.min(), allv.max()
-    span = np.geomspace(lo / 1.5, hi * 1.5, 10) if positive else np.linspace(lo - 0.1 * abs(lo) - 1e-9, hi + 0.1 * abs(hi) + 1e-9, 10)
+    span = (
+        np.geomspace(lo / 1.5, hi * 1.5, 10)
+        if positive
+        else np.linspace(lo - 0.1 * abs(lo) - 1e-9, hi + 0.1 * abs(hi) + 1e-9, 10)
+    )
     ax.plot(span, span, color="0.4", lw=1, label="measured = reference")
     shapes = "osD^vP*X"
     for n, (name, p) in enumerate(sorted(pts.items())):
         x, y, xe, ye = (np.array([q[j] for q in p]) for j in range(4))
-        ax.errorbar(x, y, xerr=_yerr(xe), yerr=_yerr(ye), ls="none", marker=shapes[n % len(shapes)], ms=5, capsize=2, label=name)
+        ax.errorbar(
+            x, y, xerr=_yerr(xe), yerr=_yerr(ye), ls="none", marker=shapes[n % len(shapes)], ms=5, capsize=2, label=name
+        )
         for q in p:
             ax.annotate(q[4], (q[0], q[1]), textcoords="offset points", xytext=(4, -9), fontsize=7)
     if positive:
@@ -499,7 +534,9 @@ def _baselines(rows) -> Figure:
     for i, r in enumerate(rows):
         if not isinstance(r, Mapping):
             _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, pair")
-        if math.isfinite(_num(r.get("L0"))) and (math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("pair")))):
+        if math.isfinite(_num(r.get("L0"))) and (
+            math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("pair")))
+        ):
             good.append(r)
     if not good:
         raise _NoFigure("no spectrum with a fitted floor L0 and a baseline loss")
@@ -507,12 +544,17 @@ def _baselines(rows) -> Figure:
     x = np.arange(len(good))
     names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
     ax = axes[0, 0]
-    for off, field, label, marker in ((-0.15, "L0", "fitted floor $L_0$", "o"), (0.0, "single", "best single temperature", "s"),
-                                      (0.15, "pair", "best two temperatures", "D")):
+    for off, field, label, marker in (
+        (-0.15, "L0", "fitted floor $L_0$", "o"),
+        (0.0, "single", "best single temperature", "s"),
+        (0.15, "pair", "best two temperatures", "D"),
+    ):
         y = np.array([_num(r.get(field)) for r in good])
         se = [_num(r.get(field + "_se")) for r in good]
         ok = np.isfinite(y)
-        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(np.array(se)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+        ax.errorbar(
+            x[ok] + off, y[ok], yerr=_yerr(np.array(se)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label
+        )
     ax.set_xticks(x, names, rotation=20, fontsize=8)
     vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "pair")]
     if all(v > 0 for v in vals if math.isfinite(v)):
@@ -536,7 +578,9 @@ def _baselines(rows) -> Figure:
             ses.append(dse)
         y = np.array(ys)
         ok = np.isfinite(y)
-        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(np.array(ses)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+        ax.errorbar(
+            x[ok] + off, y[ok], yerr=_yerr(np.array(ses)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label
+        )
     ax.axhline(0, color="0.3", lw=1)
     ax.set_xticks(x, names, rotation=20, fontsize=8)
     ax.set_ylabel("difference (below 0: depth beats the baseline)")
@@ -562,8 +606,16 @@ def _protocol_excess(rows) -> Figure:
             y = np.asarray(r["excess"], float)
             se = np.asarray(r.get("se", [np.nan] * len(L)), float)
             ok = np.isfinite(y) & (y > 0)  # log axes: a point at or below the fitted floor is left out
-            ax.errorbar(L[ok], y[ok], yerr=_yerr(se[ok]), marker="o", ms=4, capsize=2, color=colours[str(r["protocol"])],
-                        label=f"{r['protocol']} (alpha={_num(r.get('alpha')):.2f})")
+            ax.errorbar(
+                L[ok],
+                y[ok],
+                yerr=_yerr(se[ok]),
+                marker="o",
+                ms=4,
+                capsize=2,
+                color=colours[str(r["protocol"])],
+                label=f"{r['protocol']} (alpha={_num(r.get('alpha')):.2f})",
+            )
             Ls_all.extend(L[ok])
             if ok.any():
                 j = int(np.flatnonzero(ok)[0])
@@ -589,22 +641,43 @@ def _palette(n: int) -> list:
 
 
 FIGURES = {
-    "overview": (_overview, "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
-                 "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed."),
-    "exponents_vs_zeta": (_exponents_vs_zeta, "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
-                          "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
-                          "(derivations/reference_values.py)."),
-    "mode_curves": (_mode_curves, "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
-                    "task) against depth: linear attention learns modes one after another, softmax in parallel."),
-    "decomposition": (_decomposition, "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
-                      "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
-                      "depth (R_L = C_L + (A_L - C_L)/L)."),
-    "floors": (_floors, "Measured loss floors against reference or theory values, with error bars; the line is equality."),
-    "baselines": (_baselines, "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
-                  "mixture per spectrum; right: differences with paired standard errors."),
-    "protocol_excess": (_protocol_excess, "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
-                        "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
-                        "through each curve's first point (docs/protocol-study.md)."),
+    "overview": (
+        _overview,
+        "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
+        "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed.",
+    ),
+    "exponents_vs_zeta": (
+        _exponents_vs_zeta,
+        "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
+        "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
+        "(derivations/reference_values.py).",
+    ),
+    "mode_curves": (
+        _mode_curves,
+        "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
+        "task) against depth: linear attention learns modes one after another, softmax in parallel.",
+    ),
+    "decomposition": (
+        _decomposition,
+        "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
+        "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
+        "depth (R_L = C_L + (A_L - C_L)/L).",
+    ),
+    "floors": (
+        _floors,
+        "Measured loss floors against reference or theory values, with error bars; the line is equality.",
+    ),
+    "baselines": (
+        _baselines,
+        "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
+        "mixture per spectrum; right: differences with paired standard errors.",
+    ),
+    "protocol_excess": (
+        _protocol_excess,
+        "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
+        "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
+        "through each curve's first point (docs/protocol-study.md).",
+    ),
 }
 
 
@@ -641,8 +714,12 @@ def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict
     (True, 'no spectrum with a fitted floor L0 and a baseline loss')
     """
     fig, why = build(name, *args, **kwargs)
-    return {"name": name, "caption": caption if caption is not None else FIGURES[name][1],
-            "png": None if fig is None else _png(fig), "why_missing": why}
+    return {
+        "name": name,
+        "caption": caption if caption is not None else FIGURES[name][1],
+        "png": None if fig is None else _png(fig),
+        "why_missing": why,
+    }
 
 
 def _png_or_none(name, *args, **kwargs) -> bytes | None:

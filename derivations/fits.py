@@ -124,13 +124,18 @@ class FitResult:
         for k in self.names:
             se = self.se.get(k, math.nan)
             if not math.isfinite(se) or se <= 0:
-                return False, f"{k} has standard error {se:g}" + (" (as many parameters as points)" if self.dof <= 0 else "")
+                return False, f"{k} has standard error {se:g}" + (
+                    " (as many parameters as points)" if self.dof <= 0 else ""
+                )
         for k in self.names:
             lo, hi = self.bounds.get(k, (-math.inf, math.inf))
             if math.isfinite(hi - lo):
                 a, b = self.interval(k)
                 if b - a > hi - lo:
-                    return False, f"the 95% interval of {k} ({b - a:.3g} wide) is wider than its range [{lo:g}, {hi:.4g}]"
+                    return (
+                        False,
+                        f"the 95% interval of {k} ({b - a:.3g} wide) is wider than its range [{lo:g}, {hi:.4g}]",
+                    )
         if not (self.r2 > 0):
             return False, f"R^2 = {self.r2:.3g} <= 0: the law explains nothing of the data"
         return True, ""
@@ -224,8 +229,13 @@ class ProfileResult:
         return float(self.alphas[int(np.nanargmin(self.ssr))])
 
     def to_dict(self) -> dict:
-        return {"alphas": self.alphas.tolist(), "ssr": self.ssr.tolist(), "L0": self.L0.tolist(),
-                "c": self.c.tolist(), "best_alpha": self.best_alpha}
+        return {
+            "alphas": self.alphas.tolist(),
+            "ssr": self.ssr.tolist(),
+            "L0": self.L0.tolist(),
+            "c": self.c.tolist(),
+            "best_alpha": self.best_alpha,
+        }
 
 
 @dataclass(frozen=True)
@@ -308,8 +318,9 @@ def _check_huber(huber):
 
 # -------------------------------------------------------------------------------------------
 # the generic log-residual fitter
-def _finish(kind, names, theta, resid_fn, jac_fn, logR, w, huber, fixed, success=True, message="", to_params=None,
-            bounds=None):
+def _finish(
+    kind, names, theta, resid_fn, jac_fn, logR, w, huber, fixed, success=True, message="", to_params=None, bounds=None
+):
     """Statistics at the optimum. ``jac_fn`` gives d(log model)/d(natural params) (n, p)."""
     r = resid_fn(theta)  # sqrt(w) * (log R - log m)
     ssr = float(r @ r)
@@ -331,8 +342,23 @@ def _finish(kind, names, theta, resid_fn, jac_fn, logR, w, huber, fixed, success
     sst = float(np.sum(w * (logR - wm) ** 2))
     r2 = 1.0 - ssr / sst if sst > 0 else math.nan
     aic = n * math.log(max(ssr, 1e-300) / n) + 2 * p
-    return FitResult(kind, {k: float(params[k]) for k in names}, se, r2, aic, ssr, n, dof, tuple(names),
-                     tuple(map(tuple, cov.tolist())), dict(fixed), huber, success, message, dict(bounds or {}))
+    return FitResult(
+        kind,
+        {k: float(params[k]) for k in names},
+        se,
+        r2,
+        aic,
+        ssr,
+        n,
+        dof,
+        tuple(names),
+        tuple(map(tuple, cov.tolist())),
+        dict(fixed),
+        huber,
+        success,
+        message,
+        dict(bounds or {}),
+    )
 
 
 def _least_squares(resid, starts, lo, hi, huber, keep: int = 4, jac="2-point"):
@@ -350,9 +376,20 @@ def _least_squares(resid, starts, lo, hi, huber, keep: int = 4, jac="2-point"):
             continue
         x0 = np.clip(np.asarray(starts[i], dtype=float), lo, hi)
         with np.errstate(all="ignore"):
-            sol = optimize.least_squares(resid, x0, jac=jac, bounds=(lo, hi), method="trf", x_scale="jac",
-                                         loss="huber" if huber else "linear", f_scale=huber or 1.0,
-                                         xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=2000)
+            sol = optimize.least_squares(
+                resid,
+                x0,
+                jac=jac,
+                bounds=(lo, hi),
+                method="trf",
+                x_scale="jac",
+                loss="huber" if huber else "linear",
+                f_scale=huber or 1.0,
+                xtol=1e-12,
+                ftol=1e-12,
+                gtol=1e-12,
+                max_nfev=2000,
+            )
         if best is None or sol.cost < best.cost:
             best = sol
     if best is None:
@@ -430,9 +467,21 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
     lo, hi = np.array([0.0, -np.inf, 1e-8]), np.array([np.inf, np.inf, ALPHA_MAX])
     sol = _least_squares(resid, starts, lo, hi, huber, keep=3, jac=dresid)
     jac = _offset_jac(L, ("L0", "c", "alpha"))
-    return _finish("offset_power", ("L0", "c", "alpha"), sol.x, resid, jac, logR, w, huber, {},
-                   sol.success, sol.message, lambda th: {"L0": th[0], "c": math.exp(th[1]), "alpha": th[2]},
-                   {"L0": (0.0, rmin), "alpha": (float(lo[2]), ALPHA_MAX)})
+    return _finish(
+        "offset_power",
+        ("L0", "c", "alpha"),
+        sol.x,
+        resid,
+        jac,
+        logR,
+        w,
+        huber,
+        {},
+        sol.success,
+        sol.message,
+        lambda th: {"L0": th[0], "c": math.exp(th[1]), "alpha": th[2]},
+        {"L0": (0.0, rmin), "alpha": (float(lo[2]), ALPHA_MAX)},
+    )
 
 
 def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alpha") -> FitResult:
@@ -450,17 +499,29 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
     (l0, c), _ = optimize.nnls(np.column_stack([np.ones_like(L), La]) / R[:, None] * sw[:, None], sw)
     if c > 0:
         starts.append((l0, math.log(c)))
+
     def dresid(th):
         cLa = np.exp(th[1]) * La
         m = th[0] + cLa
         return -sw[:, None] * np.column_stack([1.0 / m, cLa / m])
 
-    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), huber, keep=2,
-                         jac=dresid)
+    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), huber, keep=2, jac=dresid)
     jac = _offset_jac(L, ("L0", "c"), alpha)
-    return _finish(model, ("L0", "c"), sol.x, resid, jac, logR, w, huber,
-                   {"alpha": alpha}, sol.success, sol.message, lambda th: {"L0": th[0], "c": math.exp(th[1])},
-                   {"L0": (0.0, rmin)})
+    return _finish(
+        model,
+        ("L0", "c"),
+        sol.x,
+        resid,
+        jac,
+        logR,
+        w,
+        huber,
+        {"alpha": alpha},
+        sol.success,
+        sol.message,
+        lambda th: {"L0": th[0], "c": math.exp(th[1])},
+        {"L0": (0.0, rmin)},
+    )
 
 
 def profile_alpha(L, R, alphas, weights=None, huber=None) -> ProfileResult:
@@ -522,11 +583,24 @@ def _power(L, R, w, huber, model, R_name="R", fixed=None):
         th = np.linalg.lstsq(X * sw[:, None], logR * sw, rcond=None)[0]
         success, msg = True, "linear least squares"
     else:
-        sol = optimize.least_squares(resid, np.array([logR.mean(), 1.0]), loss="huber", f_scale=huber,
-                                     xtol=1e-12, ftol=1e-12, gtol=1e-12)
+        sol = optimize.least_squares(
+            resid, np.array([logR.mean(), 1.0]), loss="huber", f_scale=huber, xtol=1e-12, ftol=1e-12, gtol=1e-12
+        )
         th, success, msg = sol.x, sol.success, sol.message
-    return _finish(model, ("c", "alpha"), th, resid, jac, logR, w, huber, fixed or {}, success, msg,
-                   lambda t: {"c": math.exp(t[0]), "alpha": t[1]})
+    return _finish(
+        model,
+        ("c", "alpha"),
+        th,
+        resid,
+        jac,
+        logR,
+        w,
+        huber,
+        fixed or {},
+        success,
+        msg,
+        lambda t: {"c": math.exp(t[0]), "alpha": t[1]},
+    )
 
 
 def fit_power_law(L, R, weights=None, huber=None) -> FitResult:
@@ -608,7 +682,7 @@ def fit_additive(xs: dict, R, weights=None, huber=None) -> FitResult:
     logR, sw = np.log(R_arr), np.sqrt(w)
 
     def model(th):
-        c, a = np.exp(th[1:1 + K]), th[1 + K:]
+        c, a = np.exp(th[1 : 1 + K]), th[1 + K :]
         return th[0] + np.sum(c[:, None] * np.exp(-a[:, None] * lnX), axis=0)
 
     def resid(th):
@@ -644,8 +718,9 @@ def fit_additive(xs: dict, R, weights=None, huber=None) -> FitResult:
         return np.column_stack(cols)
 
     bounds = {"L0": (0.0, rmin), **{f"a_{k}": (float(lo[1 + K]), ALPHA_MAX) for k in names}}
-    return _finish("additive", tuple(pnames), sol.x, resid, jac, logR, w, huber, {}, sol.success, sol.message,
-                   to_params, bounds)
+    return _finish(
+        "additive", tuple(pnames), sol.x, resid, jac, logR, w, huber, {}, sol.success, sol.message, to_params, bounds
+    )
 
 
 def additive_predict(fit: FitResult, xs: dict) -> np.ndarray:
@@ -659,8 +734,9 @@ def additive_predict(fit: FitResult, xs: dict) -> np.ndarray:
 
 # -------------------------------------------------------------------------------------------
 # bootstrap over seeds
-def bootstrap_over_seeds(L, R_by_seed, fit_fn=fit_offset_power, n_boot: int = 1000, rng=None,
-                         level: float = 0.95, **fit_kwargs) -> BootstrapResult:
+def bootstrap_over_seeds(
+    L, R_by_seed, fit_fn=fit_offset_power, n_boot: int = 1000, rng=None, level: float = 0.95, **fit_kwargs
+) -> BootstrapResult:
     """Percentile intervals from resampling whole seeds (rows), refitting the seed-mean curve.
 
     Resampling seeds keeps the correlation between the depths of one seed (shared evaluation
@@ -735,6 +811,16 @@ def bootstrap_over_seeds(L, R_by_seed, fit_fn=fit_offset_power, n_boot: int = 10
 
 
 __all__ = [
-    "FitResult", "ProfileResult", "Comparison", "BootstrapResult", "fit_offset_power", "profile_alpha",
-    "compare_alpha_one", "fit_power_law", "fit_gap", "fit_additive", "additive_predict", "bootstrap_over_seeds",
+    "FitResult",
+    "ProfileResult",
+    "Comparison",
+    "BootstrapResult",
+    "fit_offset_power",
+    "profile_alpha",
+    "compare_alpha_one",
+    "fit_power_law",
+    "fit_gap",
+    "fit_additive",
+    "additive_predict",
+    "bootstrap_over_seeds",
 ]

@@ -32,36 +32,138 @@ __all__ = ["latex_to_mathml", "GREEK", "IDENTIFIERS", "SYMBOLS"]
 _NS = "http://www.w3.org/1998/Math/MathML"
 
 GREEK = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
-    "xi": "ξ", "pi": "π", "rho": "ρ", "varrho": "ϱ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "ϕ",
-    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
-    "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ",
-    "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ϵ",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "ϑ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "varrho": "ϱ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "ϕ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Upsilon": "Υ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
 }
 # identifiers that are not letters
 IDENTIFIERS = {"ell": "ℓ", "infty": "∞", "partial": "∂", "nabla": "∇", "emptyset": "∅"}
 # operators and relations: command -> character
 SYMBOLS = {
-    "to": "→", "rightarrow": "→", "Rightarrow": "⇒", "mapsto": "↦", "leftarrow": "←",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ll": "≪", "gg": "≫", "neq": "≠", "ne": "≠",
-    "sim": "∼", "approx": "≈", "simeq": "≃", "equiv": "≡", "propto": "∝", "in": "∈",
-    "cdot": "⋅", "times": "×", "pm": "±", "mp": "∓", "ast": "∗", "star": "⋆", "circ": "∘",
-    "ldots": "…", "dots": "…", "cdots": "⋯", "top": "⊤", "prime": "′", "mid": "∣",
-    "lbrace": "{", "rbrace": "}", "langle": "⟨", "rangle": "⟩", "vert": "|", "Vert": "‖",
+    "to": "→",
+    "rightarrow": "→",
+    "Rightarrow": "⇒",
+    "mapsto": "↦",
+    "leftarrow": "←",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ll": "≪",
+    "gg": "≫",
+    "neq": "≠",
+    "ne": "≠",
+    "sim": "∼",
+    "approx": "≈",
+    "simeq": "≃",
+    "equiv": "≡",
+    "propto": "∝",
+    "in": "∈",
+    "cdot": "⋅",
+    "times": "×",
+    "pm": "±",
+    "mp": "∓",
+    "ast": "∗",
+    "star": "⋆",
+    "circ": "∘",
+    "ldots": "…",
+    "dots": "…",
+    "cdots": "⋯",
+    "top": "⊤",
+    "prime": "′",
+    "mid": "∣",
+    "lbrace": "{",
+    "rbrace": "}",
+    "langle": "⟨",
+    "rangle": "⟩",
+    "vert": "|",
+    "Vert": "‖",
 }
-_FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "tan", "sinh", "cosh", "tanh", "det", "arg", "min", "max",
-              "lim", "sup", "inf", "Pr"}
+_FUNCTIONS = {
+    "log",
+    "ln",
+    "exp",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "det",
+    "arg",
+    "min",
+    "max",
+    "lim",
+    "sup",
+    "inf",
+    "Pr",
+}
 _UNDER_LIMITS = {"min", "max", "lim", "sup", "inf"}  # in display, their subscript goes underneath
 _BIG = {"sum": "∑", "prod": "∏", "int": "∫"}
 _SPACES = {",": "0.1667em", ":": "0.2222em", ";": "0.2778em", " ": "0.25em", "quad": "1em", "qquad": "2em"}
 _SIZES = {"big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr"}
 _ACCENTS = {"hat": "^", "bar": "¯", "tilde": "~", "dot": "˙", "vec": "→", "widehat": "^", "overline": "¯"}
-_STYLES = {"mathrm": "normal", "operatorname": "normal", "mathbf": "bold", "mathcal": "script",
-           "mathit": "italic", "mathsf": "sans-serif", "boldsymbol": "bold-italic"}
-_DELIMS = {"(": "(", ")": ")", "[": "[", "]": "]", "|": "|", ".": "", "\\{": "{", "\\}": "}",
-           "\\|": "‖", "\\langle": "⟨", "\\rangle": "⟩", "\\lbrace": "{", "\\rbrace": "}", "\\vert": "|",
-           "\\Vert": "‖"}
+_STYLES = {
+    "mathrm": "normal",
+    "operatorname": "normal",
+    "mathbf": "bold",
+    "mathcal": "script",
+    "mathit": "italic",
+    "mathsf": "sans-serif",
+    "boldsymbol": "bold-italic",
+}
+_DELIMS = {
+    "(": "(",
+    ")": ")",
+    "[": "[",
+    "]": "]",
+    "|": "|",
+    ".": "",
+    "\\{": "{",
+    "\\}": "}",
+    "\\|": "‖",
+    "\\langle": "⟨",
+    "\\rangle": "⟩",
+    "\\lbrace": "{",
+    "\\rbrace": "}",
+    "\\vert": "|",
+    "\\Vert": "‖",
+}
 _OPERATOR_CHARS = set("+-=<>()[]|,.;:!/'*")
 
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[0-9]+(?:\.[0-9]+)?|\s+|.", re.S)
@@ -251,8 +353,7 @@ class _Parser:
         if name in _FUNCTIONS:
             return _mi(name), ("under" if name in _UNDER_LIMITS else "function")
         if name in _BIG:
-            return _mo(_BIG[name], largeop="true", movablelimits="false"), (
-                "bigop-under" if name != "int" else "bigop")
+            return _mo(_BIG[name], largeop="true", movablelimits="false"), ("bigop-under" if name != "int" else "bigop")
         if name in ("frac", "dfrac", "tfrac"):
             num = self._group()
             den = self._group()
@@ -260,8 +361,7 @@ class _Parser:
         if name == "binom":
             top = self._group()
             bottom = self._group()
-            return (f"<mrow>{_mo('(')}<mfrac linethickness=\"0\">{top}{bottom}</mfrac>{_mo(')')}</mrow>",
-                    "group")
+            return (f'<mrow>{_mo("(")}<mfrac linethickness="0">{top}{bottom}</mfrac>{_mo(")")}</mrow>', "group")
         if name == "sqrt":
             if self._peek() == "[":
                 self._next()
@@ -274,8 +374,11 @@ class _Parser:
             items = self._sequence(stop=("\\right",))
             self._expect("\\right")
             closing = self._delimiter()
-            parts = ([_mo(opening, fence="true", stretchy="true")] if opening else []) + items + (
-                [_mo(closing, fence="true", stretchy="true")] if closing else [])
+            parts = (
+                ([_mo(opening, fence="true", stretchy="true")] if opening else [])
+                + items
+                + ([_mo(closing, fence="true", stretchy="true")] if closing else [])
+            )
             return "<mrow>" + "".join(parts) + "</mrow>", "group"
         if name == "right":
             raise ValueError(f"latex={self.source!r}: \\right without \\left")
@@ -287,7 +390,8 @@ class _Parser:
             if name in ("mathrm", "operatorname"):
                 text = self._text_arg()
                 return _mi(text, "normal" if len(text) == 1 else None), (
-                    "function" if name == "operatorname" else "ident")
+                    "function" if name == "operatorname" else "ident"
+                )
             inner = self._group()
             variant = _STYLES[name]
             return re.sub(r"<(mi|mn|mo)(?: mathvariant=\"[^\"]*\")?>", rf'<\1 mathvariant="{variant}">', inner), "ident"

@@ -22,7 +22,16 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis import Curve
 from depthscale.derivations.render import format_estimate as est
-from depthscale.derivations.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, ClaimResult, not_run, unidentified
+from depthscale.derivations.verdicts import (
+    MIN_DEPTHS,
+    MIN_EVAL,
+    MIN_SEEDS,
+    MIN_SPAN,
+    ClaimResult,
+    not_run,
+    unidentified,
+)
+
 
 def pct(x: float) -> str:
     return f"{x:+.1%}"
@@ -51,10 +60,20 @@ class Protocol:
 
 PROTOCOLS = (
     Protocol("cosine", "cosine", 3e-3, 1024, 4000, 0.3, "annealed to a noise-free end (the cpu preset's setting)"),
-    Protocol("constant-3e-3", "constant", 3e-3, 1024, 3000, 0.3, "minibatch noise at a constant step (shared by the layers)"),
+    Protocol(
+        "constant-3e-3", "constant", 3e-3, 1024, 3000, 0.3, "minibatch noise at a constant step (shared by the layers)"
+    ),
     Protocol("constant-1e-2", "constant", 1e-2, 1024, 3000, 0.3, "more minibatch noise (larger constant step)"),
-    Protocol("large-init-short", "cosine", 3e-3, 1024, 1000, 1.0,
-             "independent per-layer deviations from a large initialisation that a short budget leaves", fixed_budget=True),
+    Protocol(
+        "large-init-short",
+        "cosine",
+        3e-3,
+        1024,
+        1000,
+        1.0,
+        "independent per-layer deviations from a large initialisation that a short budget leaves",
+        fixed_budget=True,
+    ),
     Protocol("small-batch", "constant", 3e-3, 128, 3000, 0.3, "eight times the gradient noise of constant-3e-3"),
 )
 
@@ -64,8 +83,13 @@ def protocol_of(curve: Curve) -> Protocol | None:
     rec = next(iter(curve.runs.values()))
     tr, m = rec["config"]["train"], rec["config"]["model"]
     for p in PROTOCOLS:
-        if (tr.get("schedule") == p.schedule and math.isclose(tr.get("lr", 0), p.lr) and tr.get("batch") == p.batch
-                and tr.get("steps") == p.steps and math.isclose(m.get("init_scale", 0.3), p.init_scale)):
+        if (
+            tr.get("schedule") == p.schedule
+            and math.isclose(tr.get("lr", 0), p.lr)
+            and tr.get("batch") == p.batch
+            and tr.get("steps") == p.steps
+            and math.isclose(m.get("init_scale", 0.3), p.init_scale)
+        ):
             return p
     return None
 
@@ -162,9 +186,19 @@ def rows(ev) -> list[ProtocolRow]:
     for p, c in study_curves(ev.curves):
         sim = c.field_mean("qk_similarity")
         fl = floors.get(c.key, {})
-        out.append(ProtocolRow(p, c, c.fit("offset"), _deep_mean(c, "gap"), _deep_mean(c, "A_L"),
-                               float(c.mean[0]) if c.depths[0] == 1 else math.nan,
-                               float(sim[-1]) if np.isfinite(sim[-1]) else math.nan, fl.get("floors", {}), fl.get("excess", {})))
+        out.append(
+            ProtocolRow(
+                p,
+                c,
+                c.fit("offset"),
+                _deep_mean(c, "gap"),
+                _deep_mean(c, "A_L"),
+                float(c.mean[0]) if c.depths[0] == 1 else math.nan,
+                float(sim[-1]) if np.isfinite(sim[-1]) else math.nan,
+                fl.get("floors", {}),
+                fl.get("excess", {}),
+            )
+        )
     return out
 
 
@@ -205,8 +239,10 @@ def _budget_note(row: ProtocolRow) -> str:
 def inverse_depth(ev):
     """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2], and R_inf lies
     within 3 % of one of the reference floors."""
-    statement = (f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] and R_inf is "
-                 f"within {FLOOR_RTOL:.0%} of a reference floor")
+    statement = (
+        f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] and R_inf is "
+        f"within {FLOOR_RTOL:.0%} of a reference floor"
+    )
     rs = rows(ev)
     if not rs:
         return [not_run("protocol-inverse-depth", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
@@ -216,8 +252,18 @@ def inverse_depth(ev):
         f = r.fit
         if f.failure or not f.identified:
             why = f.failure or unidentified({"R_inf + c L^-alpha": f})
-            out.append(ClaimResult(cid, statement, ALPHA_RANGE, None, None, "2 s.e.", "indicative" if not f.failure else "not run",
-                                   why + _budget_note(r)))
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    ALPHA_RANGE,
+                    None,
+                    None,
+                    "2 s.e.",
+                    "indicative" if not f.failure else "not run",
+                    why + _budget_note(r),
+                )
+            )
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         near = r.nearest_floor(f.params["L0"])
@@ -246,7 +292,9 @@ def inverse_depth(ev):
 def amplitude_follows_disagreement(ev):
     """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the mean
     loss of a single layer A_L (Spearman rank correlations over the protocols with identified fits)."""
-    statement = "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L"
+    statement = (
+        "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L"
+    )
     by_task: dict = {}
     for r in rows(ev):
         by_task.setdefault(task_label(r.curve), []).append(r)
@@ -257,23 +305,48 @@ def amplitude_follows_disagreement(ev):
         cid = f"protocol-amplitude {label}"
         good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.layer_loss)]
         if len(good) < 4:
-            out.append(ClaimResult(cid, statement, RHO_PASS, None, None, f"rho >= {RHO_PASS}", "indicative" if good else "not run",
-                                   f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)"))
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    RHO_PASS,
+                    None,
+                    None,
+                    f"rho >= {RHO_PASS}",
+                    "indicative" if good else "not run",
+                    f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)",
+                )
+            )
             continue
         c = [r.fit.params["c"] for r in good]
         rho_gap = float(spearmanr(c, [r.disagreement for r in good]).statistic)
         rho_a = float(spearmanr(c, [r.layer_loss for r in good]).statistic)
-        ratios = ", ".join(f"{r.protocol.name} {r.fit.params['c'] / r.disagreement:.2g}" for r in good if r.disagreement > 0)
-        det = (f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, A_L) = {rho_a:.2f} over {len(good)} protocols; "
-               f"c / (A_L - C_L): {ratios}")
+        ratios = ", ".join(
+            f"{r.protocol.name} {r.fit.params['c'] / r.disagreement:.2g}" for r in good if r.disagreement > 0
+        )
+        det = (
+            f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, A_L) = {rho_a:.2f} over {len(good)} protocols; "
+            f"c / (A_L - C_L): {ratios}"
+        )
         ok = None
         if rho_gap >= RHO_PASS and rho_gap > rho_a:
             ok = True
         elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
             ok = False
         v, det = _verdict(ok, good, det if ok is not None else det + "; between the thresholds: undecided")
-        out.append(ClaimResult(cid, statement, RHO_PASS, rho_gap, None, f"rho >= {RHO_PASS} and > rho(c, A_L)", v, det,
-                               note=f"(rho with A_L: {rho_a:.2f})"))
+        out.append(
+            ClaimResult(
+                cid,
+                statement,
+                RHO_PASS,
+                rho_gap,
+                None,
+                f"rho >= {RHO_PASS} and > rho(c, A_L)",
+                v,
+                det,
+                note=f"(rho with A_L: {rho_a:.2f})",
+            )
+        )
     return out
 
 
@@ -289,12 +362,26 @@ def cosine_not_inverse(ev):
         cid = f"protocol-cosine-not-inverse {task_label(r.curve)}"
         f = r.fit
         if f.failure or not f.identified:
-            out.append(ClaimResult(cid, statement, ALPHA_RANGE, None, None, "2 s.e.", "indicative",
-                                   f.failure or unidentified({"R_inf + c L^-alpha": f})))
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    ALPHA_RANGE,
+                    None,
+                    None,
+                    "2 s.e.",
+                    "indicative",
+                    f.failure or unidentified({"R_inf + c L^-alpha": f}),
+                )
+            )
             continue
         a, se = f.params["alpha"], f.se["alpha"]
-        ok = True if (a + 2 * se < lo or a - 2 * se > hi) else (False if lo <= a - 2 * se and a + 2 * se <= hi else None)
-        v, det = _verdict(ok, [r], f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]"))
+        ok = (
+            True if (a + 2 * se < lo or a - 2 * se > hi) else (False if lo <= a - 2 * se and a + 2 * se <= hi else None)
+        )
+        v, det = _verdict(
+            ok, [r], f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
+        )
         out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "outside, 2 s.e.", v, det))
     return out
 
@@ -312,10 +399,16 @@ def beats_convex(ev):
         diff, se = r.excess[L]["convex"]
         ok = diff < -2 * se
         cid = f"protocol-beats-convex {r.protocol.name} {task_label(r.curve)}"
-        v, det = _verdict(ok, [r], f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
-                                   f"convex floor {est(*r.floors['convex'])}")
+        v, det = _verdict(
+            ok,
+            [r],
+            f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
+            f"convex floor {est(*r.floors['convex'])}",
+        )
         out.append(ClaimResult(cid, statement, "< 0", diff, se, "< -2 paired s.e.", v, det + _budget_note(r)))
-    return out or [not_run("protocol-beats-convex", statement, f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors")]
+    return out or [
+        not_run("protocol-beats-convex", statement, f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors")
+    ]
 
 
 def top16_floor(ev):
@@ -336,13 +429,18 @@ def top16_floor(ev):
         # decided only when the fitted floor is precise enough to tell a 3 % difference
         precise = 2 * f.se["L0"] <= FLOOR_RTOL * floor
         ok = abs(rel) <= FLOOR_RTOL if precise else None
-        det = f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); " + ", ".join(
-            f"{n} {est(*v)}" for n, v in r.floors.items())
+        det = (
+            f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); "
+            + ", ".join(f"{n} {est(*v)}" for n, v in r.floors.items())
+        )
         if ok is None:
             det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
         v, det = _verdict(ok, [r], det + _budget_note(r))
-        out.append(ClaimResult(cid, statement, floor, f.params["L0"], f.se["L0"], f"{FLOOR_RTOL:.0%}", v, det,
-                               expected_error=floor_se))
+        out.append(
+            ClaimResult(
+                cid, statement, floor, f.params["L0"], f.se["L0"], f"{FLOOR_RTOL:.0%}", v, det, expected_error=floor_se
+            )
+        )
     return out or [not_run("protocol-top16-floor", statement, "no top-16 protocol-study runs")]
 
 
@@ -359,16 +457,38 @@ def table(ev) -> dict | None:
     for r in rs:
         f = r.fit
         ok = r.identified
-        body.append([r.protocol.name, task_label(r.curve),
-                     est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
-                     est(f.params["L0"], f.se["L0"]) if ok else "not identified",
-                     est(f.params["c"], f.se["c"]) if ok else "not identified",
-                     *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
-                     r.r1, r.layer_loss, r.disagreement, r.similarity])
-    return {"title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
-            "columns": ["protocol", "task", "alpha", "R_inf", "c", "single floor", "convex floor", "mixture floor",
-                        "R_1", "mean A_L", "mean A_L - C_L", "q-k similarity (deepest)"],
-            "rows": body}
+        body.append(
+            [
+                r.protocol.name,
+                task_label(r.curve),
+                est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
+                est(f.params["L0"], f.se["L0"]) if ok else "not identified",
+                est(f.params["c"], f.se["c"]) if ok else "not identified",
+                *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
+                r.r1,
+                r.layer_loss,
+                r.disagreement,
+                r.similarity,
+            ]
+        )
+    return {
+        "title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
+        "columns": [
+            "protocol",
+            "task",
+            "alpha",
+            "R_inf",
+            "c",
+            "single floor",
+            "convex floor",
+            "mixture floor",
+            "R_1",
+            "mean A_L",
+            "mean A_L - C_L",
+            "q-k similarity (deepest)",
+        ],
+        "rows": body,
+    }
 
 
 def figure_rows(ev) -> list[dict]:
@@ -378,11 +498,28 @@ def figure_rows(ev) -> list[dict]:
         if not r.identified:
             continue
         c = r.curve
-        out.append({"protocol": r.protocol.name, "task": task_label(c), "depths": c.depths.tolist(),
-                    "excess": (c.mean - r.fit.params["L0"]).tolist(), "se": c.error_bar.tolist(),
-                    "alpha": r.fit.params["alpha"]})
+        out.append(
+            {
+                "protocol": r.protocol.name,
+                "task": task_label(c),
+                "depths": c.depths.tolist(),
+                "excess": (c.mean - r.fit.params["L0"]).tolist(),
+                "se": c.error_bar.tolist(),
+                "alpha": r.fit.params["alpha"],
+            }
+        )
     return out
 
 
-__all__ = ["PROTOCOLS", "Protocol", "ProtocolRow", "CLAIMS", "protocol_of", "study_curves", "gather_floors", "rows",
-           "table", "figure_rows"]
+__all__ = [
+    "PROTOCOLS",
+    "Protocol",
+    "ProtocolRow",
+    "CLAIMS",
+    "protocol_of",
+    "study_curves",
+    "gather_floors",
+    "rows",
+    "table",
+    "figure_rows",
+]

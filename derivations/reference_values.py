@@ -7,16 +7,39 @@ from __future__ import annotations
 
 # Linear attention, easy task: trained depth exponents of a pure power-law fit.
 LINEAR_EASY_EXPONENTS = {
-    (2.0, 0.5): 1.121, (2.0, 1.0): 1.485, (2.0, 1.5): 1.684, (2.0, 2.0): 1.987,
-    (0.5, 2.0): 3.310, (1.0, 2.0): 2.552, (1.5, 2.0): 2.163,
+    (2.0, 0.5): 1.121,
+    (2.0, 1.0): 1.485,
+    (2.0, 1.5): 1.684,
+    (2.0, 2.0): 1.987,
+    (0.5, 2.0): 3.310,
+    (1.0, 2.0): 2.552,
+    (1.5, 2.0): 2.163,
 }
 # Linear attention, difficult task top-2: floor T - h^T G^+ h from theory (Monte Carlo) and as trained.
-LINEAR_TOP2_FLOORS_THEORY = {(0.0, 0.0): 59.37, (0.25, 0.25): 9.700, (0.5, 0.5): 2.272, (1.0, 0.25): 1.225, (1.0, 1.0): 0.498}
-LINEAR_TOP2_FLOORS_TRAINED = {(0.0, 0.0): 59.85, (0.25, 0.25): 9.739, (0.5, 0.5): 2.327, (1.0, 0.25): 1.226, (1.0, 1.0): 0.504}
+LINEAR_TOP2_FLOORS_THEORY = {
+    (0.0, 0.0): 59.37,
+    (0.25, 0.25): 9.700,
+    (0.5, 0.5): 2.272,
+    (1.0, 0.25): 1.225,
+    (1.0, 1.0): 0.498,
+}
+LINEAR_TOP2_FLOORS_TRAINED = {
+    (0.0, 0.0): 59.85,
+    (0.25, 0.25): 9.739,
+    (0.5, 0.5): 2.327,
+    (1.0, 0.25): 1.226,
+    (1.0, 1.0): 0.504,
+}
 # Softmax attention, difficult task top-2: fitted exponents alpha and their standard errors.
 SOFTMAX_TOP2_EXPONENTS = {(0.25, 0.25): (0.97, 0.01), (0.25, 0.5): (0.93, 0.06), (0.5, 0.5): (0.97, 0.01)}
 # The scale all of the above were measured at.
 REFERENCE_D, REFERENCE_P = 128, 1024
 
-__all__ = ["LINEAR_EASY_EXPONENTS", "LINEAR_TOP2_FLOORS_THEORY", "LINEAR_TOP2_FLOORS_TRAINED", "SOFTMAX_TOP2_EXPONENTS",
-           "REFERENCE_D", "REFERENCE_P"]
+__all__ = [
+    "LINEAR_EASY_EXPONENTS",
+    "LINEAR_TOP2_FLOORS_THEORY",
+    "LINEAR_TOP2_FLOORS_TRAINED",
+    "SOFTMAX_TOP2_EXPONENTS",
+    "REFERENCE_D",
+    "REFERENCE_P",
+]

@@ -36,7 +36,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
@@ -47,8 +47,19 @@ from depthscale.derivations.typeset import math_mathml, tex_escape
 from depthscale.derivations.verdicts import VERDICTS
 from depthscale.theory.derivation import Derivation
 
-__all__ = ["VERDICTS", "MISSING", "ReportContext", "write_report", "render_report", "format_value", "format_estimate",
-           "format_percent", "format_interval", "claim_cells", "tex_escape"]
+__all__ = [
+    "VERDICTS",
+    "MISSING",
+    "ReportContext",
+    "write_report",
+    "render_report",
+    "format_value",
+    "format_estimate",
+    "format_percent",
+    "format_interval",
+    "claim_cells",
+    "tex_escape",
+]
 
 FORMATS = ("md", "html", "tex")
 LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
@@ -58,7 +69,7 @@ _DASH = MISSING = "\u2014"  # the one spelling of a missing or non-finite number
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -212,9 +223,15 @@ def claim_cells(result) -> dict:
     measured = format_estimate(result.measured, result.error)
     if result.note:
         measured = f"{measured} {result.note}" if result.measured is not None else result.note
-    return {"id": result.id, "claim": result.claim, "expected": exp_text, "measured": measured,
-            "tolerance": result.tolerance, "verdict": result.verdict, "reason": result.reason}
-
+    return {
+        "id": result.id,
+        "claim": result.claim,
+        "expected": exp_text,
+        "measured": measured,
+        "tolerance": result.tolerance,
+        "verdict": result.verdict,
+        "reason": result.reason,
+    }
 
 
 class _RawTex(str):
@@ -224,7 +241,10 @@ class _RawTex(str):
 # The laws every report refers to, in LaTeX; the HTML report shows them through the one MathML path.
 _EQUATIONS = [
     ("The fitted depth law", r"R_L = L_0 + c\,L^{-\alpha}"),
-    ("The exact ensemble identity (cross-layer error covariance and layer disagreement)", r"R_L = C_L + \frac{A_L - C_L}{L}"),
+    (
+        "The exact ensemble identity (cross-layer error covariance and layer disagreement)",
+        r"R_L = C_L + \frac{A_L - C_L}{L}",
+    ),
     ("The linear-attention depth exponent set by the spectrum", r"\zeta = \frac{a + b - 1}{a}"),
 ]
 
@@ -271,8 +291,12 @@ def _check_table(name: str, t) -> dict:
     for i, row in enumerate(rows):
         if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Sequence) or len(row) != len(cols):
             _bad(f"{name}.rows[{i}]", row, f"a list of {len(cols)} cells (one per column)")
-    return {"title": str(t.get("title", "")), "columns": [str(c) for c in cols],
-            "rows": [[format_value(v) for v in row] for row in rows], "note": str(t.get("note", "") or "")}
+    return {
+        "title": str(t.get("title", "")),
+        "columns": [str(c) for c in cols],
+        "rows": [[format_value(v) for v in row] for row in rows],
+        "note": str(t.get("note", "") or ""),
+    }
 
 
 def _check_figure(name: str, f, seen: set) -> dict:
@@ -290,8 +314,13 @@ def _check_figure(name: str, f, seen: set) -> dict:
             _bad(f"{name}.png", png if not isinstance(png, (bytes, bytearray)) else bytes(png[:8]), "PNG bytes or None")
         png = bytes(png)
     why = str(f.get("why_missing") or "") if png is None else ""
-    return {"name": fname, "caption": str(f.get("caption") or ""), "png": png,
-            "why_missing": why or ("no reason was given" if png is None else ""), "file": f"figures/{fname}.png"}
+    return {
+        "name": fname,
+        "caption": str(f.get("caption") or ""),
+        "png": png,
+        "why_missing": why or ("no reason was given" if png is None else ""),
+        "file": f"figures/{fname}.png",
+    }
 
 
 def _check_claim(name: str, c, seen: set) -> dict:
@@ -302,7 +331,9 @@ def _check_claim(name: str, c, seen: set) -> dict:
     if hasattr(c, "verdict") and hasattr(c, "expected"):
         c = claim_cells(c)
     if not isinstance(c, Mapping):
-        _bad(name, c, 'a ClaimResult or a dict {"id", "claim", "expected", "measured", "tolerance", "verdict", "reason"}')
+        _bad(
+            name, c, 'a ClaimResult or a dict {"id", "claim", "expected", "measured", "tolerance", "verdict", "reason"}'
+        )
     cid = c.get("id")
     if cid is None or str(cid).strip() == "":
         _bad(f"{name}.id", cid, "a non-empty identifier")
@@ -313,10 +344,15 @@ def _check_claim(name: str, c, seen: set) -> dict:
     verdict = c.get("verdict")
     if verdict not in VERDICTS:
         _bad(f"{name}.verdict", verdict, "one of " + ", ".join(VERDICTS))
-    return {"id": cid, "claim": format_value(c.get("claim", "")),
-            "expected": format_value(c.get("expected", c.get("theory"))), "measured": format_value(c.get("measured")),
-            "tolerance": format_value(c.get("tolerance")), "verdict": verdict,
-            "reason": format_value(c.get("reason", c.get("detail")) or "")}
+    return {
+        "id": cid,
+        "claim": format_value(c.get("claim", "")),
+        "expected": format_value(c.get("expected", c.get("theory"))),
+        "measured": format_value(c.get("measured")),
+        "tolerance": format_value(c.get("tolerance")),
+        "verdict": verdict,
+        "reason": format_value(c.get("reason", c.get("detail")) or ""),
+    }
 
 
 def _check_derivation(name: str, d):
@@ -370,13 +406,26 @@ def _view(ctx: ReportContext) -> dict:
     claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     return {
-        "title": ctx.title, "subtitle": str(ctx.subtitle or ""), "preset": str(ctx.preset or ""),
-        "created": str(ctx.created or ""), "runtime": ctx.runtime_text(),
-        "summary": _texts("summary", ctx.summary), "notes": _texts("notes", ctx.notes),
-        "derivations": [_check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))],
-        "theory_tables": [_check_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))],
-        "results_tables": [_check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))],
-        "figures": figures, "lead_names": LEAD_FIGURES, "claims": claims, "verdicts": VERDICTS,
+        "title": ctx.title,
+        "subtitle": str(ctx.subtitle or ""),
+        "preset": str(ctx.preset or ""),
+        "created": str(ctx.created or ""),
+        "runtime": ctx.runtime_text(),
+        "summary": _texts("summary", ctx.summary),
+        "notes": _texts("notes", ctx.notes),
+        "derivations": [
+            _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
+        ],
+        "theory_tables": [
+            _check_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))
+        ],
+        "results_tables": [
+            _check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
+        ],
+        "figures": figures,
+        "lead_names": LEAD_FIGURES,
+        "claims": claims,
+        "verdicts": VERDICTS,
         "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS),
     }
 
@@ -395,16 +444,28 @@ def _md_cell(text: str) -> str:
 
 def _env(fmt: str) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(_TEMPLATES))
-    common = dict(loader=loader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                  trim_blocks=True, lstrip_blocks=True)
+    common = dict(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     if fmt == "html":
         env = jinja2.Environment(autoescape=True, **common)
     elif fmt == "tex":
         # LaTeX is full of braces and percent signs: other delimiters, and every value escaped unless raw.
         env = jinja2.Environment(
-            block_start_string="<%", block_end_string="%>", variable_start_string="<<", variable_end_string=">>",
-            comment_start_string="<#", comment_end_string="#>", autoescape=False,
-            finalize=lambda v: v if isinstance(v, _RawTex) else tex_escape("" if v is None else v), **common)
+            block_start_string="<%",
+            block_end_string="%>",
+            variable_start_string="<<",
+            variable_end_string=">>",
+            comment_start_string="<#",
+            comment_end_string="#>",
+            autoescape=False,
+            finalize=lambda v: v if isinstance(v, _RawTex) else tex_escape("" if v is None else v),
+            **common,
+        )
     else:
         env = jinja2.Environment(autoescape=False, **common)
     env.filters["mdcell"] = _md_cell
@@ -429,21 +490,36 @@ def _render(ctx: ReportContext) -> tuple[dict, dict]:
     view = _view(ctx)
     derivs = view["derivations"]
     blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
-    md = _env("md").get_template("report.md.j2").render(
-        **view, equations=_EQUATIONS, derivation_blocks=blocks["md"])
-    html = _env("html").get_template("report.html.j2").render(
-        **view, equations=[(label, Markup(math_mathml(tex))) for label, tex in _EQUATIONS],
-        derivation_css=Markup(DERIVATION_CSS),
-        derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]])
-    tex = _env("tex").get_template("report.tex.j2").render(
-        **view, equations=[(label, _RawTex(tex)) for label, tex in _EQUATIONS], verdict_colour=_TEX_COLOURS,
-        derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]])
+    md = _env("md").get_template("report.md.j2").render(**view, equations=_EQUATIONS, derivation_blocks=blocks["md"])
+    html = (
+        _env("html")
+        .get_template("report.html.j2")
+        .render(
+            **view,
+            equations=[(label, Markup(math_mathml(tex))) for label, tex in _EQUATIONS],
+            derivation_css=Markup(DERIVATION_CSS),
+            derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]],
+        )
+    )
+    tex = (
+        _env("tex")
+        .get_template("report.tex.j2")
+        .render(
+            **view,
+            equations=[(label, _RawTex(tex)) for label, tex in _EQUATIONS],
+            verdict_colour=_TEX_COLOURS,
+            derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]],
+        )
+    )
     return view, {"md": md, "html": html, "tex": tex}
 
 
 _FRAGMENT = {"md": "to_markdown_fragment", "html": "to_html_fragment", "tex": "to_latex_fragment"}
-_OWN_HEADING = {"md": re.compile(r"\s*#"), "html": re.compile(r"\s*(<section[^>]*>\s*)?<h[1-6][\s>]"),
-                "tex": re.compile(r"\s*\\(sub)*section\b")}
+_OWN_HEADING = {
+    "md": re.compile(r"\s*#"),
+    "html": re.compile(r"\s*(<section[^>]*>\s*)?<h[1-6][\s>]"),
+    "tex": re.compile(r"\s*\\(sub)*section\b"),
+}
 
 
 def _fragment(d, fmt: str) -> tuple[str, str, bool]:

@@ -102,13 +102,18 @@ def _markdown(d, level: int, checked: bool) -> str:
 
 def _html_fragment(d, level: int, checked: bool) -> str:
     h, h2 = f"h{min(level, 6)}", f"h{min(level + 1, 6)}"
-    out = ['<section class="derivation">', f"<{h}>{prose(d.title, 'html')}</{h}>",
-           f"<p>{prose(d.introduction, 'html')}</p>"]
+    out = [
+        '<section class="derivation">',
+        f"<{h}>{prose(d.title, 'html')}</{h}>",
+        f"<p>{prose(d.introduction, 'html')}</p>",
+    ]
     if d.parameters:
         out.append("<table><thead><tr><th>parameter</th><th>meaning</th><th>domain</th></tr></thead><tbody>")
         for sym, desc, dom in d.parameters:
-            out.append(f"<tr><td>{math_mathml(sym, display=False)}</td><td>{prose(desc, 'html')}</td>"
-                       f"<td>{prose(dom, 'html')}</td></tr>")
+            out.append(
+                f"<tr><td>{math_mathml(sym, display=False)}</td><td>{prose(desc, 'html')}</td>"
+                f"<td>{prose(dom, 'html')}</td></tr>"
+            )
         out.append("</tbody></table>")
     for i, (step, res) in enumerate(zip(d.steps, _results(d, checked)), 1):
         cls = "check" if res is None else ("check pass" if res.passed else "check fail")
@@ -122,8 +127,10 @@ def _html_fragment(d, level: int, checked: bool) -> str:
         out.append(f"<{h2}>Conclusion</{h2}><p>{prose(d.conclusion, 'html')}</p>")
     if checked:
         ok = d.check().all_passed
-        out.append(f'<p class="{"check pass" if ok else "check fail"}"><strong>All steps machine-checked:</strong> '
-                   f"{'yes' if ok else 'NO'}</p>")
+        out.append(
+            f'<p class="{"check pass" if ok else "check fail"}"><strong>All steps machine-checked:</strong> '
+            f"{'yes' if ok else 'NO'}</p>"
+        )
     out.append("</section>")
     return "\n".join(out)
 
@@ -155,8 +162,12 @@ def _latex_fragment(d, level: int, checked: bool) -> str:
             out.append(rf"${math_latex(sym)}$ & {prose(desc, 'tex')} & {prose(dom, 'tex')} \\")
         out += [r"\end{tabular}", ""]
     for i, (step, res) in enumerate(zip(d.steps, _results(d, checked)), 1):
-        out += [rf"\{sub}*{{Step {i}. {prose(step.title, 'tex')}}}", r"\begin{equation*}", step_latex(step),
-                r"\end{equation*}"]
+        out += [
+            rf"\{sub}*{{Step {i}. {prose(step.title, 'tex')}}}",
+            r"\begin{equation*}",
+            step_latex(step),
+            r"\end{equation*}",
+        ]
         if step.note:
             out += [rf"\emph{{{prose(step.note, 'tex')}}}", ""]
         out += [prose(step.justification, "tex"), "", rf"\textbf{{Check:}} {tex_escape(_check_text(res))}", ""]

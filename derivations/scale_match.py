@@ -44,7 +44,9 @@ def read_floors(text: str) -> list[dict]:
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise ValueError(f"floors header={','.join(header)!r}: missing column(s) {','.join(missing)}; need {','.join(COLUMNS)}")
+        raise ValueError(
+            f"floors header={','.join(header)!r}: missing column(s) {','.join(missing)}; need {','.join(COLUMNS)}"
+        )
     rows = []
     for n, raw in enumerate(reader, start=1):
         rec = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None}

@@ -52,7 +52,13 @@ def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
         names = list(cols)
         rows = [[int(l)] + [float(cols[n][i]) for n in names] for i, l in enumerate(L)]
         z = f"{spec.zeta:.4g}" if a > 0 and a + b > 1 else "n/a"
-        tables.append({"title": f"Linear-attention depth laws, (a,b)=({a:g},{b:g}), d={d}, zeta={z}", "columns": ["L"] + names, "rows": rows})
+        tables.append(
+            {
+                "title": f"Linear-attention depth laws, (a,b)=({a:g},{b:g}), d={d}, zeta={z}",
+                "columns": ["L"] + names,
+                "rows": rows,
+            }
+        )
     return tables
 
 
@@ -86,4 +92,8 @@ def clt_table(sigma2: float = 1.0, shared: float = 0.5, depths=DEPTHS) -> dict:
         "power law g=0.8": clt_loss("powerlaw", L, sigma2, shared, g=0.8),
     }
     rows = [[l] + [float(c[i]) for c in cols.values()] for i, l in enumerate(L)]
-    return {"title": f"Aggregation models: R_L with E s^2 = {shared:g}, sigma^2 = {sigma2:g}", "columns": ["L"] + list(cols), "rows": rows}
+    return {
+        "title": f"Aggregation models: R_L with E s^2 = {shared:g}, sigma^2 = {sigma2:g}",
+        "columns": ["L"] + list(cols),
+        "rows": rows,
+    }

@@ -64,19 +64,55 @@ def html_escape(text) -> str:
 
 
 _TEX_CHARS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-    "\u2014": "---", "\u2013": "--", "\u2212": "-", "\u2026": r"\ldots{}", "\u00a0": "~",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "\u2014": "---",
+    "\u2013": "--",
+    "\u2212": "-",
+    "\u2026": r"\ldots{}",
+    "\u00a0": "~",
     # a bracket right after \\ would be read as its optional argument: hide brackets in groups
-    "[": "{[}", "]": "{]}",
+    "[": "{[}",
+    "]": "{]}",
 }
 # Symbols that pdflatex's utf8 input cannot typeset by itself: written as math.
 _TEX_MATH = {ch: "\\" + name for name, ch in GREEK.items()}
-_TEX_MATH.update({
-    "≤": r"\leq", "≥": r"\geq", "±": r"\pm", "×": r"\times", "·": r"\cdot", "→": r"\to", "≈": r"\approx",
-    "∞": r"\infty", "≠": r"\neq", "∼": r"\sim", "⁻": r"^{-}", "²": r"^{2}", "³": r"^{3}", "¹": r"^{1}",
-    "√": r"\surd", "∈": r"\in", "∑": r"\sum", "∫": r"\int", "‖": r"\|", "ℓ": r"\ell", "≪": r"\ll", "≫": r"\gg",
-})
+_TEX_MATH.update(
+    {
+        "≤": r"\leq",
+        "≥": r"\geq",
+        "±": r"\pm",
+        "×": r"\times",
+        "·": r"\cdot",
+        "→": r"\to",
+        "≈": r"\approx",
+        "∞": r"\infty",
+        "≠": r"\neq",
+        "∼": r"\sim",
+        "⁻": r"^{-}",
+        "²": r"^{2}",
+        "³": r"^{3}",
+        "¹": r"^{1}",
+        "√": r"\surd",
+        "∈": r"\in",
+        "∑": r"\sum",
+        "∫": r"\int",
+        "‖": r"\|",
+        "ℓ": r"\ell",
+        "≪": r"\ll",
+        "≫": r"\gg",
+    }
+)
 
 
 def tex_escape(text) -> str:
@@ -135,8 +171,9 @@ class _Printer(LatexPrinter):
 
     def _print_Sum(self, expr):
         # a double sum as two sums (outermost first), not one sum over a stacked range
-        head = " ".join(rf"\sum_{{{self._print(v)}={self._print(lo)}}}^{{{self._print(hi)}}}"
-                        for v, lo, hi in reversed(expr.limits))
+        head = " ".join(
+            rf"\sum_{{{self._print(v)}={self._print(lo)}}}^{{{self._print(hi)}}}" for v, lo, hi in reversed(expr.limits)
+        )
         body = self._print(expr.function)
         return f"{head} \\left({body}\\right)" if isinstance(expr.function, sp.Add) else f"{head} {body}"
 
@@ -193,6 +230,7 @@ _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 
 def _plain_math(latex: str) -> str:
     """A formula as plain Unicode text (for places that hold text only, such as an HTML title)."""
+
     def command(m):
         name = m.group(1)
         return GREEK.get(name) or IDENTIFIERS.get(name) or SYMBOLS.get(name) or ("" if not name.isalpha() else name)

@@ -81,11 +81,20 @@ class ClaimResult:
         elif isinstance(exp, (int, float)) and not isinstance(exp, bool):
             exp = _num(exp)
         cells = claim_cells(self)
-        return {"id": self.id, "claim": self.claim, "expected": exp, "expected_error": _num(self.expected_error),
-                "expected_text": cells["expected"],
-                "measured": _num(self.measured), "error": _num(self.error), "note": self.note,
-                "measured_text": cells["measured"],
-                "tolerance": self.tolerance, "verdict": self.verdict, "reason": self.reason}
+        return {
+            "id": self.id,
+            "claim": self.claim,
+            "expected": exp,
+            "expected_error": _num(self.expected_error),
+            "expected_text": cells["expected"],
+            "measured": _num(self.measured),
+            "error": _num(self.error),
+            "note": self.note,
+            "measured_text": cells["measured"],
+            "tolerance": self.tolerance,
+            "verdict": self.verdict,
+            "reason": self.reason,
+        }
 
 
 def _num(x):
@@ -133,5 +142,15 @@ def unidentified(fits_by_name: dict) -> str:
     return ("undecided: fit not identified (" + "; ".join(bad) + ")") if bad else ""
 
 
-__all__ = ["VERDICTS", "MIN_SEEDS", "MIN_DEPTHS", "MIN_SPAN", "MIN_EVAL", "ClaimResult", "not_run", "decisive", "decide",
-           "unidentified"]
+__all__ = [
+    "VERDICTS",
+    "MIN_SEEDS",
+    "MIN_DEPTHS",
+    "MIN_SPAN",
+    "MIN_EVAL",
+    "ClaimResult",
+    "not_run",
+    "decisive",
+    "decide",
+    "unidentified",
+]

@@ -200,8 +200,9 @@ def _grid_outputs(cos, y, grid, threads, S_grid):
     return S_grid
 
 
-def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
-                    S_grid: np.ndarray | None = None) -> tuple[float, float, float]:
+def fit_single_head(
+    cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1, S_grid: np.ndarray | None = None
+) -> tuple[float, float, float]:
     """Fit ``kappa`` and the gain of one temperature-only head on the given contexts.
 
     Returns ``(kappa, gain, loss)`` with ``loss`` the mean squared error on these contexts.
@@ -230,8 +231,16 @@ def fit_single_head(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRI
     return kappa, float(g[0]), loss
 
 
-def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1,
-                  single_kappa: float | None = None, S_grid: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
+def fit_two_heads(
+    cos,
+    y,
+    target,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    threads: int = 1,
+    single_kappa: float | None = None,
+    S_grid: np.ndarray | None = None,
+) -> tuple[tuple, tuple, float]:
     """Fit the best mixture of two temperatures on the given contexts.
 
     ``single_kappa`` (default: fitted here) seeds the search, so the result is never worse on these
@@ -263,8 +272,13 @@ def fit_two_heads(cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
         Sk = head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads)
         return float(_pair_losses(Sk, target)[0, 1])
 
-    res = minimize(obj, start, method="Nelder-Mead", bounds=[(lo, hi), (lo, hi)],
-                   options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 200})
+    res = minimize(
+        obj,
+        start,
+        method="Nelder-Mead",
+        bounds=[(lo, hi), (lo, hi)],
+        options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 200},
+    )
     best = res.x if res.fun < obj(start) else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
     g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)
@@ -278,7 +292,10 @@ _CACHE: dict = {}  # the last (task, seed, n_fit, n_eval) prepared: single and p
 def _prepared(task, seed, n_fit, n_eval, chunk, threads):
     key = (task, seed, n_fit, n_eval)
     if key not in _CACHE:
-        fit = [head_inputs(b) for b in batches(task, n_fit, rng_for(task, seed, "baseline-fit"), chunk=chunk, threads=threads)]
+        fit = [
+            head_inputs(b)
+            for b in batches(task, n_fit, rng_for(task, seed, "baseline-fit"), chunk=chunk, threads=threads)
+        ]
         ev = [head_inputs(b) for b in eval_batches(task, n_eval, seed, chunk=chunk, threads=threads)]
         _CACHE.clear()
         _CACHE[key] = tuple(tuple(np.concatenate([p[i] for p in parts]) for i in range(3)) for parts in (fit, ev))
@@ -298,8 +315,16 @@ def _sq_err(cos, y, target, kappas, gains, threads):
     return sq, float(sq.mean()), float(sq.std(ddof=1) / np.sqrt(sq.size))
 
 
-def best_single_head(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int = 10240, chunk: int = 1024,
-                     kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1) -> SingleHead:
+def best_single_head(
+    task: TaskConfig,
+    seed: int,
+    n_fit: int = 8192,
+    n_eval: int = 10240,
+    chunk: int = 1024,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    threads: int = 1,
+) -> SingleHead:
     """Best temperature-only single head for ``(task, seed)``, evaluated on the evaluation contexts.
 
     Examples
@@ -315,8 +340,16 @@ def best_single_head(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int
     return SingleHead(kappa, gain, fit_loss, loss, se, sq)
 
 
-def best_two_heads(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int = 10240, chunk: int = 1024,
-                   kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1) -> TwoHeads:
+def best_two_heads(
+    task: TaskConfig,
+    seed: int,
+    n_fit: int = 8192,
+    n_eval: int = 10240,
+    chunk: int = 1024,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    threads: int = 1,
+) -> TwoHeads:
     """Best mixture of two temperature-only heads for ``(task, seed)``, on the evaluation contexts.
 
     Examples

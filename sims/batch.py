@@ -36,5 +36,5 @@ class Batch:
     def __len__(self) -> int:
         return self.X.shape[0]
 
-    def slice(self, start: int, stop: int) -> "Batch":
+    def slice(self, start: int, stop: int) -> Batch:
         return Batch(*(getattr(self, f)[start:stop] for f in ("X", "y", "x_test", "target", "t", "beta", "O", "sel")))

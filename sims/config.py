@@ -155,8 +155,10 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
-        return cls(TaskConfig(**d.get("task", {})), ModelConfig(**d.get("model", {})), TrainConfig(**d.get("train", {})))
+    def from_dict(cls, d: dict) -> RunConfig:
+        return cls(
+            TaskConfig(**d.get("task", {})), ModelConfig(**d.get("model", {})), TrainConfig(**d.get("train", {}))
+        )
 
 
 def config_hash(obj) -> str:

@@ -111,8 +111,10 @@ def _expand_block(where: str, block: dict) -> list:
     if "seeds" not in block:
         raise ValueError(f"{where}seeds: missing; give a list of seeds, e.g. seeds = [0, 1, 2]")
     seeds = _as_list(where, "seeds", block["seeds"])
-    seeds = [check_int(f"{where}seeds", s, lo=0, hi=2**63 - 1) if not isinstance(s, bool) else _bad_seed(where, s)
-             for s in seeds]
+    seeds = [
+        check_int(f"{where}seeds", s, lo=0, hi=2**63 - 1) if not isinstance(s, bool) else _bad_seed(where, s)
+        for s in seeds
+    ]
     per_section = {s: _section_axes(where, s, block.get(s, {})) for s in SECTIONS}
     n = len(seeds)
     for axes in per_section.values():

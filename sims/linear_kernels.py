@@ -22,8 +22,39 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def _example(Xb, yb, xt, Et, Wv, gv, Wy, scal, per_layer, want_bwd, want_params, tgt,
-             Sxx, u, a, C, T2s, Q, T1, T3, G, dT2, dT1, tdd, tNN, f_out, dE, dWv, qacc, dWy, du_out):
+def _example(
+    Xb,
+    yb,
+    xt,
+    Et,
+    Wv,
+    gv,
+    Wy,
+    scal,
+    per_layer,
+    want_bwd,
+    want_params,
+    tgt,
+    Sxx,
+    u,
+    a,
+    C,
+    T2s,
+    Q,
+    T1,
+    T3,
+    G,
+    dT2,
+    dT1,
+    tdd,
+    tNN,
+    f_out,
+    dE,
+    dWv,
+    qacc,
+    dWy,
+    du_out,
+):
     """Forward (and backward) pass of one example.
 
     scal = [1/(L N), 1/N, 1/P, s_mul, s_add]: the backward seed per layer is
@@ -175,7 +206,37 @@ def linear_pass(X, y, xt, target, Et, Wv, gv, Wy, scal, per_layer, want_bwd, wan
         tdd = np.empty((d, d), dt)
         tNN = np.empty((N, N), dt)
         for b in range(b0, b1):
-            _example(X[b], y[b], xt[b], Et, Wv, gv, Wy, scal, per_layer, want_bwd, want_params,
-                     target[b], Sxx, u, a, C, T2s, Q, T1, T3, G, dT2, dT1, tdd, tNN,
-                     f[b], dE[ch], dWv[ch], qacc[ch], dWy[ch], du[b])
+            _example(
+                X[b],
+                y[b],
+                xt[b],
+                Et,
+                Wv,
+                gv,
+                Wy,
+                scal,
+                per_layer,
+                want_bwd,
+                want_params,
+                target[b],
+                Sxx,
+                u,
+                a,
+                C,
+                T2s,
+                Q,
+                T1,
+                T3,
+                G,
+                dT2,
+                dT1,
+                tdd,
+                tNN,
+                f[b],
+                dE[ch],
+                dWv[ch],
+                qacc[ch],
+                dWy[ch],
+                du[b],
+            )
     return f, du, dE, dWv, qacc, dWy

@@ -66,8 +66,8 @@ import numpy as np
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import ModelConfig
-from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.linear_kernels import linear_pass
+from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.threads import batch_chunks
 from depthscale.theory.validate import check_choice, check_int
 
@@ -100,9 +100,13 @@ class LinearAttention:
             raise ValueError(f"cfg={cfg!r}: must be a ModelConfig")
         check_choice("model", cfg.model, ("linear",))
         if cfg.stream != "two":
-            raise ValueError(f"stream={cfg.stream!r}: must be 'two' for the linear model (single stream is softmax-only)")
+            raise ValueError(
+                f"stream={cfg.stream!r}: must be 'two' for the linear model (single stream is softmax-only)"
+            )
         if cfg.context_update:
-            raise ValueError("context_update=True: must be False for the linear model (context updates are softmax-only)")
+            raise ValueError(
+                "context_update=True: must be False for the linear model (context updates are softmax-only)"
+            )
         self.cfg = cfg
         self.d = check_int("d", d, lo=1)
         self.N = cfg.n(self.d)
@@ -111,7 +115,12 @@ class LinearAttention:
         self.L = cfg.depth
         self.dtype = np.dtype(cfg.dtype)
         N, L, d = self.N, self.L, self.d
-        shapes = [("W_x", (N, d)), ("W_y", (N,)), ("W_v", (N, N) if cfg.value == "shared" else (L, N, N)), ("W_o", (N,))]
+        shapes = [
+            ("W_x", (N, d)),
+            ("W_y", (N,)),
+            ("W_v", (N, N) if cfg.value == "shared" else (L, N, N)),
+            ("W_o", (N,)),
+        ]
         self.layout = ParamLayout(shapes + qk_shapes(cfg.qk, L, N))
         self.n_params = self.layout.n_params
 
@@ -200,7 +209,19 @@ class LinearAttention:
         B_qk, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 2.0 / B, 0.0], self.dtype)
         f, _, dE, dWv, qacc, dWy = linear_pass(
-            X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, True, batch_chunks(B)
+            X,
+            y,
+            xt,
+            tg,
+            Et,
+            Wv,
+            gv,
+            np.ascontiguousarray(p["W_y"]),
+            scal,
+            self.cfg.value == "per-layer",
+            True,
+            True,
+            batch_chunks(B),
         )
         yhat = f.astype(np.float64).mean(axis=1)
         loss = float(np.mean((yhat - tg) ** 2))
@@ -219,10 +240,9 @@ class LinearAttention:
         # Et_l = W_x^T B_l^T W_x
         Wx = p["W_x"]
         dB = np.matmul(np.matmul(Wx, np.transpose(dE, (0, 2, 1))), Wx.T)  # (L,N,N)
-        g["W_x"][:] = (
-            np.matmul(np.matmul(np.transpose(B_qk, (0, 2, 1)), Wx), np.transpose(dE, (0, 2, 1))).sum(0)
-            + np.matmul(np.matmul(B_qk, Wx), dE).sum(0)
-        )
+        g["W_x"][:] = np.matmul(np.matmul(np.transpose(B_qk, (0, 2, 1)), Wx), np.transpose(dE, (0, 2, 1))).sum(
+            0
+        ) + np.matmul(np.matmul(B_qk, Wx), dE).sum(0)
         qk_backward(self.cfg.qk, p, dB, g)
         return loss, grad
 
@@ -242,8 +262,21 @@ class LinearAttention:
         X, y, xt, tg = self._arrays(batch)
         _, Et, Wv, gv = self._effective(p)
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 0.0, 0.0], self.dtype)
-        f = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", False, False,
-                        batch_chunks(X.shape[0]))[0]
+        f = linear_pass(
+            X,
+            y,
+            xt,
+            tg,
+            Et,
+            Wv,
+            gv,
+            np.ascontiguousarray(p["W_y"]),
+            scal,
+            self.cfg.value == "per-layer",
+            False,
+            False,
+            batch_chunks(X.shape[0]),
+        )[0]
         return f
 
     def predict(self, theta, batch: Batch) -> np.ndarray:
@@ -253,7 +286,8 @@ class LinearAttention:
         >>> from depthscale.sims.batch import Batch
         >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear"), 2)
-        >>> X = np.ones((1, 3, 2)); bt = Batch(X, np.ones((1, 3)), np.ones((1, 2)), np.ones(1), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2, 2)), np.zeros((1, 0), int))
+        >>> X = np.ones((1, 3, 2)); v = np.ones((1, 2))
+        >>> bt = Batch(X, np.ones((1, 3)), v, np.ones(1), v, v, np.ones((1, 2, 2)), np.zeros((1, 0), int))
         >>> m.predict(np.zeros(m.n_params), bt)
         array([0.])
         """
@@ -280,8 +314,21 @@ class LinearAttention:
         _, Et, Wv, gv = self._effective(p)
         P = X.shape[1]
         scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / P, 0.0, 1.0], self.dtype)
-        du = linear_pass(X, y, xt, tg, Et, Wv, gv, np.ascontiguousarray(p["W_y"]), scal, self.cfg.value == "per-layer", True, False,
-                         batch_chunks(X.shape[0]))[1]
+        du = linear_pass(
+            X,
+            y,
+            xt,
+            tg,
+            Et,
+            Wv,
+            gv,
+            np.ascontiguousarray(p["W_y"]),
+            scal,
+            self.cfg.value == "per-layer",
+            True,
+            False,
+            batch_chunks(X.shape[0]),
+        )[1]
         return np.matmul(X, du[:, :, None])[:, :, 0] / P
 
     def attention(self, theta, batch: Batch) -> np.ndarray:
@@ -293,7 +340,8 @@ class LinearAttention:
         >>> from depthscale.sims.batch import Batch
         >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=3), 2)
-        >>> X = np.ones((1, 5, 2)); bt = Batch(X, np.ones((1, 5)), np.ones((1, 2)), np.ones(1), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2, 2)), np.zeros((1, 0), int))
+        >>> X = np.ones((1, 5, 2)); v = np.ones((1, 2))
+        >>> bt = Batch(X, np.ones((1, 5)), v, np.ones(1), v, v, np.ones((1, 2, 2)), np.zeros((1, 0), int))
         >>> m.attention(m.init(np.random.default_rng(0)), bt).shape
         (1, 3, 5)
         """
@@ -338,8 +386,12 @@ class LinearAttention:
             if arr.shape != shp:
                 raise ValueError(f"batch.{name}.shape={arr.shape}: must be {shp}")
         dt = self.dtype
-        return (np.ascontiguousarray(X, dt), np.ascontiguousarray(batch.y, dt),
-                np.ascontiguousarray(batch.x_test, dt), np.ascontiguousarray(batch.target, dt))
+        return (
+            np.ascontiguousarray(X, dt),
+            np.ascontiguousarray(batch.y, dt),
+            np.ascontiguousarray(batch.x_test, dt),
+            np.ascontiguousarray(batch.target, dt),
+        )
 
 
 def _check_spectrum(name: str, arr) -> np.ndarray:

@@ -47,7 +47,9 @@ def _is_distribution(a: np.ndarray) -> bool:
     return bool(np.all(a >= -1e-12) and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-5))
 
 
-def evaluate(model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: int = 1024, k: int | None = None) -> dict:
+def evaluate(
+    model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: int = 1024, k: int | None = None
+) -> dict:
     """Measure ``model`` at ``theta`` on ``n_contexts`` evaluation contexts of ``(task, seed)``.
 
     Parameters
@@ -159,7 +161,9 @@ def _attention_stats(model, theta, batch, L, k, acc, sel_err) -> bool:
         acc["topk"] = acc["topk"] + topk
         acc["ent"] = acc["ent"] + ent.sum(axis=0)
         if sub.sel.shape[1] > 0:
-            mass = np.take_along_axis(a, np.broadcast_to(sub.sel[:, None, :], (a.shape[0], L, sub.sel.shape[1])), axis=2).sum(axis=2)
+            mass = np.take_along_axis(
+                a, np.broadcast_to(sub.sel[:, None, :], (a.shape[0], L, sub.sel.shape[1])), axis=2
+            ).sum(axis=2)
             acc["tmass"] = acc["tmass"] + mass.sum(axis=0)
             sel_err.append(1.0 - mass.mean(axis=1))
         start += a.shape[0]

@@ -19,10 +19,17 @@ def code_version() -> str:
         base = "unknown"
     here = Path(__file__).resolve().parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True,
-                               text=True, timeout=10, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return base
     return f"{base}+g{commit}" + (".dirty" if dirty else "")

@@ -150,9 +150,17 @@ def _mixture_loss(S, target):
     return float(np.mean((S @ g - target) ** 2))
 
 
-def fit_signed_mixture(cos, y, target, K: int = 2, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID,
-                       threads: int = 1, single_kappa: float | None = None,
-                       S_grid: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
+def fit_signed_mixture(
+    cos,
+    y,
+    target,
+    K: int = 2,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    threads: int = 1,
+    single_kappa: float | None = None,
+    S_grid: np.ndarray | None = None,
+) -> tuple[tuple, tuple, float]:
     """Best signed mixture of ``K`` temperatures on the given contexts.
 
     ``K = 2`` is ``depthscale.sims.baselines.fit_two_heads``. For ``K > 2`` the ``K - 1`` solution is
@@ -191,8 +199,13 @@ def fit_signed_mixture(cos, y, target, K: int = 2, kappa_range=KAPPA_RANGE, n_gr
         return _mixture_loss(head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads), target)
 
     f0 = obj(start)
-    res = minimize(obj, start, method="Nelder-Mead", bounds=[(lo, hi)] * K,
-                   options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 100 * K})
+    res = minimize(
+        obj,
+        start,
+        method="Nelder-Mead",
+        bounds=[(lo, hi)] * K,
+        options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 100 * K},
+    )
     best = res.x if res.fun < f0 else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
     g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)
@@ -205,8 +218,17 @@ def fit_signed_mixture(cos, y, target, K: int = 2, kappa_range=KAPPA_RANGE, n_gr
 
 
 # ------------------------------------------------------------------------------------------------
-def reference_floors(task: TaskConfig, seed: int, n_fit: int = 8192, n_eval: int = 10240, chunk: int = 1024,
-                     kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, K: int = 2, threads: int = 1) -> ReferenceFloors:
+def reference_floors(
+    task: TaskConfig,
+    seed: int,
+    n_fit: int = 8192,
+    n_eval: int = 10240,
+    chunk: int = 1024,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    K: int = 2,
+    threads: int = 1,
+) -> ReferenceFloors:
     """The ``single``, ``convex`` and ``mixture`` floors of ``(task, seed)`` (see the module docstring).
 
     Parameters

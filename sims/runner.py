@@ -124,8 +124,10 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
     from depthscale.theory.validate import check_memory
 
     t, m, tr = config.task, config.model, config.train
-    return check_memory(f"d={t.d}, P={t.P}, batch={tr.batch}, depth={m.depth}, eval-contexts={tr.eval_contexts}",
-                        memory_bytes(config, prefetch))
+    return check_memory(
+        f"d={t.d}, P={t.P}, batch={tr.batch}, depth={m.depth}, eval-contexts={tr.eval_contexts}",
+        memory_bytes(config, prefetch),
+    )
 
 
 @functools.lru_cache(maxsize=32)

@@ -198,7 +198,9 @@ def _softmax(z, ib):
 
 
 @njit(cache=True, parallel=True)
-def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn):
+def core_pass(
+    X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn
+):
     """Two streams, context not updated: the parallel form ``yhat = (1/L) sum_l g_l p_l . y``.
 
     Inputs: X (B,P,d), y (B,P), target (B,), WxT (d,N) = W_x^T, U (B,L,N) with
@@ -259,8 +261,34 @@ def core_pass(X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks
 
 @njit(cache=True, parallel=True)
 def ctx_pass(
-    X, y, xt, target, WxT, M, Wv, WvT, Wo, Wy, m, coef, unit, want_grad, want_attn, nchunks, eps,
-    f_out, res_out, c_out, dxt, dWx_acc, dM_acc, dWv_acc, dWo_acc, dWy_acc, dm_acc, attn,
+    X,
+    y,
+    xt,
+    target,
+    WxT,
+    M,
+    Wv,
+    WvT,
+    Wo,
+    Wy,
+    m,
+    coef,
+    unit,
+    want_grad,
+    want_attn,
+    nchunks,
+    eps,
+    f_out,
+    res_out,
+    c_out,
+    dxt,
+    dWx_acc,
+    dM_acc,
+    dWv_acc,
+    dWo_acc,
+    dWy_acc,
+    dm_acc,
+    attn,
 ):
     """Two streams with context updates: context tokens attend to each other with weight m / L.
 
@@ -438,8 +466,28 @@ def ctx_pass(
 
 @njit(cache=True, parallel=True)
 def single_pass(
-    X, y, Xtest, target, WxT, Wy, M, Wv, Wo, coef, want_grad, want_attn, nchunks, eps,
-    f_out, res_out, dWx_acc, dWy_acc, dM_acc, dWv_acc, dWo_acc, attn,
+    X,
+    y,
+    Xtest,
+    target,
+    WxT,
+    Wy,
+    M,
+    Wv,
+    Wo,
+    coef,
+    want_grad,
+    want_attn,
+    nchunks,
+    eps,
+    f_out,
+    res_out,
+    dWx_acc,
+    dWy_acc,
+    dM_acc,
+    dWv_acc,
+    dWo_acc,
+    attn,
 ):
     """One shared stream, cascaded: the test token's stream changes layer by layer.
 

@@ -105,10 +105,11 @@ class SoftmaxAttention:
         """A starting point (see the module docstring), in ``cfg.dtype``.
 
         >>> m = SoftmaxAttention(ModelConfig(depth=2), 4)
-        >>> bool(np.allclose(m.init(np.random.default_rng(0))[:16].reshape(4, 4).T @ m.init(np.random.default_rng(0))[:16].reshape(4, 4), np.eye(4)))
+        >>> Wx = m.init(np.random.default_rng(0))[:16].reshape(4, 4)
+        >>> bool(np.allclose(Wx.T @ Wx, np.eye(4)))
         True
         """
-        N, d, L, cfg = self.N, self.d, self.L, self.cfg
+        N, d, cfg = self.N, self.d, self.cfg
         theta = np.zeros(self.n_params, dtype=np.float64)
         p = self.unpack(theta)
         q, rr = np.linalg.qr(rng.standard_normal((N, d + 1 if N > d else d)))
@@ -193,9 +194,30 @@ class SoftmaxAttention:
             f = np.zeros((B, L), dtype=dt)
             dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
             dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
-            single_pass(X, y, xq, target, WxT, np.ascontiguousarray(p["W_y"]), M, np.ascontiguousarray(Wv),
-                        np.ascontiguousarray(p["W_o"]), coef, want_grad, want_attn, nch, RMS_EPS,
-                        f, res, dWx, dWy, dM, dWv, dWo, attn)
+            single_pass(
+                X,
+                y,
+                xq,
+                target,
+                WxT,
+                np.ascontiguousarray(p["W_y"]),
+                M,
+                np.ascontiguousarray(Wv),
+                np.ascontiguousarray(p["W_o"]),
+                coef,
+                want_grad,
+                want_attn,
+                nch,
+                RMS_EPS,
+                f,
+                res,
+                dWx,
+                dWy,
+                dM,
+                dWv,
+                dWo,
+                attn,
+            )
             if want_grad:
                 gp["W_x"][...] = dWx.sum(0)
                 gp["W_y"][...] = dWy.sum(0)
@@ -215,10 +237,36 @@ class SoftmaxAttention:
                 dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
                 dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
                 dm = np.zeros(nch, dt)
-                ctx_pass(X, y, xt, target, WxT, M, np.ascontiguousarray(Wv), np.ascontiguousarray(Wv.transpose(0, 2, 1)),
-                         np.ascontiguousarray(p["W_o"]), np.ascontiguousarray(p["W_y"]), float(p["m"]), coef,
-                         unit, want_grad or unit, want_attn, nch, RMS_EPS,
-                         f, res, c, dxt, dWx, dM, dWv, dWo, dWy, dm, attn)
+                ctx_pass(
+                    X,
+                    y,
+                    xt,
+                    target,
+                    WxT,
+                    M,
+                    np.ascontiguousarray(Wv),
+                    np.ascontiguousarray(Wv.transpose(0, 2, 1)),
+                    np.ascontiguousarray(p["W_o"]),
+                    np.ascontiguousarray(p["W_y"]),
+                    float(p["m"]),
+                    coef,
+                    unit,
+                    want_grad or unit,
+                    want_attn,
+                    nch,
+                    RMS_EPS,
+                    f,
+                    res,
+                    c,
+                    dxt,
+                    dWx,
+                    dM,
+                    dWv,
+                    dWo,
+                    dWy,
+                    dm,
+                    attn,
+                )
                 if unit:
                     out["c"] = c
                 if want_grad:
@@ -237,8 +285,25 @@ class SoftmaxAttention:
                 g = np.ascontiguousarray(np.broadcast_to(gv, (L,)), dtype=dt)
                 s = np.zeros((B, L), dtype=dt)
                 dU = np.zeros((B, L, N) if want_grad else (1, 1, 1), dtype=dt)
-                core_pass(X, y, target, WxT, U, g, coef, False, want_grad, want_attn or unit, nch, RMS_EPS,
-                          s, res, dU, dWx, attn)
+                core_pass(
+                    X,
+                    y,
+                    target,
+                    WxT,
+                    U,
+                    g,
+                    coef,
+                    False,
+                    want_grad,
+                    want_attn or unit,
+                    nch,
+                    RMS_EPS,
+                    s,
+                    res,
+                    dU,
+                    dWx,
+                    attn,
+                )
                 out["f"] = s * g
                 if unit:
                     out["c"] = np.einsum("l,blp->bp", g, attn) / L

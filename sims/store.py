@@ -16,8 +16,8 @@ import math
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -171,8 +171,10 @@ def check_store_file(path, mode: str = "read") -> bool:
         raise ValueError(f"store={name!r}: is not a usable SQLite file ({exc})") from None
     if not meta:
         shown = ", ".join(sorted(tables)[:5]) or "none"
-        raise ValueError(f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
-                         " not a depthscale results store")
+        raise ValueError(
+            f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
+            " not a depthscale results store"
+        )
     return True
 
 
@@ -324,7 +326,16 @@ class Store:
             c.execute(
                 "INSERT OR REPLACE INTO runs (key, config_hash, seed, status, reason, config, record, finished)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, chash, int(record["seed"]), record["status"], record.get("reason"), config_text, text, time.time()),
+                (
+                    key,
+                    chash,
+                    int(record["seed"]),
+                    record["status"],
+                    record.get("reason"),
+                    config_text,
+                    text,
+                    time.time(),
+                ),
             )
             if blob is not None:
                 c.execute("INSERT INTO arrays (key, data) VALUES (?, ?)", (key, blob))
@@ -385,8 +396,14 @@ class Store:
         row = self._conn.execute("SELECT data FROM arrays WHERE key=?", (key,)).fetchone()
         return None if row is None else _unpack_arrays(row[0])
 
-    def records(self, status: str | None = None, where: dict | None = None, arrays: bool = False,
-                model: str | None = None, task: str | None = None) -> Iterator[dict]:
+    def records(
+        self,
+        status: str | None = None,
+        where: dict | None = None,
+        arrays: bool = False,
+        model: str | None = None,
+        task: str | None = None,
+    ) -> Iterator[dict]:
         """Iterate over stored records.
 
         Parameters

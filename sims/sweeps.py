@@ -113,8 +113,9 @@ def _jobs(todo, lockstep: bool) -> list:
     return [(members, seed) for (_, seed), members in groups.items()]
 
 
-def make_executor(kind: str = "process", workers: int | None = None, scheduler: str | None = None,
-                  connect_timeout: float = 20.0):
+def make_executor(
+    kind: str = "process", workers: int | None = None, scheduler: str | None = None, connect_timeout: float = 20.0
+):
     """Build an executor; returns ``(executor, slots, close)`` with ``close()`` releasing it.
 
     Parameters
@@ -152,7 +153,9 @@ def make_executor(kind: str = "process", workers: int | None = None, scheduler: 
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError("executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')") from None
+        raise ValueError(
+            "executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')"
+        ) from None
     try:
         client = Client(scheduler, timeout=f"{check_real('connect_timeout', connect_timeout, lo=0, lo_open=True)}s")
     except (OSError, TimeoutError) as exc:
@@ -180,8 +183,13 @@ def _terminate_pool(ex) -> None:
 
 
 def _failure_record(config, seed, reason: str) -> dict:
-    return {"key": run_key(config, seed), "config": config.to_dict(), "seed": int(seed), "status": "failed",
-            "reason": reason}
+    return {
+        "key": run_key(config, seed),
+        "config": config.to_dict(),
+        "seed": int(seed),
+        "status": "failed",
+        "reason": reason,
+    }
 
 
 def plan(runs, store, retry_failed: bool = False):
@@ -203,9 +211,21 @@ def plan(runs, store, retry_failed: bool = False):
     return todo, skipped, skipped_failed
 
 
-def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None = None, scheduler: str | None = None,
-          retry_failed: bool = False, quiet: bool = False, max_in_flight: int | None = None,
-          on_result=None, lockstep: bool = True, budget: float | None = None) -> SweepResult:
+def sweep(
+    runs,
+    store,
+    *,
+    run_fn=None,
+    executor="process",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    retry_failed: bool = False,
+    quiet: bool = False,
+    max_in_flight: int | None = None,
+    on_result=None,
+    lockstep: bool = True,
+    budget: float | None = None,
+) -> SweepResult:
     """Run every ``(config, seed)`` not yet in ``store`` and write each record as it finishes.
 
     Parameters
@@ -320,8 +340,10 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
         if tag == "error":
             return [_failure_record(config, seed, value) for _, config in members]
         if not isinstance(value, list) or len(value) != len(members):
-            return [_failure_record(config, seed, f"job returned {type(value).__name__}, not one record per run")
-                    for _, config in members]
+            return [
+                _failure_record(config, seed, f"job returned {type(value).__name__}, not one record per run")
+                for _, config in members
+            ]
         return [_checked(key, config, seed, rec) for (key, config), rec in zip(members, value)]
 
     try:
@@ -334,8 +356,12 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
                     break
                 queue.pop()
                 pending[ex.submit(_call, job_fn, configs, seed, limit)] = (members, seed)
-            if out_of_budget and deadline is not None and pending and \
-                    time.perf_counter() > deadline + max(60.0, 0.1 * budget):
+            if (
+                out_of_budget
+                and deadline is not None
+                and pending
+                and time.perf_counter() > deadline + max(60.0, 0.1 * budget)
+            ):
                 interrupted = True  # in flight far past the budget: abandon like an interrupt
                 break
             finished, _ = cf.wait(list(pending), timeout=1.0, return_when=cf.FIRST_COMPLETED)
@@ -378,8 +404,20 @@ def sweep(runs, store, *, run_fn=None, executor="process", workers: int | None =
             except Exception:
                 pass
     not_started = sum(len(members) for members, _ in queue)
-    return SweepResult(total, skipped, skipped_failed, done, failed, lost, interrupted, tuple(failed_keys),
-                       time.perf_counter() - t0, not_started, broken, out_of_budget)
+    return SweepResult(
+        total,
+        skipped,
+        skipped_failed,
+        done,
+        failed,
+        lost,
+        interrupted,
+        tuple(failed_keys),
+        time.perf_counter() - t0,
+        not_started,
+        broken,
+        out_of_budget,
+    )
 
 
 def _checked(key, config, seed, value) -> dict:

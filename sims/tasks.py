@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -312,8 +311,22 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
     O = np.empty((n, d, d), dtype=dt)
     sel = np.zeros((n, k), dtype=np.int64)
     run_parallel(
-        _contexts, threads, keys, jidx.astype(np.int64), np.sqrt(task.lam), np.sqrt(task.omega), code, k,
-        X, y, xt, target, t, beta, O, sel,
+        _contexts,
+        threads,
+        keys,
+        jidx.astype(np.int64),
+        np.sqrt(task.lam),
+        np.sqrt(task.omega),
+        code,
+        k,
+        X,
+        y,
+        xt,
+        target,
+        t,
+        beta,
+        O,
+        sel,
     )
     return Batch(X, y, xt, target, t, beta, O, sel)
 

@@ -52,9 +52,8 @@ def run_parallel(kernel, threads: int, *args):
 @contextlib.contextmanager
 def one_blas_thread():
     """Every BLAS pool at one thread inside the block (NumPy's and the one numba's ``np.dot`` uses)."""
-    from threadpoolctl import threadpool_limits
-
     import scipy.linalg.cython_blas  # noqa: F401 - load numba's BLAS so the limit reaches it
+    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
@@ -69,9 +68,8 @@ def limit_worker_threads(set_env: bool = False) -> None:
     if set_env:
         for var in THREAD_VARS:
             os.environ[var] = "1"
-    from threadpoolctl import threadpool_limits
-
     import scipy.linalg.cython_blas  # noqa: F401
+    from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
     import numba  # after the variables: numba reads NUMBA_NUM_THREADS when it starts its threads

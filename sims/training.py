@@ -100,8 +100,12 @@ class _Trainee:
         if step == int(self.tau):
             self.first = self.ema
         if self.first is not None and self.ema > cfg.divergence_factor * self.first:
-            self._stop(step, "diverged", f"smoothed loss {self.ema:.3g} exceeded {cfg.divergence_factor:g} x its early "
-                                         f"value {self.first:.3g} at step {step}")
+            self._stop(
+                step,
+                "diverged",
+                f"smoothed loss {self.ema:.3g} exceeded {cfg.divergence_factor:g} x its early "
+                f"value {self.first:.3g} at step {step}",
+            )
             return
         self.opt.step(self.theta, grad, lr_at(cfg, step, self.base_lr))
         self.history.append(loss)
@@ -128,12 +132,26 @@ class _Trainee:
             self.converged = settled(self.history, self.cfg)
         if self.ema is not None:
             self.curve.append([self.steps, float(self.ema)])
-        return TrainResult(self.theta, self.status, self.reason, self.converged and self.status == "ok", self.steps,
-                           self.curve, self.seconds + data_seconds)
+        return TrainResult(
+            self.theta,
+            self.status,
+            self.reason,
+            self.converged and self.status == "ok",
+            self.steps,
+            self.curve,
+            self.seconds + data_seconds,
+        )
 
 
-def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: int, progress: bool = False,
-          prefetch: bool = False) -> TrainResult:
+def train(
+    model,
+    task: TaskConfig,
+    mcfg: ModelConfig,
+    cfg: TrainConfig,
+    seed: int,
+    progress: bool = False,
+    prefetch: bool = False,
+) -> TrainResult:
     """Train ``model`` online on ``task``; deterministic in (configs, seed).
 
     Training batches depend only on (task, seed), so models of different depth see the same data
@@ -144,8 +162,9 @@ def train(model, task: TaskConfig, mcfg: ModelConfig, cfg: TrainConfig, seed: in
     return train_lockstep([(model, mcfg)], task, cfg, seed, progress, prefetch)[0]
 
 
-def train_lockstep(models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False,
-                   prefetch: bool = False) -> list[TrainResult]:
+def train_lockstep(
+    models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False, prefetch: bool = False
+) -> list[TrainResult]:
     """Train several models on ONE stream of training batches, generated once per step.
 
     ``models`` is a list of ``(model, ModelConfig)`` sharing a dtype, typically the depths of one

@@ -43,17 +43,36 @@ CASES = [
     # reproduce: nothing created until every input is known good
     ("reproduce-out-unwritable", ["reproduce", "--preset", "smoke", "--out", UNWRITABLE], "out="),
     ("reproduce-out-is-a-file", ["reproduce", "--preset", "smoke", "--out", "notes.txt"], "out="),
-    ("reproduce-store-foreign", ["reproduce", "--preset", "smoke", "--out", "new", "--store", "foreign.sqlite"], "store="),
+    (
+        "reproduce-store-foreign",
+        ["reproduce", "--preset", "smoke", "--out", "new", "--store", "foreign.sqlite"],
+        "store=",
+    ),
     ("reproduce-store-text", ["reproduce", "--preset", "smoke", "--out", "new", "--store", "notes.txt"], "store="),
-    ("reproduce-store-no-dir", ["reproduce", "--preset", "smoke", "--out", "new", "--store", "nodir/s.sqlite"], "store="),
+    (
+        "reproduce-store-no-dir",
+        ["reproduce", "--preset", "smoke", "--out", "new", "--store", "nodir/s.sqlite"],
+        "store=",
+    ),
     ("reproduce-store-is-dir", ["reproduce", "--preset", "smoke", "--out", "new", "--store", "."], "store="),
     ("reproduce-preset", ["reproduce", "--preset", "tiny", "--out", "new"], "preset="),
     ("reproduce-workers", ["reproduce", "--preset", "smoke", "--out", "new", "--workers", "0"], "workers="),
     ("reproduce-executor", ["reproduce", "--preset", "smoke", "--out", "new", "--executor", "threads"], "executor="),
-    ("reproduce-dask-no-scheduler", ["reproduce", "--preset", "smoke", "--out", "new", "--executor", "dask"], "scheduler="),
-    ("reproduce-scheduler-unreachable", ["reproduce", "--preset", "smoke", "--out", "new", "--scheduler", "tcp://127.0.0.1:1"],
-     "scheduler="),
-    ("reproduce-floor-contexts", ["reproduce", "--preset", "smoke", "--out", "new", "--floor-contexts", "5"], "floor-contexts="),
+    (
+        "reproduce-dask-no-scheduler",
+        ["reproduce", "--preset", "smoke", "--out", "new", "--executor", "dask"],
+        "scheduler=",
+    ),
+    (
+        "reproduce-scheduler-unreachable",
+        ["reproduce", "--preset", "smoke", "--out", "new", "--scheduler", "tcp://127.0.0.1:1"],
+        "scheduler=",
+    ),
+    (
+        "reproduce-floor-contexts",
+        ["reproduce", "--preset", "smoke", "--out", "new", "--floor-contexts", "5"],
+        "floor-contexts=",
+    ),
     # report: read-only on the store, output checked before computing
     ("report-out-unwritable", ["report", "--store", "store.sqlite", "--out", UNWRITABLE], "out="),
     ("report-out-is-a-file", ["report", "--store", "store.sqlite", "--out", "notes.txt"], "out="),
@@ -61,8 +80,11 @@ CASES = [
     ("report-store-foreign", ["report", "--store", "foreign.sqlite", "--out", "r"], "store="),
     ("report-store-text", ["report", "--store", "notes.txt", "--out", "r"], "store="),
     ("report-store-missing", ["report", "--store", "missing.sqlite", "--out", "r"], "store="),
-    ("report-reference-contexts", ["report", "--store", "store.sqlite", "--out", "r", "--reference-contexts", "3"],
-     "reference-contexts="),
+    (
+        "report-reference-contexts",
+        ["report", "--store", "store.sqlite", "--out", "r", "--reference-contexts", "3"],
+        "reference-contexts=",
+    ),
     # fit: read-only on the store
     ("fit-store-foreign", ["fit", "--store", "foreign.sqlite"], "store="),
     ("fit-store-empty", ["fit", "--store", "empty.sqlite"], "store="),
@@ -77,11 +99,17 @@ CASES = [
     ("sweep-grid-not-toml", ["sweep", "notes.txt", "--store", "new.sqlite"], "grid="),
     ("sweep-grid-missing", ["sweep", "missing.toml", "--store", "new.sqlite"], "grid="),
     ("sweep-workers", ["sweep", "grid.toml", "--store", "new.sqlite", "--workers", "0"], "workers="),
-    ("sweep-scheduler-unreachable", ["sweep", "grid.toml", "--store", "new.sqlite", "--scheduler", "tcp://127.0.0.1:1"],
-     "scheduler="),
+    (
+        "sweep-scheduler-unreachable",
+        ["sweep", "grid.toml", "--store", "new.sqlite", "--scheduler", "tcp://127.0.0.1:1"],
+        "scheduler=",
+    ),
     ("sweep-scheduler-address", ["sweep", "grid.toml", "--store", "new.sqlite", "--scheduler", "nohost"], "scheduler="),
-    ("sweep-scheduler-serial", ["sweep", "grid.toml", "--store", "new.sqlite", "--executor", "serial", "--scheduler",
-                                "tcp://127.0.0.1:1"], "scheduler="),
+    (
+        "sweep-scheduler-serial",
+        ["sweep", "grid.toml", "--store", "new.sqlite", "--executor", "serial", "--scheduler", "tcp://127.0.0.1:1"],
+        "scheduler=",
+    ),
     ("sweep-memory", ["sweep", "big.toml", "--store", "new.sqlite"], "d=100000, P=1000000"),
     ("sweep-run-fn", ["sweep", "grid.toml", "--store", "new.sqlite", "--run-fn", "nomodule:run"], "run-fn="),
     # simulate: memory estimated before anything is allocated
@@ -99,8 +127,28 @@ CASES = [
     # predict
     ("floor-P-limit", FLOOR + ["--d", "100000", "--P", "10000000"], "P="),
     ("floor-memory", FLOOR + ["--d", "100000", "--P", "1000000"], "d=100000, P=1000000"),
-    ("floor-contexts-memory", ["predict", "floor", "--a", "1", "--b", "1", "--k", "2", "--d", "8", "--P", "32",
-                               "--contexts", "100000000000", "--seed", "0"], "contexts="),
+    (
+        "floor-contexts-memory",
+        [
+            "predict",
+            "floor",
+            "--a",
+            "1",
+            "--b",
+            "1",
+            "--k",
+            "2",
+            "--d",
+            "8",
+            "--P",
+            "32",
+            "--contexts",
+            "100000000000",
+            "--seed",
+            "0",
+        ],
+        "contexts=",
+    ),
     ("floor-k", FLOOR + ["--d", "16", "--P", "8", "--k", "9"], "k="),
     ("linear-work", LINEAR + ["--d", "10000000", "--depths", "4096"], "depths="),
     ("linear-depth-limit", LINEAR + ["--d", "100", "--depths", "8,5000"], "depths="),
@@ -111,7 +159,11 @@ CASES = [
     ("clt-r", CLT + ["--model", "ar1", "--r", "1"], "r="),
     ("clt-foreign-parameter", CLT + ["--model", "iid", "--r", "0.5"], "r="),
     ("clt-model", CLT + ["--model", "gauss"], "model="),
-    ("clt-sigma2-inf", ["predict", "clt", "--model", "iid", "--depths", "1", "--sigma2", "inf", "--shared", "1"], "sigma2="),
+    (
+        "clt-sigma2-inf",
+        ["predict", "clt", "--model", "iid", "--depths", "1", "--sigma2", "inf", "--shared", "1"],
+        "sigma2=",
+    ),
     # the parser itself
     ("unknown-command", ["frobnicate"], "command"),
     ("missing-command", [], "command"),
@@ -136,13 +188,25 @@ def _prepare(directory: Path) -> None:
     (directory / "grid.toml").write_text("seeds = [0]\n[task]\nd = 4\nP = 16\n[train]\nsteps = 2\nbatch = 4\n")
     cfg = RunConfig(TaskConfig(d=4, P=16))
     with Store(directory / "store.sqlite") as st:
-        st.put({"key": run_key(cfg, 0), "config": cfg.to_dict(), "seed": 0, "status": "ok", "reason": None,
-                "converged": True, "final_loss": 0.5, "C_L": float("nan")})
+        st.put(
+            {
+                "key": run_key(cfg, 0),
+                "config": cfg.to_dict(),
+                "seed": 0,
+                "status": "ok",
+                "reason": None,
+                "converged": True,
+                "final_loss": 0.5,
+                "C_L": float("nan"),
+            }
+        )
 
 
 def _snapshot(directory: Path) -> dict:
     """Every path under ``directory`` with its bytes (None for a directory)."""
-    return {str(p.relative_to(directory)): (None if p.is_dir() else p.read_bytes()) for p in sorted(directory.rglob("*"))}
+    return {
+        str(p.relative_to(directory)): (None if p.is_dir() else p.read_bytes()) for p in sorted(directory.rglob("*"))
+    }
 
 
 def _run(argv, cwd, **kw):
@@ -177,8 +241,11 @@ def test_read_only_directory_by_permissions(tmp_path):
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        for argv in (["derive", "linear", "--out", "ro/d.md"], ["report", "--store", "store.sqlite", "--out", "ro/r"],
-                     ["reproduce", "--preset", "smoke", "--out", "ro/r"]):
+        for argv in (
+            ["derive", "linear", "--out", "ro/d.md"],
+            ["report", "--store", "store.sqlite", "--out", "ro/r"],
+            ["reproduce", "--preset", "smoke", "--out", "ro/r"],
+        ):
             before = _snapshot(tmp_path)
             proc = _run(argv, tmp_path)
             assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "out=" in proc.stderr, proc.stderr
@@ -210,13 +277,46 @@ def _refuse(constant):
     raise ValueError(f"not JSON: {constant}")
 
 
-@pytest.mark.parametrize("argv", [
-    LINEAR + ["--d", "200", "--depths", "1,4,16", "--json"],
-    ["predict", "linear", "--a", "0.5", "--b", "0.2", "--d", "50", "--depths", "2", "--json"],  # laws that do not apply: null
-    CLT + ["--model", "ar1", "--r", "0.5", "--json"],
-    ["predict", "floor", "--a", "1", "--b", "1", "--k", "2", "--d", "8", "--P", "32", "--contexts", "20", "--seed", "0",
-     "--json"],
-], ids=["linear", "linear-not-asymptotic", "clt", "floor"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        LINEAR + ["--d", "200", "--depths", "1,4,16", "--json"],
+        [
+            "predict",
+            "linear",
+            "--a",
+            "0.5",
+            "--b",
+            "0.2",
+            "--d",
+            "50",
+            "--depths",
+            "2",
+            "--json",
+        ],  # laws that do not apply: null
+        CLT + ["--model", "ar1", "--r", "0.5", "--json"],
+        [
+            "predict",
+            "floor",
+            "--a",
+            "1",
+            "--b",
+            "1",
+            "--k",
+            "2",
+            "--d",
+            "8",
+            "--P",
+            "32",
+            "--contexts",
+            "20",
+            "--seed",
+            "0",
+            "--json",
+        ],
+    ],
+    ids=["linear", "linear-not-asymptotic", "clt", "floor"],
+)
 def test_json_outputs_parse_strictly(workdir, argv):
     proc = _run(argv, workdir)
     assert proc.returncode == 0, proc.stderr
@@ -259,7 +359,11 @@ def test_every_option_of_every_command_has_help():
         for action in parser._actions:
             if action.option_strings and action.help in (None, "") and action.dest != "help":
                 missing.append(f"{' '.join(path)} {'/'.join(action.option_strings)}")
-            if not action.option_strings and action.help in (None, "") and action.dest not in ("command", "predict_command"):
+            if (
+                not action.option_strings
+                and action.help in (None, "")
+                and action.dest not in ("command", "predict_command")
+            ):
                 missing.append(f"{' '.join(path)} {action.dest}")
     assert not missing, missing
     assert ("predict", "floor") in commands and ("reproduce",) in commands
@@ -286,14 +390,28 @@ LIGHT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("argv", [
-    ["--help"], ["predict", "linear", "--help"], ["derive", "--help"], ["simulate", "--help"], ["sweep", "--help"],
-    ["fit", "--help"], ["report", "--help"], ["reproduce", "--help"], ["fit", "--store", "missing.sqlite"],
-    ["simulate", "--d", "0"], ["reproduce", "--preset", "tiny"], ["derive", "linear", "--out", "notes.txt/x.md"],
-    LINEAR + ["--d", "10000000", "--depths", "4096"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["predict", "linear", "--help"],
+        ["derive", "--help"],
+        ["simulate", "--help"],
+        ["sweep", "--help"],
+        ["fit", "--help"],
+        ["report", "--help"],
+        ["reproduce", "--help"],
+        ["fit", "--store", "missing.sqlite"],
+        ["simulate", "--d", "0"],
+        ["reproduce", "--preset", "tiny"],
+        ["derive", "linear", "--out", "notes.txt/x.md"],
+        LINEAR + ["--d", "10000000", "--depths", "4096"],
+    ],
+)
 def test_light_commands_import_nothing_heavy(workdir, argv):
-    proc = subprocess.run([sys.executable, "-c", LIGHT, *argv], cwd=workdir, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", LIGHT, *argv], cwd=workdir, capture_output=True, text=True, timeout=120
+    )
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
@@ -340,10 +458,25 @@ def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor)
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
     (tmp_path / "driver.py").write_text(DRIVER)
     out, store = tmp_path / "out", tmp_path / "out" / "store.sqlite"
-    argv = ["reproduce", "--preset", "smoke", "--out", str(out), "--executor", executor, "--floor-contexts", "10",
-            "--reference-contexts", "0"] + (["--workers", "2"] if executor == "process" else [])
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), str(tmp_path), *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [
+        "reproduce",
+        "--preset",
+        "smoke",
+        "--out",
+        str(out),
+        "--executor",
+        executor,
+        "--floor-contexts",
+        "10",
+        "--reference-contexts",
+        "0",
+    ] + (["--workers", "2"] if executor == "process" else [])
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), str(tmp_path), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         t0 = time.time()
         while True:
@@ -392,11 +525,14 @@ def test_report_of_an_incomplete_store_says_so_first():
     assert missing_sentence("smoke", runs, {k: "ok" for k in keys}) is None
 
 
-@pytest.mark.parametrize("exc, words", [
-    (PermissionError(13, "Permission denied", "/somewhere/report.md"), "/somewhere/report.md: Permission denied"),
-    (MemoryError(), "out of memory"),
-    (ValueError("d=3: must be even\nsecond line"), "d=3: must be even"),
-])
+@pytest.mark.parametrize(
+    "exc, words",
+    [
+        (PermissionError(13, "Permission denied", "/somewhere/report.md"), "/somewhere/report.md: Permission denied"),
+        (MemoryError(), "out of memory"),
+        (ValueError("d=3: must be even\nsecond line"), "d=3: must be even"),
+    ],
+)
 def test_errors_at_the_command_boundary_are_one_line(monkeypatch, capsys, exc, words):
     # whatever a handler raises past its own checks (an OSError while writing, a MemoryError) ends as
     # one line and exit status 2, not a traceback

@@ -11,8 +11,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow  # a second pytest process that imports every module (the doctests themselves run by default)
 def test_each_module_once_under_its_package_name():
-    res = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "theory", "sims", "derivations"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "theory",
+            "sims",
+            "derivations",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     ids = [line for line in res.stdout.splitlines() if "::" in line]
     assert len(ids) == len(set(ids)) and len(ids) > 100
@@ -26,6 +42,10 @@ def test_each_module_once_under_its_package_name():
         assert name == module or name.startswith(module + "."), item  # the installed name, not theory.x
         modules.setdefault(path, set()).add(module)
     # every source file with an example is there
-    with_examples = {str(p.relative_to(ROOT)) for d in ("theory", "sims", "derivations")
-                     for p in (ROOT / d).rglob("*.py") if ">>> " in p.read_text(encoding="utf-8")}
+    with_examples = {
+        str(p.relative_to(ROOT))
+        for d in ("theory", "sims", "derivations")
+        for p in (ROOT / d).rglob("*.py")
+        if ">>> " in p.read_text(encoding="utf-8")
+    }
     assert with_examples <= set(modules), sorted(with_examples - set(modules))

@@ -34,9 +34,9 @@ import importlib
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
 
 import mpmath
 import numpy as np
@@ -78,8 +78,13 @@ class StepResult:
         >>> StepResult("s", "numeric", True, 0.0).to_dict()["passed"]
         True
         """
-        return {"title": self.title, "method": self.method, "passed": bool(self.passed),
-                "error": float(self.error), "detail": self.detail}
+        return {
+            "title": self.title,
+            "method": self.method,
+            "passed": bool(self.passed),
+            "error": float(self.error),
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -131,14 +136,16 @@ def _time_limit(seconds: float):
 
 def _generic_branch(expr):
     """Replace each Piecewise by its 'otherwise' branch (special points such as r = 1 lie outside the domain)."""
-    return expr.replace(lambda e: isinstance(e, sp.Piecewise),
-                        lambda e: e.args[-1].expr if e.args[-1].cond is sp.true else e)
+    return expr.replace(
+        lambda e: isinstance(e, sp.Piecewise), lambda e: e.args[-1].expr if e.args[-1].cond is sp.true else e
+    )
 
 
 _TRANSFORMS: dict[str, Callable] = {
     "expand": lambda e: sp.expand(e),
-    "subs": lambda e: sp.expand(e.replace(lambda x: isinstance(x, sp.Subs),
-                                          lambda x: x.expr.subs(dict(zip(x.variables, x.point))))),
+    "subs": lambda e: sp.expand(
+        e.replace(lambda x: isinstance(x, sp.Subs), lambda x: x.expr.subs(dict(zip(x.variables, x.point))))
+    ),
     "powsimp": lambda e: sp.expand(sp.powsimp(sp.powdenest(e, force=True), force=True)),
     "together": lambda e: sp.cancel(sp.together(e)),
     "gammasimp": lambda e: sp.gammasimp(e),
@@ -218,7 +225,8 @@ class Step:
         For ``"~"``: the largest allowed ``|ratio - 1|`` at the last limit point.
     transforms : tuple
         Names of symbolic attempts, tried in order on ``lhs - rhs`` (``"expand"``, ``"powsimp"``,
-        ``"together"``, ``"subs"`` (evaluate ``Subs`` objects only), ``"gammasimp"``, ``"combsimp"``, ``"expand_func"``, ``"simplify"``,
+        ``"together"``, ``"subs"`` (evaluate ``Subs`` objects only), ``"gammasimp"``, ``"combsimp"``,
+        ``"expand_func"``, ``"simplify"``,
         ``"doit"``, ``"doit-generic"``) or callables. Empty: go straight to numbers.
     instances : list of dict, optional
         Fixed substitutions (e.g. ``[{L: 2}, ..., {L: 5}]``); the symbolic check must succeed at
@@ -301,15 +309,17 @@ class Step:
 
     def _evaluate(self, vals: dict, dps: int, exact_ints: bool = True):
         """Both sides as mpmath numbers at ``dps`` digits (integer symbols passed as Python ints)."""
-        args = {s: (int(v) if getattr(s, "is_integer", False) else
-                    mpmath.mpf(sp.Float(v, dps))) for s, v in vals.items()}
+        args = {
+            s: (int(v) if getattr(s, "is_integer", False) else mpmath.mpf(sp.Float(v, dps))) for s, v in vals.items()
+        }
         out = []
         with mpmath.workdps(dps):
             custom = self.numeric(args) if self.numeric is not None else (None, None)
             # small integers go in exactly first (jacobi(3, ...) becomes an explicit polynomial);
             # large ones stay numeric so that e.g. gamma(2*10**7) is not expanded exactly
-            exact = {s: v for s, v in vals.items()
-                     if exact_ints and getattr(s, "is_integer", False) and abs(int(v)) <= 100}
+            exact = {
+                s: v for s, v in vals.items() if exact_ints and getattr(s, "is_integer", False) and abs(int(v)) <= 100
+            }
             for side, given in zip((self.lhs, self.rhs), custom):
                 if given is not None:
                     out.append(mpmath.mpmathify(given))
@@ -369,8 +379,7 @@ class Step:
                 ok = False
                 name += f" (error: {type(exc).__name__})"
             if ok:
-                return StepResult(self.title, f"symbolic ({name}){where}", True, 0.0,
-                                  "lhs - rhs reduces to 0")
+                return StepResult(self.title, f"symbolic ({name}){where}", True, 0.0, "lhs - rhs reduces to 0")
             tried.append(name)
         # numeric fallback
         rng = np.random.default_rng(seed)
@@ -392,8 +401,9 @@ class Step:
                 worst = max(worst, err)
                 npts += 1
         passed = worst <= self.rel_tol
-        detail = (f"{npts} random points, {self.digits} digits, max relative error {worst:.2g}"
-                  + (f"; symbolic attempts failed: {', '.join(tried)}" if tried else ""))
+        detail = f"{npts} random points, {self.digits} digits, max relative error {worst:.2g}" + (
+            f"; symbolic attempts failed: {', '.join(tried)}" if tried else ""
+        )
         return StepResult(self.title, f"numeric{where}", passed, worst, detail)
 
     def _check_asymptotic(self, seed: int) -> StepResult:
@@ -433,9 +443,12 @@ class Step:
                 first = devs
         passed = monotone and worst <= self.tolerance
         pts = ", ".join(f"{p:.0e}" for p in self.limit_points)
-        detail = (f"|ratio - 1| at {self.limit} = {pts}: " + ", ".join(f"{d:.2g}" for d in first)
-                  + f" (first point); {'monotone' if monotone else 'NOT monotone'}; "
-                  f"final max {worst:.2g} vs tolerance {self.tolerance:g}")
+        detail = (
+            f"|ratio - 1| at {self.limit} = {pts}: "
+            + ", ".join(f"{d:.2g}" for d in first)
+            + f" (first point); {'monotone' if monotone else 'NOT monotone'}; "
+            f"final max {worst:.2g} vs tolerance {self.tolerance:g}"
+        )
         return StepResult(self.title, "ratio", passed, worst, detail)
 
 
@@ -494,6 +507,7 @@ class Derivation:
             results = tuple(s.check(seed=seed + i) for i, s in enumerate(self.steps))
             self._result = DerivationResult(results, all(r.passed for r in results))
         return self._result
+
 
 # --------------------------------------------------------------------------------------------
 # registry (lazy: the builders import this module)

@@ -39,8 +39,10 @@ C_def = _dsum((1 - sp.KroneckerDelta(l, m)) * M[l, m]) / (L * (L - 1))
 
 def _symmetric(expr):
     """M is a covariance: write every M[i, j] with i > j as M[j, i]."""
-    return expr.replace(lambda x: isinstance(x, sp.Indexed) and x.base == M and x.indices[0] > x.indices[1],
-                        lambda x: M[x.indices[1], x.indices[0]])
+    return expr.replace(
+        lambda x: isinstance(x, sp.Indexed) and x.base == M and x.indices[0] > x.indices[1],
+        lambda x: M[x.indices[1], x.indices[0]],
+    )
 
 
 def _expectation(arg):
@@ -75,9 +77,12 @@ _take_expectations.__name__ = "expectation by linearity"
 def _sum_in_range(expr):
     """Carry out sums over l, m in 1..L, resolving conditions such as l <= L that hold inside the range."""
     x = expr.doit()
-    x = x.replace(lambda t: isinstance(t, sp.Piecewise),
-                  lambda t: next((p.expr for p in t.args if p.cond in (sp.Ge(L, l), sp.Le(l, L), sp.Ge(L, m),
-                                                                        sp.Le(m, L), sp.true)), t))
+    x = x.replace(
+        lambda t: isinstance(t, sp.Piecewise),
+        lambda t: next(
+            (p.expr for p in t.args if p.cond in (sp.Ge(L, l), sp.Le(l, L), sp.Ge(L, m), sp.Le(m, L), sp.true)), t
+        ),
+    )
     return sp.simplify(x.doit())
 
 
@@ -128,57 +133,102 @@ def clt_derivation() -> Derivation:
     inv_var = sp.Sum(sig[n] ** -2, (n, 1, L))
     ranges_M = {}
     steps = [
-        Step("Exact decomposition (M0)", R_def, C_def + (A_def - C_def) / L,
-             r"Split the $L^2$ entries of $M$ into the $L$ diagonal ones (mean $A_L$) and the $L(L - 1)$ "
-             r"off-diagonal ones (mean $C_L$): $\mathbf{1}^\top M \mathbf{1} = L A_L + L(L - 1) C_L$.",
-             assumptions=ranges_M, instances=SIZES, transforms=(_doit_expand,)),
-        Step("Layer disagreement", A_def - C_def, disagreement.subs(yhat, yhat_def),
-             r"With $\hat{y} = (1/L) \sum_l f_l$ and $e_l = f_l - y^\ast$, $E(f_l - \hat{y})^2 = M_{ll} - (2/L) "
-             r"\sum_m M_{lm} + \mathbf{1}^\top M \mathbf{1}/L^2$; summing over $l$ gives "
-             r"$(L - 1)(A_L - C_L) \ge 0$.",
-             assumptions=ranges_M, instances=SIZES, transforms=(_take_expectations,)),
-        Step("Shared error plus independent noise (M1)", _dsum(S + sigma2 * sp.KroneckerDelta(l, m)) / L**2,
-             S + sigma2 / L,
-             r"$e_l = s + \xi_l$ with independent layer noise of variance $\sigma^2$: "
-             r"$M_{lm} = E s^2 + \sigma^2 \delta_{lm}$ ($S = E s^2$), so only the noise is averaged away.",
-             assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), L: (2, 30)}, transforms=(_sum_in_range,)),
-        Step("Equicorrelated noise (M2)",
-             _dsum(S + sigma2 * (rho + (1 - rho) * sp.KroneckerDelta(l, m))) / L**2,
-             S + rho * sigma2 + (1 - rho) * sigma2 / L,
-             r"Noise correlation $\rho$ between every pair of layers adds $\rho \sigma^2$ to the floor; the rest "
-             "still falls with exponent exactly 1.",
-             assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), rho: (0.0, 1.0), L: (2, 30)},
-             transforms=(_sum_in_range,)),
-        Step("Unequal variances (M3)", _dsum(S + sig[l] ** 2 * sp.KroneckerDelta(l, m)) / L**2,
-             S + sp.Sum(sig[l] ** 2, (l, 1, L)) / L**2,
-             r"Independent noise of layer-dependent variance $\sigma_l^2$ enters through the diagonal only.",
-             instances=[{L: v} for v in (2, 3, 4, 5, 6)], transforms=(_doit_expand,)),
-        Step("Inverse-variance weights (M3)",
-             S + sp.Sum((sig[l] ** -2 / inv_var) ** 2 * sig[l] ** 2, (l, 1, L)),
-             S + 1 / inv_var,
-             r"Weights $w_l$ summing to 1 give $E s^2 + \sum_l w_l^2 \sigma_l^2$, minimised (Lagrange) by "
-             r"$w_l \propto \sigma_l^{-2}$.",
-             instances=[{L: v} for v in (2, 3, 4, 5)],
-             transforms=(_doit_simplify,)),
-        Step("Noise shrinking with depth (M3)", S + sp.Sum(sigma2 * L ** (-eta), (l, 1, L)) / L**2,
-             S + sigma2 * L ** (-1 - eta),
-             r"If every layer's noise variance scales as $\sigma^2 L^{-\eta}$, the excess loss falls with exponent "
-             r"$1 + \eta$.",
-             assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), eta: (0.0, 2.0), L: (1, 30)},
-             transforms=("doit", "powsimp")),
-        Step("AR(1) correlation: lag sums (M4)", _dsum(r ** sp.Abs(l - m)), ar_sum,
-             r"Group the pairs $(l, m)$ by their lag $|l - m| = k$: $L$ pairs at lag 0 and $2(L - k)$ at lag "
-             r"$k \ge 1$.",
-             assumptions={r: (0.05, 0.95)}, instances=[{L: v} for v in (2, 3, 4, 5, 6)],
-             transforms=(_doit_expand,)),
-        Step("AR(1) correlation: geometric sums (M4)", sigma2 / L**2 * ar_sum, sigma2 / L**2 * ar_closed,
-             r"Sum the arithmetic-geometric series for general $L$ ($r \neq 1$, the case excluded by $0 < r < 1$).",
-             assumptions={sigma2: (0.1, 2.0), r: (0.05, 0.95), L: (1, 40)}, transforms=("doit-generic",)),
-        Step("Power-law correlation (M4)", pl_sum, 2 * sigma2 * L ** (-g) / ((1 - g) * (2 - g)),
-             r"For $\rho(k) = (1 + k)^{-g}$ with $0 < g < 1$ the lag sum grows like $2 L^{2-g}/((1 - g)(2 - g))$: "
-             r"sub-inverse scaling $L^{-g}$, approached slowly (relative corrections of order $L^{g-1}$).",
-             assumptions={sigma2: (0.1, 2.0), g: (0.2, 0.6)}, relation="~", limit=L, tolerance=0.01,
-             numeric=_powerlaw_pair, n_points=3),
+        Step(
+            "Exact decomposition (M0)",
+            R_def,
+            C_def + (A_def - C_def) / L,
+            r"Split the $L^2$ entries of $M$ into the $L$ diagonal ones (mean $A_L$) and the $L(L - 1)$ "
+            r"off-diagonal ones (mean $C_L$): $\mathbf{1}^\top M \mathbf{1} = L A_L + L(L - 1) C_L$.",
+            assumptions=ranges_M,
+            instances=SIZES,
+            transforms=(_doit_expand,),
+        ),
+        Step(
+            "Layer disagreement",
+            A_def - C_def,
+            disagreement.subs(yhat, yhat_def),
+            r"With $\hat{y} = (1/L) \sum_l f_l$ and $e_l = f_l - y^\ast$, $E(f_l - \hat{y})^2 = M_{ll} - (2/L) "
+            r"\sum_m M_{lm} + \mathbf{1}^\top M \mathbf{1}/L^2$; summing over $l$ gives "
+            r"$(L - 1)(A_L - C_L) \ge 0$.",
+            assumptions=ranges_M,
+            instances=SIZES,
+            transforms=(_take_expectations,),
+        ),
+        Step(
+            "Shared error plus independent noise (M1)",
+            _dsum(S + sigma2 * sp.KroneckerDelta(l, m)) / L**2,
+            S + sigma2 / L,
+            r"$e_l = s + \xi_l$ with independent layer noise of variance $\sigma^2$: "
+            r"$M_{lm} = E s^2 + \sigma^2 \delta_{lm}$ ($S = E s^2$), so only the noise is averaged away.",
+            assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), L: (2, 30)},
+            transforms=(_sum_in_range,),
+        ),
+        Step(
+            "Equicorrelated noise (M2)",
+            _dsum(S + sigma2 * (rho + (1 - rho) * sp.KroneckerDelta(l, m))) / L**2,
+            S + rho * sigma2 + (1 - rho) * sigma2 / L,
+            r"Noise correlation $\rho$ between every pair of layers adds $\rho \sigma^2$ to the floor; the rest "
+            "still falls with exponent exactly 1.",
+            assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), rho: (0.0, 1.0), L: (2, 30)},
+            transforms=(_sum_in_range,),
+        ),
+        Step(
+            "Unequal variances (M3)",
+            _dsum(S + sig[l] ** 2 * sp.KroneckerDelta(l, m)) / L**2,
+            S + sp.Sum(sig[l] ** 2, (l, 1, L)) / L**2,
+            r"Independent noise of layer-dependent variance $\sigma_l^2$ enters through the diagonal only.",
+            instances=[{L: v} for v in (2, 3, 4, 5, 6)],
+            transforms=(_doit_expand,),
+        ),
+        Step(
+            "Inverse-variance weights (M3)",
+            S + sp.Sum((sig[l] ** -2 / inv_var) ** 2 * sig[l] ** 2, (l, 1, L)),
+            S + 1 / inv_var,
+            r"Weights $w_l$ summing to 1 give $E s^2 + \sum_l w_l^2 \sigma_l^2$, minimised (Lagrange) by "
+            r"$w_l \propto \sigma_l^{-2}$.",
+            instances=[{L: v} for v in (2, 3, 4, 5)],
+            transforms=(_doit_simplify,),
+        ),
+        Step(
+            "Noise shrinking with depth (M3)",
+            S + sp.Sum(sigma2 * L ** (-eta), (l, 1, L)) / L**2,
+            S + sigma2 * L ** (-1 - eta),
+            r"If every layer's noise variance scales as $\sigma^2 L^{-\eta}$, the excess loss falls with exponent "
+            r"$1 + \eta$.",
+            assumptions={S: (0.1, 2.0), sigma2: (0.1, 2.0), eta: (0.0, 2.0), L: (1, 30)},
+            transforms=("doit", "powsimp"),
+        ),
+        Step(
+            "AR(1) correlation: lag sums (M4)",
+            _dsum(r ** sp.Abs(l - m)),
+            ar_sum,
+            r"Group the pairs $(l, m)$ by their lag $|l - m| = k$: $L$ pairs at lag 0 and $2(L - k)$ at lag "
+            r"$k \ge 1$.",
+            assumptions={r: (0.05, 0.95)},
+            instances=[{L: v} for v in (2, 3, 4, 5, 6)],
+            transforms=(_doit_expand,),
+        ),
+        Step(
+            "AR(1) correlation: geometric sums (M4)",
+            sigma2 / L**2 * ar_sum,
+            sigma2 / L**2 * ar_closed,
+            r"Sum the arithmetic-geometric series for general $L$ ($r \neq 1$, the case excluded by $0 < r < 1$).",
+            assumptions={sigma2: (0.1, 2.0), r: (0.05, 0.95), L: (1, 40)},
+            transforms=("doit-generic",),
+        ),
+        Step(
+            "Power-law correlation (M4)",
+            pl_sum,
+            2 * sigma2 * L ** (-g) / ((1 - g) * (2 - g)),
+            r"For $\rho(k) = (1 + k)^{-g}$ with $0 < g < 1$ the lag sum grows like $2 L^{2-g}/((1 - g)(2 - g))$: "
+            r"sub-inverse scaling $L^{-g}$, approached slowly (relative corrections of order $L^{g-1}$).",
+            assumptions={sigma2: (0.1, 2.0), g: (0.2, 0.6)},
+            relation="~",
+            limit=L,
+            tolerance=0.01,
+            numeric=_powerlaw_pair,
+            n_points=3,
+        ),
     ]
     return Derivation(
         title="Central-limit aggregation of layers",

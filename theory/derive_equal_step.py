@@ -42,10 +42,10 @@ def _sum_vs_integral(vals):
     s = av + bv
     K = int(200 * Lv ** (1 / av)) + 10
     kk = np.arange(2, K, dtype=float)  # the k = 1 term is exactly 0
-    direct = math.fsum(np.exp(2 * Lv * np.log1p(-kk ** -av) - s * np.log(kk)))
+    direct = math.fsum(np.exp(2 * Lv * np.log1p(-(kk**-av)) - s * np.log(kk)))
 
     def f(x):
-        return mpmath.exp(2 * Lv * mpmath.log1p(-x ** -av) - s * mpmath.log(x))
+        return mpmath.exp(2 * Lv * mpmath.log1p(-(x**-av)) - s * mpmath.log(x))
 
     with mpmath.workdps(20):
         tail = mpmath.quad(f, [K, 10 * K, 100 * K, mpmath.inf]) + f(K) / 2
@@ -84,43 +84,97 @@ def equal_step_derivation() -> Derivation:
 
     small_L = {**_SPEC, L: (1, 6)}
     steps = [
-        Step("Power-law spectra", R_def, R_pow,
-             r"Insert $\lambda_k = c_\lambda k^{-a}$ and $\omega_k = c_\omega k^{-b}$ term by term.",
-             assumptions={**_SPEC, gamma: (0.1, 1.0), L: (1, 5), d: (1, 8)}, definitions=spectra,
-             transforms=("expand",)),
-        Step("Reference step size", sp.Subs(R_pow, gamma, L / c_lambda), R_ref,
-             r"At the reference step $\gamma = L/\lambda_1 = L/c_\lambda$ every factor becomes $1 - k^{-a}$.",
-             assumptions={**_SPEC, L: (1, 5), d: (1, 8)}, transforms=("subs",)),
-        Step("Sum to integral", R_inf, I_k,
-             r"For $d \to \infty$ (valid while $L \ll d^a$) the summand varies on the scale "
-             r"$k \sim L^{1/a} \gg 1$ and vanishes with all its derivatives at $k = 1$, so the sum approaches "
-             "its integral.",
-             assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
-             relation="~", limit=L, limit_points=(1e2, 1e3, 1e4), tolerance=1e-6, numeric=_sum_vs_integral,
-             n_points=3, ratio_floor=1e-9),
-        Step("Change of variables: density", jac_lhs, density,
-             r"With $\lambda = c_\lambda k^{-a}$, i.e. $k = (\lambda/c_\lambda)^{-1/a}$, the integrand times "
-             r"$|dk/d\lambda|$ is proportional to $\lambda^{\zeta - 1}$ with $\zeta = (a + b - 1)/a$.",
-             assumptions={**_SPEC, lam: (0.05, 0.5), L: (1, 6)}, definitions={zeta: ZETA},
-             transforms=("powsimp", "doit")),
-        Step("Change of variables: integral", I_k, I_lam,
-             r"$k$ from 1 to $\infty$ maps to $\lambda$ from $c_\lambda$ down to 0; the orientation flip absorbs "
-             r"the sign of $dk/d\lambda$.",
-             assumptions=small_L, definitions={zeta: ZETA}, transforms=(), n_points=3),
-        Step("Beta function", I_lam, beta_form,
-             r"Substitute $u = \lambda/c_\lambda$: the integral of $u^{\zeta - 1} (1 - u)^{2L}$ over $(0, 1)$ is "
-             r"$\mathrm{B}(\zeta, 2L + 1)$.",
-             assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=(), n_points=3),
-        Step("Gamma functions", beta_form, gamma_form,
-             r"$\mathrm{B}(x, y) = \Gamma(x) \Gamma(y) / \Gamma(x + y)$.",
-             assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=("expand_func", "gammasimp")),
-        Step("Large-depth asymptote", gamma_form, asym,
-             r"$\Gamma(n + 1)/\Gamma(n + 1 + \zeta) \sim n^{-\zeta}$ as $n = 2L \to \infty$ (Stirling).",
-             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0)},
-             relation="~", limit=L, tolerance=1e-5, n_points=3),
-        Step("Depth exponent", -L * sp.Derivative(sp.log(asym), L), zeta,
-             r"The logarithmic slope of the asymptote in $L$ is $-\zeta$.",
-             assumptions={**small_L, zeta: (0.2, 3.0)}, transforms=("doit",)),
+        Step(
+            "Power-law spectra",
+            R_def,
+            R_pow,
+            r"Insert $\lambda_k = c_\lambda k^{-a}$ and $\omega_k = c_\omega k^{-b}$ term by term.",
+            assumptions={**_SPEC, gamma: (0.1, 1.0), L: (1, 5), d: (1, 8)},
+            definitions=spectra,
+            transforms=("expand",),
+        ),
+        Step(
+            "Reference step size",
+            sp.Subs(R_pow, gamma, L / c_lambda),
+            R_ref,
+            r"At the reference step $\gamma = L/\lambda_1 = L/c_\lambda$ every factor becomes $1 - k^{-a}$.",
+            assumptions={**_SPEC, L: (1, 5), d: (1, 8)},
+            transforms=("subs",),
+        ),
+        Step(
+            "Sum to integral",
+            R_inf,
+            I_k,
+            r"For $d \to \infty$ (valid while $L \ll d^a$) the summand varies on the scale "
+            r"$k \sim L^{1/a} \gg 1$ and vanishes with all its derivatives at $k = 1$, so the sum approaches "
+            "its integral.",
+            assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
+            relation="~",
+            limit=L,
+            limit_points=(1e2, 1e3, 1e4),
+            tolerance=1e-6,
+            numeric=_sum_vs_integral,
+            n_points=3,
+            ratio_floor=1e-9,
+        ),
+        Step(
+            "Change of variables: density",
+            jac_lhs,
+            density,
+            r"With $\lambda = c_\lambda k^{-a}$, i.e. $k = (\lambda/c_\lambda)^{-1/a}$, the integrand times "
+            r"$|dk/d\lambda|$ is proportional to $\lambda^{\zeta - 1}$ with $\zeta = (a + b - 1)/a$.",
+            assumptions={**_SPEC, lam: (0.05, 0.5), L: (1, 6)},
+            definitions={zeta: ZETA},
+            transforms=("powsimp", "doit"),
+        ),
+        Step(
+            "Change of variables: integral",
+            I_k,
+            I_lam,
+            r"$k$ from 1 to $\infty$ maps to $\lambda$ from $c_\lambda$ down to 0; the orientation flip absorbs "
+            r"the sign of $dk/d\lambda$.",
+            assumptions=small_L,
+            definitions={zeta: ZETA},
+            transforms=(),
+            n_points=3,
+        ),
+        Step(
+            "Beta function",
+            I_lam,
+            beta_form,
+            r"Substitute $u = \lambda/c_\lambda$: the integral of $u^{\zeta - 1} (1 - u)^{2L}$ over $(0, 1)$ is "
+            r"$\mathrm{B}(\zeta, 2L + 1)$.",
+            assumptions={**small_L, zeta: (0.2, 3.0)},
+            transforms=(),
+            n_points=3,
+        ),
+        Step(
+            "Gamma functions",
+            beta_form,
+            gamma_form,
+            r"$\mathrm{B}(x, y) = \Gamma(x) \Gamma(y) / \Gamma(x + y)$.",
+            assumptions={**small_L, zeta: (0.2, 3.0)},
+            transforms=("expand_func", "gammasimp"),
+        ),
+        Step(
+            "Large-depth asymptote",
+            gamma_form,
+            asym,
+            r"$\Gamma(n + 1)/\Gamma(n + 1 + \zeta) \sim n^{-\zeta}$ as $n = 2L \to \infty$ (Stirling).",
+            assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0)},
+            relation="~",
+            limit=L,
+            tolerance=1e-5,
+            n_points=3,
+        ),
+        Step(
+            "Depth exponent",
+            -L * sp.Derivative(sp.log(asym), L),
+            zeta,
+            r"The logarithmic slope of the asymptote in $L$ is $-\zeta$.",
+            assumptions={**small_L, zeta: (0.2, 3.0)},
+            transforms=("doit",),
+        ),
     ]
     return Derivation(
         title=r"Equal-step linear attention: depth exponent $\zeta$",

@@ -74,7 +74,7 @@ def _step_endpoint(vals):
 def _step_residual(vals):
     Lv, x = int(vals[L]), vals[lam]
     _, coeffs = _min_by_elimination(vals)
-    r = sum(coeffs[t] * x ** t for t in range(Lv + 1))
+    r = sum(coeffs[t] * x**t for t in range(Lv + 1))
     return r, None
 
 
@@ -105,52 +105,122 @@ def free_polynomial_derivation() -> Derivation:
     asym = C * zeta * sp.gamma(zeta) ** 2 * L ** (-2 * zeta)
     small = {**_PAR, L: (1, 5)}
     steps = [
-        Step("Optimum is a Christoffel function", R_free, 1 / sp.Sum(p(0) ** 2, (j, 0, L)),
-             r"Writing $r$ in the orthonormal basis $p_0, \ldots, p_L$ of the measure $w$, "
-             r"$\int r^2 w = \sum_j r_j^2$ while $r(0) = \sum_j r_j p_j(0) = 1$; by Cauchy-Schwarz the minimum "
-             r"is $1/\sum_j p_j(0)^2$ (checked against the direct minimisation over the monomial coefficients).",
-             assumptions=small, transforms=(), numeric=_step_christoffel),
-        Step("Orthogonal basis: shifted Jacobi", sp.Integral(w * sp.jacobi(i, 0, zeta - 1, x) * sp.jacobi(i + m, 0, zeta - 1, x),
-                                                            (lam, 0, c_lambda)), sp.Integer(0),
-             r"With $x = 2 \lambda/c_\lambda - 1$ the weight $\lambda^{\zeta - 1}$ becomes $(1 + x)^{\zeta - 1}$: "
-             r"the Jacobi polynomials $P_j^{(0, \zeta - 1)}(x)$ are orthogonal for it.",
-             assumptions={**_PAR, i: (0, 3), m: (1, 2)}, transforms=(), abs_scale=1.0, n_points=2),
-        Step("Jacobi norms", sp.Integral(w * sp.jacobi(j, 0, zeta - 1, x) ** 2, (lam, 0, c_lambda)), C / (2 * j + zeta),
-             r"The Jacobi norm $2^\zeta/(2j + \zeta)$ in $x$, times the Jacobian $(c_\lambda/2)^\zeta$, gives "
-             r"$C/(2j + \zeta)$ with $C = c_\lambda c_\omega/a$, so "
-             r"$p_j = \sqrt{(2j + \zeta)/C}\, P_j^{(0, \zeta - 1)}(x)$.",
-             assumptions={**_PAR, j: (0, 5)}, transforms=(), n_points=3),
-        Step("Value at the zero eigenvalue", sp.Subs(sp.jacobi(j, 0, zeta - 1, sp.Symbol("x")), sp.Symbol("x"), -1),
-             (-1) ** j * sp.gamma(j + zeta) / (sp.gamma(zeta) * sp.factorial(j)),
-             r"$\lambda = 0$ is $x = -1$, where $P_j^{(\alpha, \beta)}(-1) = (-1)^j \binom{j + \beta}{j}$.",
-             assumptions={zeta: (0.2, 3.0), j: (0, 12)}, transforms=(), numeric=_step_endpoint),
-        Step("Christoffel sum", sp.Sum(p(0) ** 2, (j, 0, L)), sp.Sum(_summand(j), (j, 0, L)) / C,
-             r"Square the endpoint value and multiply by the normalisation $(2j + \zeta)/C$.",
-             assumptions=small, transforms=(),
-             numeric=lambda v: (1 / _christoffel(v), None)),
-        Step("Telescoping", _T(L) - _T(L - 1), _summand(L),
-             r"$T_L = \Gamma(L + \zeta + 1)^2/(\Gamma(\zeta) \Gamma(\zeta + 1) (L!)^2)$ satisfies "
-             r"$T_L - T_{L-1}$ equal to the summand at $j = L$, since $(L + \zeta)^2 - L^2 = \zeta (2L + \zeta)$.",
-             assumptions={zeta: (0.2, 3.0), L: (1, 20)}, transforms=("gammasimp", "combsimp")),
-        Step("Base case", _summand(sp.Integer(0)), _T(sp.Integer(0)),
-             r"At $L = 0$ both sides equal $\zeta$.", assumptions={zeta: (0.2, 3.0)}, transforms=("gammasimp",)),
-        Step("Closed-form sum", sp.Sum(_summand(j), (j, 0, L)), _T(L),
-             "By induction from the two previous steps.", assumptions={zeta: (0.2, 3.0), L: (0, 30)},
-             transforms=(), n_points=5),
-        Step("Free-polynomial optimum", R_free, closed,
-             r"Invert the Christoffel sum: $R_L^{\mathrm{free}} = C/T_L$ (checked against the direct minimisation).",
-             assumptions=small, transforms=(), numeric=_step_closed_form),
-        Step("Optimal residual", r_opt, sp.jacobi(L, zeta, 0, 1 - 2 * lam / c_lambda) / sp.jacobi(L, zeta, 0, 1),
-             r"The minimiser is proportional to the Christoffel-Darboux kernel $\sum_j p_j(0) p_j(\lambda)$, the "
-             r"normalised Jacobi polynomial $P_L^{(\zeta, 0)}(1 - 2 \lambda/\lambda_1)$; its roots $\rho_l$ give "
-             r"per-layer step sizes $\gamma_l = L/\rho_l$ (checked against the minimiser over monomial coefficients).",
-             assumptions={**small, lam: (0.0, 0.5)}, transforms=(), numeric=_step_residual),
-        Step("Large-depth asymptote", closed, asym,
-             r"$\Gamma(L + 1)/\Gamma(L + \zeta + 1) \sim L^{-\zeta}$ and $\Gamma(\zeta + 1) = \zeta \Gamma(\zeta)$.",
-             assumptions=_PAR, relation="~", limit=L, tolerance=1e-5, n_points=3),
-        Step("Depth exponent", -L * sp.Derivative(sp.log(asym), L), 2 * zeta,
-             r"The logarithmic slope of the asymptote in $L$ is $-2\zeta$: twice the equal-step exponent.",
-             assumptions=small, transforms=("doit",)),
+        Step(
+            "Optimum is a Christoffel function",
+            R_free,
+            1 / sp.Sum(p(0) ** 2, (j, 0, L)),
+            r"Writing $r$ in the orthonormal basis $p_0, \ldots, p_L$ of the measure $w$, "
+            r"$\int r^2 w = \sum_j r_j^2$ while $r(0) = \sum_j r_j p_j(0) = 1$; by Cauchy-Schwarz the minimum "
+            r"is $1/\sum_j p_j(0)^2$ (checked against the direct minimisation over the monomial coefficients).",
+            assumptions=small,
+            transforms=(),
+            numeric=_step_christoffel,
+        ),
+        Step(
+            "Orthogonal basis: shifted Jacobi",
+            sp.Integral(w * sp.jacobi(i, 0, zeta - 1, x) * sp.jacobi(i + m, 0, zeta - 1, x), (lam, 0, c_lambda)),
+            sp.Integer(0),
+            r"With $x = 2 \lambda/c_\lambda - 1$ the weight $\lambda^{\zeta - 1}$ becomes $(1 + x)^{\zeta - 1}$: "
+            r"the Jacobi polynomials $P_j^{(0, \zeta - 1)}(x)$ are orthogonal for it.",
+            assumptions={**_PAR, i: (0, 3), m: (1, 2)},
+            transforms=(),
+            abs_scale=1.0,
+            n_points=2,
+        ),
+        Step(
+            "Jacobi norms",
+            sp.Integral(w * sp.jacobi(j, 0, zeta - 1, x) ** 2, (lam, 0, c_lambda)),
+            C / (2 * j + zeta),
+            r"The Jacobi norm $2^\zeta/(2j + \zeta)$ in $x$, times the Jacobian $(c_\lambda/2)^\zeta$, gives "
+            r"$C/(2j + \zeta)$ with $C = c_\lambda c_\omega/a$, so "
+            r"$p_j = \sqrt{(2j + \zeta)/C}\, P_j^{(0, \zeta - 1)}(x)$.",
+            assumptions={**_PAR, j: (0, 5)},
+            transforms=(),
+            n_points=3,
+        ),
+        Step(
+            "Value at the zero eigenvalue",
+            sp.Subs(sp.jacobi(j, 0, zeta - 1, sp.Symbol("x")), sp.Symbol("x"), -1),
+            (-1) ** j * sp.gamma(j + zeta) / (sp.gamma(zeta) * sp.factorial(j)),
+            r"$\lambda = 0$ is $x = -1$, where $P_j^{(\alpha, \beta)}(-1) = (-1)^j \binom{j + \beta}{j}$.",
+            assumptions={zeta: (0.2, 3.0), j: (0, 12)},
+            transforms=(),
+            numeric=_step_endpoint,
+        ),
+        Step(
+            "Christoffel sum",
+            sp.Sum(p(0) ** 2, (j, 0, L)),
+            sp.Sum(_summand(j), (j, 0, L)) / C,
+            r"Square the endpoint value and multiply by the normalisation $(2j + \zeta)/C$.",
+            assumptions=small,
+            transforms=(),
+            numeric=lambda v: (1 / _christoffel(v), None),
+        ),
+        Step(
+            "Telescoping",
+            _T(L) - _T(L - 1),
+            _summand(L),
+            r"$T_L = \Gamma(L + \zeta + 1)^2/(\Gamma(\zeta) \Gamma(\zeta + 1) (L!)^2)$ satisfies "
+            r"$T_L - T_{L-1}$ equal to the summand at $j = L$, since $(L + \zeta)^2 - L^2 = \zeta (2L + \zeta)$.",
+            assumptions={zeta: (0.2, 3.0), L: (1, 20)},
+            transforms=("gammasimp", "combsimp"),
+        ),
+        Step(
+            "Base case",
+            _summand(sp.Integer(0)),
+            _T(sp.Integer(0)),
+            r"At $L = 0$ both sides equal $\zeta$.",
+            assumptions={zeta: (0.2, 3.0)},
+            transforms=("gammasimp",),
+        ),
+        Step(
+            "Closed-form sum",
+            sp.Sum(_summand(j), (j, 0, L)),
+            _T(L),
+            "By induction from the two previous steps.",
+            assumptions={zeta: (0.2, 3.0), L: (0, 30)},
+            transforms=(),
+            n_points=5,
+        ),
+        Step(
+            "Free-polynomial optimum",
+            R_free,
+            closed,
+            r"Invert the Christoffel sum: $R_L^{\mathrm{free}} = C/T_L$ (checked against the direct minimisation).",
+            assumptions=small,
+            transforms=(),
+            numeric=_step_closed_form,
+        ),
+        Step(
+            "Optimal residual",
+            r_opt,
+            sp.jacobi(L, zeta, 0, 1 - 2 * lam / c_lambda) / sp.jacobi(L, zeta, 0, 1),
+            r"The minimiser is proportional to the Christoffel-Darboux kernel $\sum_j p_j(0) p_j(\lambda)$, the "
+            r"normalised Jacobi polynomial $P_L^{(\zeta, 0)}(1 - 2 \lambda/\lambda_1)$; its roots $\rho_l$ give "
+            r"per-layer step sizes $\gamma_l = L/\rho_l$ (checked against the minimiser over monomial coefficients).",
+            assumptions={**small, lam: (0.0, 0.5)},
+            transforms=(),
+            numeric=_step_residual,
+        ),
+        Step(
+            "Large-depth asymptote",
+            closed,
+            asym,
+            r"$\Gamma(L + 1)/\Gamma(L + \zeta + 1) \sim L^{-\zeta}$ and $\Gamma(\zeta + 1) = \zeta \Gamma(\zeta)$.",
+            assumptions=_PAR,
+            relation="~",
+            limit=L,
+            tolerance=1e-5,
+            n_points=3,
+        ),
+        Step(
+            "Depth exponent",
+            -L * sp.Derivative(sp.log(asym), L),
+            2 * zeta,
+            r"The logarithmic slope of the asymptote in $L$ is $-2\zeta$: twice the equal-step exponent.",
+            assumptions=small,
+            transforms=("doit",),
+        ),
     ]
     return Derivation(
         title=r"Free polynomial (untied layers): depth exponent $2\zeta$",

@@ -34,10 +34,10 @@ def _mode_sum_vs_integral(vals):
     s = av + bv
     K = int(200 * Lv ** (1 / av)) + 10
     kk = np.arange(1, K, dtype=float)
-    direct = math.fsum(np.exp(-2 * Lv * kk ** -av - s * np.log(kk)))
+    direct = math.fsum(np.exp(-2 * Lv * kk**-av - s * np.log(kk)))
 
     def f(x):
-        return mpmath.exp(-2 * Lv * x ** -av - s * mpmath.log(x))
+        return mpmath.exp(-2 * Lv * x**-av - s * mpmath.log(x))
 
     with mpmath.workdps(20):
         tail = mpmath.quad(f, [K, 10 * K, 100 * K, mpmath.inf]) + f(K) / 2
@@ -66,47 +66,102 @@ def modes_derivation() -> Derivation:
     power = pref * 2 ** (-zeta) * sp.gamma(zeta) * L ** (-zeta)
     asym = pref * sp.gamma(zeta) * (2 * L) ** (-zeta)
     steps = [
-        Step("Normalised mode loss", sp.Subs((1 - gamma * lam_k[k] / L) ** (2 * L), gamma, L / lam_k[1]), mode_loss,
-             r"At the reference step $\gamma = L/\lambda_1$ mode $k$ keeps the fraction "
-             r"$(1 - \lambda_k/\lambda_1)^{2L}$ of its loss, and $\lambda_k/\lambda_1 = k^{-a}$.",
-             assumptions={**_PAR, L: (1, 10), k: (1, 20)}, definitions=spectra, transforms=("subs",)),
-        Step("Exponential decay per mode", mode_loss, sp.exp(-L / tau_k),
-             r"$\log(1 - x) = -x + O(x^2)$ with $x = k^{-a}$; the $O(x^2)$ term times $2L$, which is "
-             r"$(L/\tau_k)\, O(x)$, vanishes for slow modes, leaving $\exp(-2L k^{-a}) = \exp(-L/\tau_k)$ with "
-             r"the characteristic depth $\tau_k = k^a/2$.",
-             assumptions={u: (0.1, 10.0), a: (0.5, 1.5)}, relation="~", limit=k, limit_points=(1e3, 1e5, 1e7),
-             tolerance=1e-2, ratio_floor=1e-15, definitions={tau_k: k**a / 2, L: u * k**a / 2},
-             note=r"as $k \to \infty$ at fixed $u = L/\tau_k$"),
-        Step("Sequential learning", sp.Subs(sp.exp(-L / tau_k), L, tau_k * sp.log(1 / eps)), eps,
-             r"Mode $k$ falls below $\epsilon$ at the depth $L = \tau_k \ln(1/\epsilon)$: strong modes (small $k$) "
-             "first, weak ones later.",
-             assumptions={tau_k: (0.5, 100.0), eps: (1e-6, 0.5)}, transforms=("subs",)),
-        Step("Weighted superposition", sp.Sum(lam_k[k] * omega_k[k] * sp.exp(-L / tau_k), (k, 1, sp.oo)), R_exp,
-             r"The residual weights each mode's decay by its initial loss "
-             r"$\lambda_k \omega_k = c_\lambda c_\omega k^{-(a + b)}$.",
-             assumptions={**_PAR, L: (1, 10)}, definitions=spectra, transforms=("expand",)),
-        Step("Continuum of modes", R_exp, I_k,
-             r"For $L \gg 1$ the summand varies on the scale $k \sim L^{1/a}$ and is exponentially small for $k < 1$.",
-             assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
-             relation="~", limit=L, limit_points=(1e2, 1e3, 1e4), tolerance=1e-6, ratio_floor=1e-9,
-             numeric=_mode_sum_vs_integral, n_points=3),
-        Step("Superposition of characteristic depths", I_k, I_tau,
-             r"Change variables from $k$ to $\tau = k^a/2$: the modes' characteristic depths have the density "
-             r"$(c_\lambda c_\omega/a)\, 2^{-\zeta} \tau^{-(\zeta + 1)}$, a scale-free distribution of depths.",
-             assumptions={**_PAR, L: (0.5, 20.0)}, definitions={zeta: ZETA}, transforms=(), n_points=3),
-        Step("Gamma integral", I_tau, power,
-             r"Substitute $s = L/\tau$: $\int_0^\infty \tau^{-(\zeta + 1)} e^{-L/\tau}\, d\tau = "
-             r"L^{-\zeta} \Gamma(\zeta)$.",
-             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
-             transforms=(), n_points=3),
-        Step("Same law as equal steps", power, asym,
-             r"$2^{-\zeta} L^{-\zeta} = (2L)^{-\zeta}$: the equal-step asymptote of the continuum derivation.",
-             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
-             transforms=("powsimp", "simplify")),
-        Step("Depth exponent", -L * sp.Derivative(sp.log(power), L), zeta,
-             r"The logarithmic slope in $L$ is $-\zeta$.",
-             assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
-             transforms=("doit",)),
+        Step(
+            "Normalised mode loss",
+            sp.Subs((1 - gamma * lam_k[k] / L) ** (2 * L), gamma, L / lam_k[1]),
+            mode_loss,
+            r"At the reference step $\gamma = L/\lambda_1$ mode $k$ keeps the fraction "
+            r"$(1 - \lambda_k/\lambda_1)^{2L}$ of its loss, and $\lambda_k/\lambda_1 = k^{-a}$.",
+            assumptions={**_PAR, L: (1, 10), k: (1, 20)},
+            definitions=spectra,
+            transforms=("subs",),
+        ),
+        Step(
+            "Exponential decay per mode",
+            mode_loss,
+            sp.exp(-L / tau_k),
+            r"$\log(1 - x) = -x + O(x^2)$ with $x = k^{-a}$; the $O(x^2)$ term times $2L$, which is "
+            r"$(L/\tau_k)\, O(x)$, vanishes for slow modes, leaving $\exp(-2L k^{-a}) = \exp(-L/\tau_k)$ with "
+            r"the characteristic depth $\tau_k = k^a/2$.",
+            assumptions={u: (0.1, 10.0), a: (0.5, 1.5)},
+            relation="~",
+            limit=k,
+            limit_points=(1e3, 1e5, 1e7),
+            tolerance=1e-2,
+            ratio_floor=1e-15,
+            definitions={tau_k: k**a / 2, L: u * k**a / 2},
+            note=r"as $k \to \infty$ at fixed $u = L/\tau_k$",
+        ),
+        Step(
+            "Sequential learning",
+            sp.Subs(sp.exp(-L / tau_k), L, tau_k * sp.log(1 / eps)),
+            eps,
+            r"Mode $k$ falls below $\epsilon$ at the depth $L = \tau_k \ln(1/\epsilon)$: strong modes (small $k$) "
+            "first, weak ones later.",
+            assumptions={tau_k: (0.5, 100.0), eps: (1e-6, 0.5)},
+            transforms=("subs",),
+        ),
+        Step(
+            "Weighted superposition",
+            sp.Sum(lam_k[k] * omega_k[k] * sp.exp(-L / tau_k), (k, 1, sp.oo)),
+            R_exp,
+            r"The residual weights each mode's decay by its initial loss "
+            r"$\lambda_k \omega_k = c_\lambda c_\omega k^{-(a + b)}$.",
+            assumptions={**_PAR, L: (1, 10)},
+            definitions=spectra,
+            transforms=("expand",),
+        ),
+        Step(
+            "Continuum of modes",
+            R_exp,
+            I_k,
+            r"For $L \gg 1$ the summand varies on the scale $k \sim L^{1/a}$ and is exponentially small for $k < 1$.",
+            assumptions={a: (1.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)},
+            relation="~",
+            limit=L,
+            limit_points=(1e2, 1e3, 1e4),
+            tolerance=1e-6,
+            ratio_floor=1e-9,
+            numeric=_mode_sum_vs_integral,
+            n_points=3,
+        ),
+        Step(
+            "Superposition of characteristic depths",
+            I_k,
+            I_tau,
+            r"Change variables from $k$ to $\tau = k^a/2$: the modes' characteristic depths have the density "
+            r"$(c_\lambda c_\omega/a)\, 2^{-\zeta} \tau^{-(\zeta + 1)}$, a scale-free distribution of depths.",
+            assumptions={**_PAR, L: (0.5, 20.0)},
+            definitions={zeta: ZETA},
+            transforms=(),
+            n_points=3,
+        ),
+        Step(
+            "Gamma integral",
+            I_tau,
+            power,
+            r"Substitute $s = L/\tau$: $\int_0^\infty \tau^{-(\zeta + 1)} e^{-L/\tau}\, d\tau = "
+            r"L^{-\zeta} \Gamma(\zeta)$.",
+            assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+            transforms=(),
+            n_points=3,
+        ),
+        Step(
+            "Same law as equal steps",
+            power,
+            asym,
+            r"$2^{-\zeta} L^{-\zeta} = (2L)^{-\zeta}$: the equal-step asymptote of the continuum derivation.",
+            assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+            transforms=("powsimp", "simplify"),
+        ),
+        Step(
+            "Depth exponent",
+            -L * sp.Derivative(sp.log(power), L),
+            zeta,
+            r"The logarithmic slope in $L$ is $-\zeta$.",
+            assumptions={c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0), a: (0.5, 3.0), zeta: (0.2, 3.0), L: (0.5, 50.0)},
+            transforms=("doit",),
+        ),
     ]
     return Derivation(
         title="Mode-wise picture: a superposition of characteristic depths",

@@ -195,7 +195,9 @@ class _EqualStepSums:
             # S' at the minimum is a cancelling sum: compare with the sum of its absolute terms
             wx = self.w * self.x
             size = e * float(wx @ np.abs(self._pow(s, e - 1)))
-            return tail_error_bound(self.rule, self.spec.a, self.p + self.spec.a, s, e - 1, e * self.scale) <= _TOL * size
+            return (
+                tail_error_bound(self.rule, self.spec.a, self.p + self.spec.a, s, e - 1, e * self.scale) <= _TOL * size
+            )
 
 
 def _minimise(sums: _EqualStepSums, start: float = 1.0):
@@ -284,7 +286,9 @@ def local_slope(f, L, values=None):
     R = np.asarray(f, dtype=np.float64)
     Lr = np.asarray(L, dtype=np.float64)
     if R.ndim != 1 or R.shape != Lr.shape or R.size < 2:
-        raise ValueError(f"f: an array of losses must be 1-d, at least 2 long and match L (got shapes {R.shape}, {Lr.shape})")
+        raise ValueError(
+            f"f: an array of losses must be 1-d, at least 2 long and match L (got shapes {R.shape}, {Lr.shape})"
+        )
     if np.any(R <= 0) or np.any(Lr <= 0) or np.any(np.diff(Lr) <= 0):
         raise ValueError("f, L: losses must be positive and depths positive and increasing")
     return np.gradient(np.log(R), np.log(Lr))

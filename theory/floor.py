@@ -287,9 +287,7 @@ def _floor_from_means(T, h, g, gT, gh, G_pinv):
     return plugin - np.sum(beta * g, axis=-1)
 
 
-def linear_floor(
-    a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12
-):
+def linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12):
     """Monte Carlo floor ``R_irr = T - h^T G^+ h`` of linear attention on the top-k task.
 
     Works in the eigenbasis of the covariances. Both ``Sigma = O diag(lambda) O^T`` and

@@ -19,7 +19,13 @@ from depthscale.theory.validate import check_real
 def _modes(spec: PowerLawSpectrum, k) -> tuple[np.ndarray, bool]:
     scalar = np.ndim(k) == 0
     arr = np.atleast_1d(np.asarray(k))
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > spec.d:
+    if (
+        arr.ndim != 1
+        or arr.size == 0
+        or not np.issubdtype(arr.dtype, np.integer)
+        or arr.min() < 1
+        or arr.max() > spec.d
+    ):
         raise ValueError(f"k={k!r}: must be mode indices, integers in [1, {spec.d}]")
     return arr.astype(np.int64), scalar
 
@@ -88,7 +94,9 @@ def mode_depth(spec: PowerLawSpectrum, k, eps: float) -> ModeDepth:
     for _ in range(4):
         up = np.isfinite(per_layer) & (L * per_layer >= log_eps)
         L = np.where(up, L + 1.0, L)
-        down = np.isfinite(per_layer) & (L > 1) & ((L - 1.0) * np.where(np.isfinite(per_layer), per_layer, 0.0) < log_eps)
+        down = (
+            np.isfinite(per_layer) & (L > 1) & ((L - 1.0) * np.where(np.isfinite(per_layer), per_layer, 0.0) < log_eps)
+        )
         L = np.where(down, L - 1.0, L)
     tau = ks.astype(np.float64) ** spec.a / 2.0
     return ModeDepth(ks, eps, L.astype(np.int64), tau * np.log(1.0 / eps), tau)

@@ -110,5 +110,7 @@ def as_depths(L, name: str = "L") -> tuple[np.ndarray, bool]:
     arr = np.atleast_1d(np.asarray(L))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name}={L!r}: must be a positive integer or a non-empty 1-d list of them")
-    out = np.array([check_int(name, v.item() if hasattr(v, "item") else v, lo=1, hi=10**7) for v in arr], dtype=np.int64)
+    out = np.array(
+        [check_int(name, v.item() if hasattr(v, "item") else v, lo=1, hi=10**7) for v in arr], dtype=np.int64
+    )
     return out, scalar

@@ -36,8 +36,10 @@ def check_int(name: str, value, *, lo=None, hi=None) -> int:
     >>> check_int("d", 16, lo=1)
     16
     """
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        isinstance(value, float) and value.is_integer()
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int,))
+        and not (isinstance(value, float) and value.is_integer())
     ):
         try:
             import numpy as np
@@ -115,7 +117,9 @@ def check_memory(what: str, nbytes: float, limit: float | None = None) -> float:
     """
     limit = physical_memory() if limit is None else limit
     if limit is not None and nbytes > limit:
-        raise ValueError(f"{what}: needs at least {format_bytes(nbytes)} of memory; this machine has {format_bytes(limit)}")
+        raise ValueError(
+            f"{what}: needs at least {format_bytes(nbytes)} of memory; this machine has {format_bytes(limit)}"
+        )
     return nbytes
 
 

@@ -27,8 +27,11 @@ def register(subparsers) -> None:
     # the names live with the derivations, which import sympy: a wrong name is answered with the list
     p.add_argument("name", help="name of the derivation (an unknown name is answered with the list)")
     p.add_argument("--format", default="md", help="md, html or tex (default md)")
-    p.add_argument("--out", required=True,
-                   help="output file, or a directory for derivation-NAME.EXT (a name without extension is a directory, created)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="output file, or a directory for derivation-NAME.EXT (a name without extension is a directory, created)",
+    )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.set_defaults(func=handler)
 
@@ -72,8 +75,7 @@ def handler(args) -> int:
     summary = {
         "name": name,
         "path": path,
-        "steps": [{"title": r.title, "method": r.method, "passed": r.passed, "error": r.error}
-                  for r in result.steps],
+        "steps": [{"title": r.title, "method": r.method, "passed": r.passed, "error": r.error} for r in result.steps],
         "all_passed": result.all_passed,
     }
     lines = [f"{'ok  ' if r.passed else 'FAIL'} {r.title}: {r.method}" for r in result.steps]

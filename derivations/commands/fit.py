@@ -19,7 +19,9 @@ def register(sub) -> None:
     p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     p.add_argument("--model", default=None, help="only this model (linear or softmax)")
     p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
-    p.add_argument("--kind", default="offset,power", help="comma list of fits: offset (L0 + c L^-alpha), power (c L^-alpha)")
+    p.add_argument(
+        "--kind", default="offset,power", help="comma list of fits: offset (L0 + c L^-alpha), power (c L^-alpha)"
+    )
     p.add_argument("--n-boot", type=int, default=200, help="bootstrap replicates over seeds (0: none)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
@@ -46,13 +48,26 @@ def handle(args) -> int:
     lines = []
     for c in curves(records):
         entry = {
-            "label": c.label, "model": c.model, "task": c.task, "k": c.k, "a": c.a, "b": c.b, "d": c.d, "P": c.P,
-            "variant": c.variant, "depths": c.depths.tolist(), "n_seeds": len(c.seeds),
+            "label": c.label,
+            "model": c.model,
+            "task": c.task,
+            "k": c.k,
+            "a": c.a,
+            "b": c.b,
+            "d": c.d,
+            "P": c.P,
+            "variant": c.variant,
+            "depths": c.depths.tolist(),
+            "n_seeds": len(c.seeds),
             "mean_loss": [float(v) if np.isfinite(v) else None for v in c.mean],
-            "all_converged": c.all_converged, "n_unconverged": c.n_unconverged, "fits": {},
+            "all_converged": c.all_converged,
+            "n_unconverged": c.n_unconverged,
+            "fits": {},
         }
-        lines.append(f"{c.label}: depths {', '.join(str(int(L)) for L in c.depths)}; {len(c.seeds)} seed(s)"
-                     + ("" if c.all_converged else f"; {c.n_unconverged} run(s) not converged"))
+        lines.append(
+            f"{c.label}: depths {', '.join(str(int(L)) for L in c.depths)}; {len(c.seeds)} seed(s)"
+            + ("" if c.all_converged else f"; {c.n_unconverged} run(s) not converged")
+        )
         for kind in kinds:
             f = c.fit(kind, n_boot=n_boot)
             entry["fits"][kind] = f.to_dict()
@@ -72,7 +87,9 @@ def fit_text(f) -> str:
         return f"no fit ({f.failure})"
     if not f.identified:
         return f"not identified ({f.reason})"
-    txt = ", ".join(f"{k} = {format_estimate(f.params[k], f.se[k])}" for k in f.params) + f"; R^2 = {format_value(f.r2)}"
+    txt = (
+        ", ".join(f"{k} = {format_estimate(f.params[k], f.se[k])}" for k in f.params) + f"; R^2 = {format_value(f.r2)}"
+    )
     if np.isfinite(f.delta_aic_alpha_one):
         txt += f"; ΔAIC(alpha=1 − free) = {format_value(f.delta_aic_alpha_one)}"
     if f.bootstrap is not None:

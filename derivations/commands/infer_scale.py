@@ -24,12 +24,15 @@ def register(subparsers) -> None:
         "infer-scale",
         help="rank a (d, P) grid by how well its reference softmax floors match reported floors L0",
         description="For every (d, P) and reference (single, convex, mixture) the ratios L0 / reference over "
-                    "the CSV rows give median m and spread s = max |ln(r / m)|; candidates are ranked by "
-                    "score = |ln m| + s, best first.",
+        "the CSV rows give median m and spread s = max |ln(r / m)|; candidates are ranked by "
+        "score = |ln m| + s, best first.",
     )
-    p.add_argument("--floors", required=True,
-                   help="CSV with columns task,k,a,b,L0 (reported floors; '#' lines are comments, k empty for easy tasks); "
-                        "'example' uses the example shipped with depthscale")
+    p.add_argument(
+        "--floors",
+        required=True,
+        help="CSV with columns task,k,a,b,L0 (reported floors; '#' lines are comments, k empty for easy tasks); "
+        "'example' uses the example shipped with depthscale",
+    )
     p.add_argument("--d", required=True, help="comma-separated input dimensions, e.g. 8,16,32")
     p.add_argument("--P", required=True, help="comma-separated context lengths, e.g. 64,128,256")
     add_floor_options(p, contexts_default=DEFAULT_CONTEXTS)
@@ -66,8 +69,11 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
     from depthscale.derivations.scale_match import match_score, rank
     from depthscale.sims.reference_floors import reference_floors
 
-    tasks = {(d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
-             for d in ds for P in Ps}  # validate the whole grid before computing anything
+    tasks = {
+        (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
+        for d in ds
+        for P in Ps
+    }  # validate the whole grid before computing anything
     cands, table = [], []
     for (d, P), ts in tasks.items():
         fls = [reference_floors(t, **kw) for t in ts]
@@ -77,7 +83,9 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
             # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
             sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
             cands.append({"d": d, "P": P, "reference": name, **sc})
-            table.append({"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]})
+            table.append(
+                {"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]}
+            )
     return {"ranking": rank(cands), "floors": table}
 
 
@@ -100,5 +108,7 @@ def handle_infer_scale(args) -> int:
 def _text(out) -> str:
     lines = [f"{'d':>5} {'P':>6}  {'reference':<8} {'median_ratio':>12} {'spread':>8} {'score':>8}"]
     for c in out["ranking"]:
-        lines.append(f"{c['d']:>5} {c['P']:>6}  {c['reference']:<8} {c['median_ratio']:>12.4g} {c['spread']:>8.3g} {c['score']:>8.3g}")
+        lines.append(
+            f"{c['d']:>5} {c['P']:>6}  {c['reference']:<8} {c['median_ratio']:>12.4g} {c['spread']:>8.3g} {c['score']:>8.3g}"
+        )
     return "\n".join(lines)

@@ -9,11 +9,19 @@ from depthscale.derivations.cli import check_out_dir, emit
 
 def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
     p.add_argument("--out", default="report", help="output directory (created; default: report)")
-    p.add_argument("--floor-contexts", type=int, default=3000,
-                   help=f"Monte Carlo contexts for the linear floors, >= 10 (default {floor_default})")
-    p.add_argument("--reference-contexts", type=int, default=3000,
-                   help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or >= 10"
-                        f" (default {reference_default})")
+    p.add_argument(
+        "--floor-contexts",
+        type=int,
+        default=3000,
+        help=f"Monte Carlo contexts for the linear floors, >= 10 (default {floor_default})",
+    )
+    p.add_argument(
+        "--reference-contexts",
+        type=int,
+        default=3000,
+        help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or >= 10"
+        f" (default {reference_default})",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object (claims and paths)")
 
 
@@ -31,15 +39,23 @@ def check_contexts(args) -> None:
         raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
 
 
-def write(records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None,
-          load_arrays=None) -> dict:
+def write(
+    records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None, load_arrays=None
+) -> dict:
     """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
     ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs."""
     from depthscale.derivations.render import write_report
     from depthscale.derivations.reporting import build_context
 
-    ctx = build_context(records, title=title, preset=preset, floor_contexts=args.floor_contexts,
-                        reference_contexts=args.reference_contexts, runtime_seconds=runtime, load_arrays=load_arrays)
+    ctx = build_context(
+        records,
+        title=title,
+        preset=preset,
+        floor_contexts=args.floor_contexts,
+        reference_contexts=args.reference_contexts,
+        runtime_seconds=runtime,
+        load_arrays=load_arrays,
+    )
     if missing:
         ctx.summary.insert(0, missing)
     paths = write_report(ctx, args.out)
@@ -67,6 +83,9 @@ def handle(args) -> int:
 
 def claims_text(out: dict) -> str:
     lines = [f"{'verdict':<11} claim"]
-    lines += [f"{c['verdict']:<11} {c['id']}: measured {c['measured_text']} (expected {c['expected_text']})" for c in out["claims"]]
+    lines += [
+        f"{c['verdict']:<11} {c['id']}: measured {c['measured_text']} (expected {c['expected_text']})"
+        for c in out["claims"]
+    ]
     lines += [f"wrote {p}" for p in out["paths"].values()]
     return "\n".join(lines)

@@ -29,18 +29,30 @@ def preset_path(name: str):
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
     p.add_argument("--preset", required=True, help="smoke, cpu, protocol or paper")
-    p.add_argument("--store", default=None,
-                   help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)")
+    p.add_argument(
+        "--store",
+        default=None,
+        help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)",
+    )
     p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
-    p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
+    p.add_argument(
+        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
+    )
     p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
-    p.add_argument("--budget", default=None, metavar="DURATION",
-                   help="time budget such as 2h or 90m for the sweep: start no run that would not finish in it; rerun to continue")
+    p.add_argument(
+        "--budget",
+        default=None,
+        metavar="DURATION",
+        help="time budget such as 2h or 90m for the sweep: start no run that would not finish in it; rerun to continue",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     per_preset = ", ".join(f"{k} {v[0]}" for k, v in THEORY_CONTEXTS.items())
-    add_report_options(p, floor_default=f"per preset: {per_preset}",
-                       reference_default="per preset: " + ", ".join(f"{k} {v[1]}" for k, v in THEORY_CONTEXTS.items()))
+    add_report_options(
+        p,
+        floor_default=f"per preset: {per_preset}",
+        reference_default="per preset: " + ", ".join(f"{k} {v[1]}" for k, v in THEORY_CONTEXTS.items()),
+    )
     p.set_defaults(func=handle, floor_contexts=None, reference_contexts=None)
 
 
@@ -67,8 +79,10 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
     have = sum(is_finished(statuses.get(k)) for k in keys)
     if have == len(keys):
         return None
-    return (f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
-            " failed or did not run, and the claims below rest only on the runs present.")
+    return (
+        f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
+        " failed or did not run, and the claims below rest only on the runs present."
+    )
 
 
 def handle(args) -> int:
@@ -96,28 +110,49 @@ def handle(args) -> int:
     with Store(store_path) as st:
         todo = len(plan(runs, st, args.retry_failed)[0])
         log = None if args.quiet or sys.stderr.isatty() else progress_lines(todo)
-        res = sweep(runs, st, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet, on_result=log, budget=budget)
+        res = sweep(
+            runs,
+            st,
+            executor=executor,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            retry_failed=args.retry_failed,
+            quiet=args.quiet,
+            on_result=log,
+            budget=budget,
+        )
         statuses = st.statuses()
         if res.out_of_budget:
-            sys.stderr.write(f"depthscale: budget reached: {res.not_started} run(s) of the preset not started; "
-                             "rerun the same command to continue\n")
+            sys.stderr.write(
+                f"depthscale: budget reached: {res.not_started} run(s) of the preset not started; "
+                "rerun the same command to continue\n"
+            )
         if res.interrupted:
             left, have, failed = plan(runs, st)
-            sys.stderr.write(f"depthscale: interrupted: {have} of {have + failed + len(left)} runs finished in {store_path}, "
-                             f"{res.lost} in flight lost, no report written; rerun the same command to resume\n")
+            sys.stderr.write(
+                f"depthscale: interrupted: {have} of {have + failed + len(left)} runs finished in {store_path}, "
+                f"{res.lost} in flight lost, no report written; rerun the same command to resume\n"
+            )
             return 130
         records = list(st.records())
     if log is not None:
         sys.stderr.write("depthscale: sweep finished; writing the report (fits, theory Monte Carlo)\n")
     try:
         with Store(store_path, mode="read") as st:
-            result = write(records, args, title=f"depthscale reproduce --preset {args.preset}", preset=args.preset,
-                           runtime=time.perf_counter() - t0, missing=missing_sentence(args.preset, runs, statuses),
-                           load_arrays=st.load_arrays)
+            result = write(
+                records,
+                args,
+                title=f"depthscale reproduce --preset {args.preset}",
+                preset=args.preset,
+                runtime=time.perf_counter() - t0,
+                missing=missing_sentence(args.preset, runs, statuses),
+                load_arrays=st.load_arrays,
+            )
     except KeyboardInterrupt:
-        sys.stderr.write(f"depthscale: interrupted while writing the report; the store {store_path} holds every "
-                         "finished run: rerun the same command to write it\n")
+        sys.stderr.write(
+            f"depthscale: interrupted while writing the report; the store {store_path} holds every "
+            "finished run: rerun the same command to write it\n"
+        )
         return 130
     result["sweep"] = res.to_dict()
     result["store"] = str(store_path)

@@ -16,7 +16,17 @@ VARIANTS = {
     "merged": ("qk", "merged"),
 }
 
-SUMMARY_KEYS = ("final_loss", "final_loss_se", "A_L", "C_L", "gap", "identity_residual", "converged", "steps", "wall_seconds")
+SUMMARY_KEYS = (
+    "final_loss",
+    "final_loss_se",
+    "A_L",
+    "C_L",
+    "gap",
+    "identity_residual",
+    "converged",
+    "steps",
+    "wall_seconds",
+)
 
 
 def register(sub) -> None:
@@ -26,18 +36,30 @@ def register(sub) -> None:
     p.add_argument("--model", default="softmax", help="linear or softmax (default softmax)")
     p.add_argument("--task", default="topk", help="easy-exact, easy-fresh or topk (default topk)")
     p.add_argument("--k", type=int, default=2, help="top-k size, 1 <= k <= P (task topk; default 2)")
-    p.add_argument("--a", type=float, default=0.0, help="input spectrum exponent a >= 0, lambda_k = c_lambda k^-a (default 0)")
-    p.add_argument("--b", type=float, default=0.0, help="teacher spectrum exponent b >= 0, omega_k = c_omega k^-b (default 0)")
+    p.add_argument(
+        "--a", type=float, default=0.0, help="input spectrum exponent a >= 0, lambda_k = c_lambda k^-a (default 0)"
+    )
+    p.add_argument(
+        "--b", type=float, default=0.0, help="teacher spectrum exponent b >= 0, omega_k = c_omega k^-b (default 0)"
+    )
     p.add_argument("--c-lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)")
     p.add_argument("--c-omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)")
-    p.add_argument("--d", type=int, default=16,
-                   help=f"input dimension, 1 <= d <= {D_MAX} (default 16); refused if the run would not fit in memory")
+    p.add_argument(
+        "--d",
+        type=int,
+        default=16,
+        help=f"input dimension, 1 <= d <= {D_MAX} (default 16); refused if the run would not fit in memory",
+    )
     p.add_argument("--P", type=int, default=128, help=f"context length, 1 <= P <= {P_MAX} (default 128)")
     p.add_argument("--depth", type=int, default=1, help=f"number of layers L, 1 <= L <= {DEPTH_MAX} (default 1)")
     p.add_argument("--width", type=int, default=0, help="width N >= d (0: N = d; default 0)")
     p.add_argument("--variant", action="append", default=[], help="model switch, repeatable: " + ", ".join(VARIANTS))
-    p.add_argument("--init-scale", type=float, default=0.3,
-                   help="query/key entries ~ N(0, (init_scale / sqrt(d))^2), init_scale > 0 (default 0.3)")
+    p.add_argument(
+        "--init-scale",
+        type=float,
+        default=0.3,
+        help="query/key entries ~ N(0, (init_scale / sqrt(d))^2), init_scale > 0 (default 0.3)",
+    )
     p.add_argument("--dtype", default="float64", help="float64 or float32 (default float64)")
     p.add_argument("--steps", type=int, default=8000, help="step cap (default 8000)")
     p.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate, 0 < lr <= 10 (default 0.003)")
@@ -66,10 +88,27 @@ def build_config(args):
         if name in model_fields and model_fields[name] != value:
             raise ValueError(f"variant={v!r}: conflicts with another --variant setting {name}")
         model_fields[name] = value
-    task = TaskConfig(task=args.task, k=args.k, a=args.a, b=args.b, d=args.d, P=args.P, c_lambda=args.c_lambda, c_omega=args.c_omega)
-    model = ModelConfig(model=args.model, depth=args.depth, width=args.width, init_scale=args.init_scale, dtype=args.dtype, **model_fields)
-    train = TrainConfig(lr=args.lr, batch=args.batch, steps=args.steps, warmup=args.warmup, schedule=args.schedule,
-                        window=args.window, tol=args.tol, eval_contexts=args.eval_contexts)
+    task = TaskConfig(
+        task=args.task, k=args.k, a=args.a, b=args.b, d=args.d, P=args.P, c_lambda=args.c_lambda, c_omega=args.c_omega
+    )
+    model = ModelConfig(
+        model=args.model,
+        depth=args.depth,
+        width=args.width,
+        init_scale=args.init_scale,
+        dtype=args.dtype,
+        **model_fields,
+    )
+    train = TrainConfig(
+        lr=args.lr,
+        batch=args.batch,
+        steps=args.steps,
+        warmup=args.warmup,
+        schedule=args.schedule,
+        window=args.window,
+        tol=args.tol,
+        eval_contexts=args.eval_contexts,
+    )
     return RunConfig(task, model, train)
 
 

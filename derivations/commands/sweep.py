@@ -17,20 +17,39 @@ from depthscale.derivations.cli import emit
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="run a grid of simulations (TOML) into a results store")
     p.add_argument("grid", help="grid file (TOML): [task], [model], [train] fields or lists, seeds; or [[grid]] blocks")
-    p.add_argument("--store", required=True,
-                   help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)")
+    p.add_argument(
+        "--store",
+        required=True,
+        help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)",
+    )
     p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPU count)")
-    p.add_argument("--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)")
+    p.add_argument(
+        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
+    )
     p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
-    p.add_argument("--run-fn", default=None, metavar="MODULE:FUNCTION",
-                   help="advanced: run function run(config, seed) -> record (default: the engine's runner)")
-    p.add_argument("--budget", default=None, metavar="DURATION",
-                   help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue")
-    p.add_argument("--no-lockstep", action="store_true",
-                   help="train each depth on its own instead of the depths of a (task, protocol, seed) together")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress bar (on a terminal) and no per-run lines (when stderr is a file)")
+    p.add_argument(
+        "--run-fn",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="advanced: run function run(config, seed) -> record (default: the engine's runner)",
+    )
+    p.add_argument(
+        "--budget",
+        default=None,
+        metavar="DURATION",
+        help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue",
+    )
+    p.add_argument(
+        "--no-lockstep",
+        action="store_true",
+        help="train each depth on its own instead of the depths of a (task, protocol, seed) together",
+    )
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar (on a terminal) and no per-run lines (when stderr is a file)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
 
@@ -104,21 +123,24 @@ def progress_lines(todo: int):
         count[0] += 1
         cfg = rec.get("config") or {}
         task, model = cfg.get("task", {}), cfg.get("model", {})
-        what = (f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
-                f"L={model.get('depth')} seed={rec.get('seed')}")
-        sys.stderr.write(f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
-                         f"({time.perf_counter() - t0:.0f} s elapsed)\n")
+        what = (
+            f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
+            f"L={model.get('depth')} seed={rec.get('seed')}"
+        )
+        sys.stderr.write(
+            f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
+            f"({time.perf_counter() - t0:.0f} s elapsed)\n"
+        )
         sys.stderr.flush()
 
     return on_result
 
 
 def handle(args) -> int:
+    from depthscale.sims.budget import parse_duration
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store, check_store_file
     from depthscale.sims.sweeps import plan, sweep
-
-    from depthscale.sims.budget import parse_duration
 
     executor = check_executor(args.executor, args.workers, args.scheduler)
     budget = parse_duration(args.budget) if args.budget is not None else None
@@ -133,19 +155,35 @@ def handle(args) -> int:
             check_memory_of(config)
     with Store(store_path) as st:
         log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, st, args.retry_failed)[0]))
-        res = sweep(runs, st, run_fn=run_fn, executor=executor, workers=args.workers, scheduler=args.scheduler,
-                    retry_failed=args.retry_failed, quiet=args.quiet, on_result=log, lockstep=not args.no_lockstep,
-                    budget=budget)
+        res = sweep(
+            runs,
+            st,
+            run_fn=run_fn,
+            executor=executor,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            retry_failed=args.retry_failed,
+            quiet=args.quiet,
+            on_result=log,
+            lockstep=not args.no_lockstep,
+            budget=budget,
+        )
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
     text = (
         f"{res.total} runs in the grid: {res.done} done now, {res.skipped} already done, {res.failed} failed now"
         + (f", {res.skipped_failed} failed earlier (rerun with --retry-failed)" if res.skipped_failed else "")
         + f" ({res.seconds:.1f} s)"
-        + (f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
-           if res.interrupted else "")
-        + (f"\nbudget reached: {res.not_started} run(s) not started; rerun the same command to continue"
-           if res.out_of_budget else "")
+        + (
+            f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
+            if res.interrupted
+            else ""
+        )
+        + (
+            f"\nbudget reached: {res.not_started} run(s) not started; rerun the same command to continue"
+            if res.out_of_budget
+            else ""
+        )
         + (f"\nexecutor broke: {res.not_started} run(s) not started; rerun to resume" if res.broken else "")
         + f"\nstore: {store_path}"
     )

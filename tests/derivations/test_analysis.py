@@ -4,11 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from synthetic import curve
 
 from depthscale.derivations.analysis import curve_key, curves
 from depthscale.derivations.fits import fit_offset_power
-
-from synthetic import curve
 
 
 def test_a_curve_is_everything_but_depth_and_seed():
@@ -52,9 +51,15 @@ def test_baseline_averages_the_deepest_runs():
     recs = curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2), depths=(1, 4))
     rng = np.random.default_rng(3)
     for r in recs:
-        r["baseline"] = {n: {"loss": 0.6 + 0.01 * rng.standard_normal(), "se": 0.01 + 0.001 * rng.random(),
-                             "diff": -0.1 + 0.01 * rng.standard_normal(), "diff_se": 0.002 + 0.001 * rng.random()}
-                         for n in ("single", "pair")}
+        r["baseline"] = {
+            n: {
+                "loss": 0.6 + 0.01 * rng.standard_normal(),
+                "se": 0.01 + 0.001 * rng.random(),
+                "diff": -0.1 + 0.01 * rng.standard_normal(),
+                "diff_se": 0.002 + 0.001 * rng.random(),
+            }
+            for n in ("single", "pair")
+        }
     (c,) = curves(recs)
     b = c.baseline("pair")
     deep = [r["baseline"]["pair"] for r in recs if r["config"]["model"]["depth"] == 4]

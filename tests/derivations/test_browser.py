@@ -25,7 +25,8 @@ MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 CHROMIUM = shutil.which("chromium")
 
 # Written into the page on load: what the browser itself made of the document.
-PROBE = """
+PROBE = (
+    """
 <script>
 window.addEventListener("load", function () {
   var maths = Array.prototype.slice.call(document.getElementsByTagNameNS("%s", "math"));
@@ -35,7 +36,8 @@ window.addEventListener("load", function () {
   var out = {
     ready: document.readyState,
     math: maths.length,
-    mathml_elements: maths.filter(function (m) { return typeof MathMLElement !== "undefined" && m instanceof MathMLElement; }).length,
+    mathml_elements: maths.filter(function (m) {
+        return typeof MathMLElement !== "undefined" && m instanceof MathMLElement; }).length,
     math_boxes: maths.filter(function (m) { var r = m.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length,
     images: imgs.length,
     decoded: imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
@@ -49,7 +51,9 @@ window.addEventListener("load", function () {
   document.body.appendChild(pre);
 });
 </script>
-""" % MATHML_NS
+"""
+    % MATHML_NS
+)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package 'chromium')")
 
@@ -61,9 +65,11 @@ class FakeDerivation:
         return "$$R_L = \\frac{1}{L^2} \\mathbf{1}^T M \\mathbf{1}$$"
 
     def to_html_fragment(self):
-        return (f'<math xmlns="{MATHML_NS}" display="block"><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo>'
-                "<mfrac><mrow><msup><mn>1</mn><mi>T</mi></msup><mi>M</mi><mn>1</mn></mrow>"
-                "<msup><mi>L</mi><mn>2</mn></msup></mfrac></math>")
+        return (
+            f'<math xmlns="{MATHML_NS}" display="block"><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo>'
+            "<mfrac><mrow><msup><mn>1</mn><mi>T</mi></msup><mi>M</mi><mn>1</mn></mrow>"
+            "<msup><mi>L</mi><mn>2</mn></msup></mfrac></math>"
+        )
 
     def to_latex_fragment(self):
         return "\\[R_L = \\frac{1}{L^2} \\mathbf{1}^T M \\mathbf{1}\\]"
@@ -71,16 +77,29 @@ class FakeDerivation:
 
 def synthetic_records():
     out = []
-    for model, task, a, b, (L0, c, alpha) in [("linear", "easy-exact", 2.0, 1.0, (0.0, 0.8, 1.5)),
-                                               ("softmax", "topk", 0.5, 0.5, (0.3, 0.4, 1.0))]:
+    for model, task, a, b, (L0, c, alpha) in [
+        ("linear", "easy-exact", 2.0, 1.0, (0.0, 0.8, 1.5)),
+        ("softmax", "topk", 0.5, 0.5, (0.3, 0.4, 1.0)),
+    ]:
         for L in (1, 2, 4, 8, 16):
             for s in (0, 1):
-                R = L0 + c * L ** -alpha + 0.005 * (s - 0.5)
+                R = L0 + c * L**-alpha + 0.005 * (s - 0.5)
                 C = L0 + 0.1 * c / L
-                out.append({"config": {"task": {"task": task, "k": 2, "a": a, "b": b, "d": 8, "P": 64},
-                                       "model": {"model": model, "depth": L}},
-                            "seed": s, "status": "ok", "converged": True, "final_loss": R, "final_loss_se": 0.01,
-                            "A_L": C + L * (R - C), "C_L": C if L > 1 else None})
+                out.append(
+                    {
+                        "config": {
+                            "task": {"task": task, "k": 2, "a": a, "b": b, "d": 8, "P": 64},
+                            "model": {"model": model, "depth": L},
+                        },
+                        "seed": s,
+                        "status": "ok",
+                        "converged": True,
+                        "final_loss": R,
+                        "final_loss_se": 0.01,
+                        "A_L": C + L * (R - C),
+                        "C_L": C if L > 1 else None,
+                    }
+                )
     return out
 
 
@@ -88,14 +107,31 @@ def synthetic_records():
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser") / "report"
     recs = synthetic_records()
-    figs = [figures.figure_entry("overview", recs, {("linear",): {"L0": 0.0, "c": 0.8, "alpha": 1.5}}),
-            figures.figure_entry("decomposition", recs),
-            figures.figure_entry("floors", [])]  # not drawn: stated instead
+    figs = [
+        figures.figure_entry("overview", recs, {("linear",): {"L0": 0.0, "c": 0.8, "alpha": 1.5}}),
+        figures.figure_entry("decomposition", recs),
+        figures.figure_entry("floors", []),
+    ]  # not drawn: stated instead
     assert [f["png"] is None for f in figs] == [False, False, True]
-    claims = [{"id": f"c{i}", "claim": f"claim {i}", "theory": 1.0, "measured": 1.0 + i / 10, "tolerance": 0.1,
-               "verdict": v, "detail": ""} for i, v in enumerate(("pass", "fail", "indicative", "not run"))]
-    ctx = ReportContext(title="Browser check", derivations=[FakeDerivation()], figures=figs, claims=claims,
-                        results_tables=[{"title": "R_L", "columns": ["L", "R_L"], "rows": [[1, 1.1], [2, 0.7]]}])
+    claims = [
+        {
+            "id": f"c{i}",
+            "claim": f"claim {i}",
+            "theory": 1.0,
+            "measured": 1.0 + i / 10,
+            "tolerance": 0.1,
+            "verdict": v,
+            "detail": "",
+        }
+        for i, v in enumerate(("pass", "fail", "indicative", "not run"))
+    ]
+    ctx = ReportContext(
+        title="Browser check",
+        derivations=[FakeDerivation()],
+        figures=figs,
+        claims=claims,
+        results_tables=[{"title": "R_L", "columns": ["L", "R_L"], "rows": [[1, 1.1], [2, 0.7]]}],
+    )
     paths = write_report(ctx, out)
     return ctx, Path(paths["html"])
 
@@ -103,9 +139,19 @@ def report(tmp_path_factory):
 def chromium(args, tmp: Path, timeout=120):
     profile = tmp / "profile"
     profile.mkdir(exist_ok=True)
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={profile}", *args]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     env = {**os.environ, "HOME": str(tmp)}  # keep the browser's caches inside the test's directory
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 

@@ -4,11 +4,10 @@ import re
 
 import numpy as np
 import pytest
+from synthetic import curve
 
 from depthscale.derivations.analysis import curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
-
-from synthetic import curve, record
 
 
 def verdicts(records, theory=None):
@@ -43,7 +42,8 @@ def test_too_small_evidence_is_indicative_and_missing_is_not_run():
 def test_exponent_spread_waits_for_converged_linear_curves():
     soft = curve(lambda L: 0.5 + 0.4 / L, a=0.0, b=0.0) + curve(lambda L: 0.3 + 0.3 / L, a=0.5, b=0.5)
     lin = curve(lambda L: 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0) + curve(
-        lambda L: 0.3 * L**-1.8, model="linear", task="easy-fresh", a=1.0, b=2.0)
+        lambda L: 0.3 * L**-1.8, model="linear", task="easy-fresh", a=1.0, b=2.0
+    )
     assert verdicts(soft + lin)["exponent-spread"].verdict == "fail"  # linear spread 0.3 < 2
     lin[0]["converged"] = False
     row = verdicts(soft + lin)["exponent-spread"]
@@ -60,7 +60,9 @@ def test_unconverged_runs_never_decide():
 def test_linear_exponent_inside_and_outside_zeta_band():
     # (a,b) = (2,1): zeta = 1, band [1, 2]
     inside = curve(lambda L: 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0)
-    outside = curve(lambda L: 0.3 * L**-3.0, model="linear", task="easy-fresh", a=1.0, b=1.0 + 1e-9 + 1.0)  # zeta = 2, band [2, 4]
+    outside = curve(
+        lambda L: 0.3 * L**-3.0, model="linear", task="easy-fresh", a=1.0, b=1.0 + 1e-9 + 1.0
+    )  # zeta = 2, band [2, 4]
     rows = verdicts(inside + outside)
     got = {tuple(round(x, 6) for x in r.expected): r.verdict for r in by_prefix(rows, "linear-exponent")}
     assert got[(1.0, 2.0)] == "pass"
@@ -103,8 +105,10 @@ def test_linear_floor_against_theory_value():
 def test_baseline_claim_uses_paired_differences():
     recs = curve(lambda L: 0.5 + 0.4 / L)
     for r in recs:
-        r["baseline"] = {"single": {"kappa": 10.0, "loss": 0.6, "se": 0.01, "diff": r["final_loss"] - 0.6, "diff_se": 0.002},
-                         "pair": {"kappas": [5.0, 20.0], "loss": 0.5, "se": 0.01, "diff": r["final_loss"] - 0.5, "diff_se": 0.002}}
+        r["baseline"] = {
+            "single": {"kappa": 10.0, "loss": 0.6, "se": 0.01, "diff": r["final_loss"] - 0.6, "diff_se": 0.002},
+            "pair": {"kappas": [5.0, 20.0], "loss": 0.5, "se": 0.01, "diff": r["final_loss"] - 0.5, "diff_se": 0.002},
+        }
     rows = verdicts(recs)
     single = by_prefix(rows, "depth-beats-single")[0]
     pair = by_prefix(rows, "depth-beats-pair")[0]
@@ -119,9 +123,21 @@ def test_baseline_claim_uses_paired_differences():
 def test_every_claim_family_present_even_without_data():
     rows = evaluate_claims(Evidence([], {}))
     ids = {r.id for r in rows}
-    for cid in ("linear-exponent", "linear-floor", "softmax-easy-one-layer", "softmax-top2-exponent", "exponent-spread",
-                "topk-slower", "clt-identity", "clt-convergence", "softmax-below-linear", "controls-no-depth-gain",
-                "depth-beats-baselines", "linear-sequential-modes", "softmax-parallel-modes"):
+    for cid in (
+        "linear-exponent",
+        "linear-floor",
+        "softmax-easy-one-layer",
+        "softmax-top2-exponent",
+        "exponent-spread",
+        "topk-slower",
+        "clt-identity",
+        "clt-convergence",
+        "softmax-below-linear",
+        "controls-no-depth-gain",
+        "depth-beats-baselines",
+        "linear-sequential-modes",
+        "softmax-parallel-modes",
+    ):
         assert cid in ids, cid
     assert all(r.verdict == "not run" for r in rows)
 

@@ -32,10 +32,15 @@ def toy_registry(monkeypatch):
         return dv.Derivation("Toy", "t", [], [dv.Step("double", 2 * x, x + x, "Add.", transforms=("expand",))])
 
     def bad():
-        return dv.Derivation("Bad", "t", [], [
-            dv.Step("fine", 2 * x, x + x, "Add.", transforms=("expand",)),
-            dv.Step("off by one", x**2, x**3, "Wrong.", assumptions={x: (2, 3)}, transforms=()),
-        ])
+        return dv.Derivation(
+            "Bad",
+            "t",
+            [],
+            [
+                dv.Step("fine", 2 * x, x + x, "Add.", transforms=("expand",)),
+                dv.Step("off by one", x**2, x**3, "Wrong.", assumptions={x: (2, 3)}, transforms=()),
+            ],
+        )
 
     monkeypatch.setitem(dv.DERIVATIONS, "linear", good)
     monkeypatch.setitem(dv.DERIVATIONS, "free", bad)
@@ -60,11 +65,14 @@ def test_failed_check_exits_1_and_names_step(tmp_path, capsys, toy_registry):
     assert "FAILED" in (tmp_path / "derivation-free.md").read_text()
 
 
-@pytest.mark.parametrize("argv", [
-    ["derive", "nope", "--format", "md"],
-    ["derive", "linear", "--format", "pdf"],
-    ["derive", "linear", "--format", "HTML"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["derive", "nope", "--format", "md"],
+        ["derive", "linear", "--format", "pdf"],
+        ["derive", "linear", "--format", "HTML"],
+    ],
+)
 def test_bad_input_exit_2_nothing_written(tmp_path, capsys, toy_registry, argv):
     out = tmp_path / "out"
     assert main(argv + ["--out", str(out)]) == 2

@@ -8,7 +8,16 @@ import pytest
 
 from depthscale.derivations.cli import main
 
-KEYS = {"L", "constrained", "constrained_opt", "gamma_opt", "beta_form", "gamma_asymptote", "free_continuum", "free_discrete"}
+KEYS = {
+    "L",
+    "constrained",
+    "constrained_opt",
+    "gamma_opt",
+    "beta_form",
+    "gamma_asymptote",
+    "free_continuum",
+    "free_discrete",
+}
 
 
 def run(capsys, argv):
@@ -24,7 +33,9 @@ def brute_sum(a, b, d, L, s=1.0):
 
 
 def test_linear_json_contract(capsys):
-    code, out, err = run(capsys, ["predict", "linear", "--a", "2", "--b", "1", "--d", "60", "--depths", "1,4,16", "--json"])
+    code, out, err = run(
+        capsys, ["predict", "linear", "--a", "2", "--b", "1", "--d", "60", "--depths", "1,4,16", "--json"]
+    )
     assert code == 0 and err == ""
     obj = json.loads(out)
     assert obj["zeta"] == pytest.approx(1.0)
@@ -45,7 +56,24 @@ def test_linear_json_contract(capsys):
 
 def test_linear_scales_enter(capsys):
     code, out, _ = run(
-        capsys, ["predict", "linear", "--a", "1", "--b", "1", "--d", "30", "--depths", "3", "--c-lambda", "2", "--c-omega", "3", "--json"]
+        capsys,
+        [
+            "predict",
+            "linear",
+            "--a",
+            "1",
+            "--b",
+            "1",
+            "--d",
+            "30",
+            "--depths",
+            "3",
+            "--c-lambda",
+            "2",
+            "--c-omega",
+            "3",
+            "--json",
+        ],
     )
     row = json.loads(out)["rows"][0]
     assert code == 0
@@ -54,7 +82,9 @@ def test_linear_scales_enter(capsys):
 
 @pytest.mark.parametrize("a,b", [(0.5, 0.25), (0.0, 2.0), (0.0, 0.0), (0.5, 0.5)])
 def test_linear_laws_that_do_not_apply_are_null(capsys, a, b):
-    code, out, _ = run(capsys, ["predict", "linear", "--a", str(a), "--b", str(b), "--d", "16", "--depths", "2,8", "--json"])
+    code, out, _ = run(
+        capsys, ["predict", "linear", "--a", str(a), "--b", str(b), "--d", "16", "--depths", "2,8", "--json"]
+    )
     obj = json.loads(out)
     assert code == 0 and obj["zeta"] is None
     for row in obj["rows"]:
@@ -67,7 +97,21 @@ def test_linear_text_table(capsys):
     code, out, _ = run(capsys, ["predict", "linear", "--a", "0.5", "--b", "0.25", "--d", "16", "--depths", "2,8"])
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].startswith("zeta = -")
-    assert lines[1].split() == ["L", *[k for k in ["constrained", "constrained_opt", "gamma_opt", "beta_form", "gamma_asymptote", "free_continuum", "free_discrete"]]]
+    assert lines[1].split() == [
+        "L",
+        *[
+            k
+            for k in [
+                "constrained",
+                "constrained_opt",
+                "gamma_opt",
+                "beta_form",
+                "gamma_asymptote",
+                "free_continuum",
+                "free_discrete",
+            ]
+        ],
+    ]
     assert lines[2].split()[0] == "2" and lines[2].split()[4] == "-"
     assert len({len(l) for l in lines[1:]}) == 1  # aligned columns
 
@@ -102,11 +146,33 @@ def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
     seen = {}
 
     def fake_linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0):
-        seen.update(a=a, b=b, k=k, d=d, P=P, contexts=contexts, seed=seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega)
+        seen.update(
+            a=a, b=b, k=k, d=d, P=P, contexts=contexts, seed=seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega
+        )
         return types.SimpleNamespace(floor=np.float64(1.25), stderr=0.01, degree=degree)
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=fake_linear_floor))
-    argv = ["predict", "floor", "--a", "0.5", "--b", "0.25", "--k", "2", "--d", "128", "--P", "1024", "--contexts", "300", "--seed", "7", "--degree", "3", "--json"]
+    argv = [
+        "predict",
+        "floor",
+        "--a",
+        "0.5",
+        "--b",
+        "0.25",
+        "--k",
+        "2",
+        "--d",
+        "128",
+        "--P",
+        "1024",
+        "--contexts",
+        "300",
+        "--seed",
+        "7",
+        "--degree",
+        "3",
+        "--json",
+    ]
     code, out, _ = run(capsys, argv)
     assert code == 0
     assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3}
@@ -115,14 +181,22 @@ def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
 
 @pytest.mark.parametrize(
     "change, name",
-    [(("--k", "2000"), "k"), (("--contexts", "1"), "contexts"), (("--degree", "0"), "degree"), (("--a", "-2"), "a"), (("--seed", "-1"), "seed")],
+    [
+        (("--k", "2000"), "k"),
+        (("--contexts", "1"), "contexts"),
+        (("--degree", "0"), "degree"),
+        (("--a", "-2"), "a"),
+        (("--seed", "-1"), "seed"),
+    ],
 )
 def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
     def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
         raise AssertionError("linear_floor called with invalid input")
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=must_not_run))
-    argv = dict(zip(["--a", "--b", "--k", "--d", "--P", "--contexts", "--seed"], ["1", "1", "2", "16", "64", "10", "0"]))
+    argv = dict(
+        zip(["--a", "--b", "--k", "--d", "--P", "--contexts", "--seed"], ["1", "1", "2", "16", "64", "10", "0"])
+    )
     argv[change[0]] = change[1]
     flat = [t for kv in argv.items() for t in kv]
     code, out, err = run(capsys, ["predict", "floor", *flat, "--degree", "0" if name == "degree" else "4", "--json"])
@@ -131,7 +205,28 @@ def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change
 
 def test_floor_real_module_small_run(capsys):
     pytest.importorskip("depthscale.theory.floor")
-    code, out, _ = run(capsys, ["predict", "floor", "--a", "1", "--b", "1", "--k", "2", "--d", "8", "--P", "32", "--contexts", "20", "--seed", "1", "--json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "predict",
+            "floor",
+            "--a",
+            "1",
+            "--b",
+            "1",
+            "--k",
+            "2",
+            "--d",
+            "8",
+            "--P",
+            "32",
+            "--contexts",
+            "20",
+            "--seed",
+            "1",
+            "--json",
+        ],
+    )
     obj = json.loads(out)
     assert code == 0 and set(obj) == {"floor", "stderr", "degree"} and obj["degree"] == 4
     assert np.isfinite(obj["floor"]) and obj["stderr"] > 0
@@ -146,7 +241,24 @@ def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
         return np.array([10.0 + L for L in depths])
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=fake_clt_loss))
-    code, out, _ = run(capsys, ["predict", "clt", "--model", "ar1", "--depths", "1,2,4", "--sigma2", "2", "--shared", "0.5", "--r", "0.3", "--json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "predict",
+            "clt",
+            "--model",
+            "ar1",
+            "--depths",
+            "1,2,4",
+            "--sigma2",
+            "2",
+            "--shared",
+            "0.5",
+            "--r",
+            "0.3",
+            "--json",
+        ],
+    )
     assert code == 0
     assert json.loads(out) == {"rows": [{"L": 1, "loss": 11.0}, {"L": 2, "loss": 12.0}, {"L": 4, "loss": 14.0}]}
     assert seen == dict(model="ar1", depths=[1, 2, 4], sigma2=2.0, shared=0.5, rho=None, r=0.3, g=None)
@@ -166,7 +278,9 @@ def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
 )
 def test_clt_bad_input(capsys, monkeypatch, extra, name):
     monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=None))
-    code, out, err = run(capsys, ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0", *extra, "--json"])
+    code, out, err = run(
+        capsys, ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0", *extra, "--json"]
+    )
     assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
 
 
@@ -190,10 +304,29 @@ def _independent_clt(model, L, s2, e, rho=None, r=None, g=None):
     return e + C.sum() / L**2
 
 
-@pytest.mark.parametrize("model, opt", [("iid", []), ("equicorrelated", ["--rho", "0.3"]), ("ar1", ["--r", "0.6"]), ("powerlaw", ["--g", "0.5"])])
+@pytest.mark.parametrize(
+    "model, opt",
+    [("iid", []), ("equicorrelated", ["--rho", "0.3"]), ("ar1", ["--r", "0.6"]), ("powerlaw", ["--g", "0.5"])],
+)
 def test_clt_real_module_against_covariance_sums(capsys, model, opt):
     pytest.importorskip("depthscale.theory.clt")
-    code, out, _ = run(capsys, ["predict", "clt", "--model", model, "--depths", "1,2,5,16", "--sigma2", "2", "--shared", "0.25", *opt, "--json"])
+    code, out, _ = run(
+        capsys,
+        [
+            "predict",
+            "clt",
+            "--model",
+            model,
+            "--depths",
+            "1,2,5,16",
+            "--sigma2",
+            "2",
+            "--shared",
+            "0.25",
+            *opt,
+            "--json",
+        ],
+    )
     assert code == 0
     kw = {opt[0][2:]: float(opt[1])} if opt else {}
     for row in json.loads(out)["rows"]:

@@ -42,8 +42,29 @@ def bf_single_floor(task, n, seed):
     return sq.mean(), sq.std(ddof=1) / math.sqrt(n)
 
 
-ARGS = ["predict", "softmax-floor", "--task", "topk", "--k", "2", "--a", "0", "--b", "0", "--d", "4", "--P", "16",
-        "--contexts", "1500", "--seed", "0", "--n-kappa", "25", "--json"]
+ARGS = [
+    "predict",
+    "softmax-floor",
+    "--task",
+    "topk",
+    "--k",
+    "2",
+    "--a",
+    "0",
+    "--b",
+    "0",
+    "--d",
+    "4",
+    "--P",
+    "16",
+    "--contexts",
+    "1500",
+    "--seed",
+    "0",
+    "--n-kappa",
+    "25",
+    "--json",
+]
 
 
 def test_softmax_floor_contract_and_values(capsys):
@@ -75,13 +96,25 @@ def test_softmax_floor_contract_and_values(capsys):
     assert code == 0 and out.splitlines()[1].startswith("single")
 
 
-@pytest.mark.parametrize("change,name", [
-    (("--task", "nope"), "task"), (("--k", "0"), "k"), (("--k", "17"), "k"), (("--a", "-1"), "a"),
-    (("--d", "0"), "d"), (("--contexts", "1"), "contexts"), (("--seed", "-3"), "seed"),
-    (("--kappa-min", "0"), "kappa_min"), (("--kappa-max", "0.001"), "kappa_max"), (("--n-kappa", "2"), "n_kappa"),
-    (("--temperatures", "9"), "temperatures"), (("--fit-contexts", "1"), "fit_contexts"),
-    (("--c-lambda", "0"), "c_lambda"), (("--threads", "0"), "threads"),
-])
+@pytest.mark.parametrize(
+    "change,name",
+    [
+        (("--task", "nope"), "task"),
+        (("--k", "0"), "k"),
+        (("--k", "17"), "k"),
+        (("--a", "-1"), "a"),
+        (("--d", "0"), "d"),
+        (("--contexts", "1"), "contexts"),
+        (("--seed", "-3"), "seed"),
+        (("--kappa-min", "0"), "kappa_min"),
+        (("--kappa-max", "0.001"), "kappa_max"),
+        (("--n-kappa", "2"), "n_kappa"),
+        (("--temperatures", "9"), "temperatures"),
+        (("--fit-contexts", "1"), "fit_contexts"),
+        (("--c-lambda", "0"), "c_lambda"),
+        (("--threads", "0"), "threads"),
+    ],
+)
 def test_softmax_floor_bad_input(capsys, change, name):
     argv = list(ARGS)
     if change[0] in argv:
@@ -118,11 +151,19 @@ def test_match_score_by_hand():
 
 def test_read_floors_and_bad_csv():
     rows = read_floors("# note\ntask,k,a,b,L0,source\ntopk,2,0.25,0.5,0.3,x\neasy-fresh,,1,1,0.1,y\n")
-    assert rows == [{"task": "topk", "k": 2, "a": 0.25, "b": 0.5, "L0": 0.3},
-                    {"task": "easy-fresh", "k": None, "a": 1.0, "b": 1.0, "L0": 0.1}]
-    for text, name in [("task,k,a,b\ntopk,2,0,0\n", "L0"), ("task,k,a,b,L0\ntopk,2,0,0,-1\n", "L0"),
-                       ("task,k,a,b,L0\ntopk,x,0,0,1\n", "k"), ("task,k,a,b,L0\nfoo,2,0,0,1\n", "task"),
-                       ("task,k,a,b,L0\n", "rows"), ("", "floors"), ("task,k,a,b,L0\ntopk,,0,0,1\n", "k")]:
+    assert rows == [
+        {"task": "topk", "k": 2, "a": 0.25, "b": 0.5, "L0": 0.3},
+        {"task": "easy-fresh", "k": None, "a": 1.0, "b": 1.0, "L0": 0.1},
+    ]
+    for text, name in [
+        ("task,k,a,b\ntopk,2,0,0\n", "L0"),
+        ("task,k,a,b,L0\ntopk,2,0,0,-1\n", "L0"),
+        ("task,k,a,b,L0\ntopk,x,0,0,1\n", "k"),
+        ("task,k,a,b,L0\nfoo,2,0,0,1\n", "task"),
+        ("task,k,a,b,L0\n", "rows"),
+        ("", "floors"),
+        ("task,k,a,b,L0\ntopk,,0,0,1\n", "k"),
+    ]:
         with pytest.raises(ValueError, match=name):
             read_floors(text)
 
@@ -138,11 +179,29 @@ def test_infer_scale_recovers_the_scale_of_bruteforce_floors(capsys, tmp_path):
     """Reported floors = plain-numpy single-head floors at d = 4, P = 16 on independent contexts: the
     best-ranked scale is (4, 16) and its single-head ratios are 1 within their errors."""
     specs = [(0.0, 0.0), (0.5, 0.5), (1.0, 0.25)]
-    bf = [bf_single_floor(TaskConfig(task="topk", k=2, a=a, b=b, d=4, P=16), 4000, 3 + i) for i, (a, b) in enumerate(specs)]
+    bf = [
+        bf_single_floor(TaskConfig(task="topk", k=2, a=a, b=b, d=4, P=16), 4000, 3 + i)
+        for i, (a, b) in enumerate(specs)
+    ]
     csv = tmp_path / "floors.csv"
     csv.write_text("task,k,a,b,L0\n" + "".join(f"topk,2,{a},{b},{v}\n" for (a, b), (v, _) in zip(specs, bf)))
-    code, out, err = run(capsys, ["infer-scale", "--floors", str(csv), "--d", "4,8", "--P", "16,48", "--contexts", "3000",
-                                  "--n-kappa", "25", "--json"])
+    code, out, err = run(
+        capsys,
+        [
+            "infer-scale",
+            "--floors",
+            str(csv),
+            "--d",
+            "4,8",
+            "--P",
+            "16,48",
+            "--contexts",
+            "3000",
+            "--n-kappa",
+            "25",
+            "--json",
+        ],
+    )
     assert code == 0 and err == ""
     obj = json.loads(out)
     ranking = obj["ranking"]
@@ -157,12 +216,15 @@ def test_infer_scale_recovers_the_scale_of_bruteforce_floors(capsys, tmp_path):
         assert abs(r - 1) < 4 * math.hypot(s / v, s_ref / ref)
 
 
-@pytest.mark.parametrize("argv,name", [
-    (["--floors", "/nonexistent/x.csv", "--d", "4", "--P", "16"], "floors"),
-    (["--floors", "example", "--d", "4,x", "--P", "16"], "d"),
-    (["--floors", "example", "--d", "4", "--P", "1"], "P"),  # k = 2 > P
-    (["--floors", "example", "--d", "4", "--P", "16", "--contexts", "0"], "contexts"),
-])
+@pytest.mark.parametrize(
+    "argv,name",
+    [
+        (["--floors", "/nonexistent/x.csv", "--d", "4", "--P", "16"], "floors"),
+        (["--floors", "example", "--d", "4,x", "--P", "16"], "d"),
+        (["--floors", "example", "--d", "4", "--P", "1"], "P"),  # k = 2 > P
+        (["--floors", "example", "--d", "4", "--P", "16", "--contexts", "0"], "contexts"),
+    ],
+)
 def test_infer_scale_bad_input(capsys, argv, name):
     code, out, err = run(capsys, ["infer-scale", *argv, "--json"])
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and name in err

@@ -50,13 +50,15 @@ def test_sweep_then_fit(tmp_path, capsys):
     grid = tmp_path / "g.toml"
     grid.write_text(GRID)
     store = tmp_path / "s.sqlite"
-    code, out, err = run_cli(capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial",
-                             "--run-fn", RUN_FN, "--json")
+    code, out, err = run_cli(
+        capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN, "--json"
+    )
     assert code == 0, err
     res = json.loads(out)
     assert (res["total"], res["done"], res["skipped"], res["failed"]) == (56, 56, 0, 0)
-    code, out, _ = run_cli(capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial",
-                           "--run-fn", RUN_FN, "--json")
+    code, out, _ = run_cli(
+        capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN, "--json"
+    )
     assert code == 0 and json.loads(out)["skipped"] == 56 and json.loads(out)["done"] == 0
     code, out, err = run_cli(capsys, "fit", "--store", str(store), "--n-boot", "20", "--json")
     assert code == 0, err
@@ -67,8 +69,14 @@ def test_sweep_then_fit(tmp_path, capsys):
     depths = np.array([1, 2, 4, 8, 16, 32, 64], dtype=float)
     for c in curves:
         assert c["depths"] == depths.tolist() and c["n_seeds"] == 4
-        mean = np.array([np.mean([fake_run(cfg, s)["final_loss"] for cfg, s in runs
-                                  if cfg.task.a == c["a"] and cfg.model.depth == L]) for L in depths])
+        mean = np.array(
+            [
+                np.mean(
+                    [fake_run(cfg, s)["final_loss"] for cfg, s in runs if cfg.task.a == c["a"] and cfg.model.depth == L]
+                )
+                for L in depths
+            ]
+        )
         assert c["mean_loss"] == pytest.approx(mean.tolist(), rel=1e-12)
         off = c["fits"]["offset"]
         assert off["params"] == pytest.approx(fit_offset_power(depths, mean).params, rel=1e-9)
@@ -88,14 +96,27 @@ def test_failed_runs_exit_1_and_retry(tmp_path, capsys):
     grid = tmp_path / "g.toml"
     grid.write_text("seeds = [0]\n[model]\ndepth = [1, 2]\n")
     store = tmp_path / "s.sqlite"
-    code, out, _ = run_cli(capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial",
-                           "--run-fn", f"{__name__}:failing_run")
+    code, out, _ = run_cli(
+        capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial", "--run-fn", f"{__name__}:failing_run"
+    )
     assert code == 1 and "2 failed now" in out
-    code, out, _ = run_cli(capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial",
-                           "--run-fn", RUN_FN)
+    code, out, _ = run_cli(
+        capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN
+    )
     assert code == 0 and "2 failed earlier (rerun with --retry-failed)" in out
-    code, out, _ = run_cli(capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial",
-                           "--run-fn", RUN_FN, "--retry-failed", "--json")
+    code, out, _ = run_cli(
+        capsys,
+        "sweep",
+        str(grid),
+        "--store",
+        str(store),
+        "--executor",
+        "serial",
+        "--run-fn",
+        RUN_FN,
+        "--retry-failed",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["done"] == 2 and json.loads(out)["failed_in_store"] == 0
 
 
@@ -125,7 +146,9 @@ def test_bad_input_one_line_exit_2_store_untouched(tmp_path, capsys, grid_text, 
     good = tmp_path / "good.toml"
     good.write_text("seeds = [0]\n[model]\ndepth = [1, 2]\n")
     store = tmp_path / "s.sqlite"
-    assert run_cli(capsys, "sweep", str(good), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN)[0] == 0
+    assert (
+        run_cli(capsys, "sweep", str(good), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN)[0] == 0
+    )
     before = _rows(store)
     fresh = tmp_path / "fresh.sqlite"
     bad = tmp_path / "bad.toml"

@@ -19,27 +19,51 @@ DEPTHS = (1, 2, 4, 8, 16, 32)
 SEEDS = (0, 1, 2)
 
 
-def make_record(model="softmax", task="topk", a=0.5, b=0.5, depth=1, seed=0, *, L0=1.0, c=0.5, alpha=1.0,
-                noise=0.01, d=8, P=64, k=2, qk="factorised", status="ok", converged=True):
+def make_record(
+    model="softmax",
+    task="topk",
+    a=0.5,
+    b=0.5,
+    depth=1,
+    seed=0,
+    *,
+    L0=1.0,
+    c=0.5,
+    alpha=1.0,
+    noise=0.01,
+    d=8,
+    P=64,
+    k=2,
+    qk="factorised",
+    status="ok",
+    converged=True,
+):
     """A run record whose losses follow known laws: R_L = L0 + c L^-alpha (+ seed noise), identity exact."""
     rng = np.random.default_rng(1000 * seed + depth + int(100 * a) + 7 * int(100 * b))
     R = L0 + c * depth ** (-alpha) + noise * rng.standard_normal()
     C = L0 + 0.2 * c * depth ** (-alpha)  # shared error, slightly above the floor
     A = C + depth * (R - C)  # exact identity R = C + (A - C)/L
     kk = np.arange(1, d + 1, dtype=float)
-    lam, om = kk ** -a, kk ** -b
+    lam, om = kk**-a, kk**-b
     if model == "linear":
         norm = (1 - 0.5 * lam / lam[0]) ** (2 * depth)  # sequential: strong modes first
     else:
         norm = np.full(d, 0.2 + 0.8 / depth)  # parallel: every mode falls together
     return {
         "key": f"{model}-{task}-{a}-{b}-{depth}-{seed}",
-        "config": {"task": {"task": task, "k": k, "a": a, "b": b, "d": d, "P": P, "c_lambda": 1.0, "c_omega": 1.0},
-                   "model": {"model": model, "depth": depth, "qk": qk, "value": "shared", "stream": "two"},
-                   "train": {"lr": 3e-3}},
-        "seed": seed, "status": status, "reason": None if status == "ok" else "synthetic failure",
-        "converged": converged, "final_loss": R if status == "ok" else None, "final_loss_se": 0.005,
-        "A_L": A if depth > 1 else R, "C_L": C if depth > 1 else None,
+        "config": {
+            "task": {"task": task, "k": k, "a": a, "b": b, "d": d, "P": P, "c_lambda": 1.0, "c_omega": 1.0},
+            "model": {"model": model, "depth": depth, "qk": qk, "value": "shared", "stream": "two"},
+            "train": {"lr": 3e-3},
+        },
+        "seed": seed,
+        "status": status,
+        "reason": None if status == "ok" else "synthetic failure",
+        "converged": converged,
+        "final_loss": R if status == "ok" else None,
+        "final_loss_se": 0.005,
+        "A_L": A if depth > 1 else R,
+        "C_L": C if depth > 1 else None,
         "mode_losses": (lam * om * norm).tolist() if status == "ok" else None,
     }
 
@@ -79,9 +103,16 @@ def decode(png: bytes) -> np.ndarray:
 
 
 def mean_by_hand(recs, model, task, a, b, L):
-    vals = [r["final_loss"] for r in recs if r["status"] == "ok" and r["config"]["model"]["model"] == model
-            and r["config"]["task"]["task"] == task and r["config"]["task"]["a"] == a
-            and r["config"]["task"]["b"] == b and r["config"]["model"]["depth"] == L]
+    vals = [
+        r["final_loss"]
+        for r in recs
+        if r["status"] == "ok"
+        and r["config"]["model"]["model"] == model
+        and r["config"]["task"]["task"] == task
+        and r["config"]["task"]["a"] == a
+        and r["config"]["task"]["b"] == b
+        and r["config"]["model"]["depth"] == L
+    ]
     return sum(vals) / len(vals), len(vals)
 
 
@@ -98,18 +129,41 @@ def data_lines(ax):
 
 
 def test_every_figure_returns_a_png_that_decodes(records):
-    fits = {k: {"L0": v[0], "c": v[1], "alpha": v[2]} for k, v in
-            {("linear", "base", "easy-exact", 0, 2.0, 1.0): LAWS[("linear", "easy-exact", 2.0, 1.0)]}.items()}
-    rows = [{"a": 2.0, "b": 1.0, "alpha": 1.5, "alpha_se": 0.1, "series": "linear easy"},
-            {"a": 1.0, "b": 2.0, "alpha": 2.6, "alpha_se": 0.2, "series": "linear easy"}]
-    floor_rows = [{"label": "(1,1)", "measured": 0.504, "measured_se": 0.01, "reference": 0.498, "group": "linear"},
-                  {"label": "(0.5,0.5)", "measured": 2.33, "measured_se": 0.02, "reference": 2.272, "group": "linear"}]
-    base_rows = [{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01, "pair": 1.932,
-                  "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.008, "pair_diff": -0.03,
-                  "pair_diff_se": 0.008}]
-    pngs = [figures.overview(records, fits), figures.exponents_vs_zeta(rows, PAPER),
-            figures.mode_curves(records), figures.decomposition(records), figures.floors(floor_rows),
-            figures.baselines(base_rows)]
+    fits = {
+        k: {"L0": v[0], "c": v[1], "alpha": v[2]}
+        for k, v in {("linear", "base", "easy-exact", 0, 2.0, 1.0): LAWS[("linear", "easy-exact", 2.0, 1.0)]}.items()
+    }
+    rows = [
+        {"a": 2.0, "b": 1.0, "alpha": 1.5, "alpha_se": 0.1, "series": "linear easy"},
+        {"a": 1.0, "b": 2.0, "alpha": 2.6, "alpha_se": 0.2, "series": "linear easy"},
+    ]
+    floor_rows = [
+        {"label": "(1,1)", "measured": 0.504, "measured_se": 0.01, "reference": 0.498, "group": "linear"},
+        {"label": "(0.5,0.5)", "measured": 2.33, "measured_se": 0.02, "reference": 2.272, "group": "linear"},
+    ]
+    base_rows = [
+        {
+            "spectrum": "(0,0)",
+            "L0": 1.90,
+            "L0_se": 0.01,
+            "single": 1.978,
+            "single_se": 0.01,
+            "pair": 1.932,
+            "pair_se": 0.01,
+            "single_diff": -0.07,
+            "single_diff_se": 0.008,
+            "pair_diff": -0.03,
+            "pair_diff_se": 0.008,
+        }
+    ]
+    pngs = [
+        figures.overview(records, fits),
+        figures.exponents_vs_zeta(rows, PAPER),
+        figures.mode_curves(records),
+        figures.decomposition(records),
+        figures.floors(floor_rows),
+        figures.baselines(base_rows),
+    ]
     # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
     expected = [(850, 1100), (500, 650), (460, 1100), (460, 1100), (550, 650), (460, 1100)]
     assert [decode(png).shape[:2] for png in pngs] == expected
@@ -118,8 +172,19 @@ def test_every_figure_returns_a_png_that_decodes(records):
 
 def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
     L0, c, alpha = LAWS[("softmax", "topk", 0.5, 0.5)]
-    fig, why = figures.build("overview", records, [{"model": "softmax", "kind": "difficult", "a": 0.5, "b": 0.5,
-                                                     "fit": {"params": {"L0": L0, "c": c, "alpha": alpha}}}])
+    fig, why = figures.build(
+        "overview",
+        records,
+        [
+            {
+                "model": "softmax",
+                "kind": "difficult",
+                "a": 0.5,
+                "b": 0.5,
+                "fit": {"params": {"L0": L0, "c": c, "alpha": alpha}},
+            }
+        ],
+    )
     assert why == "" and fig is not None
     axes = np.array(fig.axes).reshape(2, 2)
     counts = {}
@@ -137,8 +202,11 @@ def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
                     expect = np.array([mean_by_hand(records, model, task, a, b, L)[0] for L in DEPTHS])
                     matches.append(np.allclose(y, expect, rtol=1e-12))
                 assert sum(matches) == 1
-    assert counts == {(m, t): sum(1 for (mm, tt, _, _) in LAWS if (mm, tt) == (m, t))
-                      for m in ("linear", "softmax") for t in ("easy-exact", "topk")}
+    assert counts == {
+        (m, t): sum(1 for (mm, tt, _, _) in LAWS if (mm, tt) == (m, t))
+        for m in ("linear", "softmax")
+        for t in ("easy-exact", "topk")
+    }
     # failed/diverged runs excluded: still three seeds at depth 4
     assert mean_by_hand(records, "softmax", "topk", 0.5, 0.5, 4)[1] == 3
     _, dashed = data_lines(axes[1, 1])
@@ -152,13 +220,21 @@ def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
 
 
 def test_overview_error_bars_are_the_standard_error_over_seeds(records):
-    fig, _ = figures.build("overview", [r for r in records if r["config"]["model"]["model"] == "linear"
-                                         and r["config"]["task"]["task"] == "topk"])
+    fig, _ = figures.build(
+        "overview",
+        [r for r in records if r["config"]["model"]["model"] == "linear" and r["config"]["task"]["task"] == "topk"],
+    )
     ax = np.array(fig.axes).reshape(2, 2)[0, 1]
     segs = [c for c in ax.collections if hasattr(c, "get_segments")][0].get_segments()
     for L, seg in zip(DEPTHS, segs):
-        vals = [r["final_loss"] for r in records if r["config"]["model"]["model"] == "linear" and r["status"] == "ok"
-                and r["config"]["task"]["task"] == "topk" and r["config"]["model"]["depth"] == L]
+        vals = [
+            r["final_loss"]
+            for r in records
+            if r["config"]["model"]["model"] == "linear"
+            and r["status"] == "ok"
+            and r["config"]["task"]["task"] == "topk"
+            and r["config"]["model"]["depth"] == L
+        ]
         se = math.sqrt(sum((v - sum(vals) / 3) ** 2 for v in vals) / 2 / 3)
         assert seg[1][1] - seg[0][1] == pytest.approx(2 * se, rel=1e-9)
 
@@ -189,8 +265,11 @@ def test_converged_only_drops_unconverged_runs():
 
 
 def test_exponents_are_placed_at_zeta_with_zeta_and_two_zeta_lines():
-    rows = [{"a": 2.0, "b": 0.5, "alpha": 1.1, "series": "linear"}, {"a": 0.5, "b": 2.0, "alpha": 3.3, "series": "linear"},
-            {"a": 0.0, "b": 0.0, "alpha": 1.0, "series": "linear"}]  # zeta undefined: skipped
+    rows = [
+        {"a": 2.0, "b": 0.5, "alpha": 1.1, "series": "linear"},
+        {"a": 0.5, "b": 2.0, "alpha": 3.3, "series": "linear"},
+        {"a": 0.0, "b": 0.0, "alpha": 1.0, "series": "linear"},
+    ]  # zeta undefined: skipped
     fig, _ = figures.build("exponents_vs_zeta", rows, [(1.0, 2.0, 2.552)])
     ax = fig.axes[0]
     pts = [ln for ln in ax.lines if ln.get_linestyle() in ("None", "none", "")]
@@ -231,8 +310,17 @@ def test_decomposition_uses_depth_two_and_up_and_the_exact_terms(records):
 
 
 def test_baselines_paired_and_unpaired_differences():
-    row = {"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.03, "single": 1.978, "single_se": 0.04, "pair": 1.932,
-           "pair_se": 0.04, "single_diff": -0.07, "single_diff_se": 0.008}
+    row = {
+        "spectrum": "(0,0)",
+        "L0": 1.90,
+        "L0_se": 0.03,
+        "single": 1.978,
+        "single_se": 0.04,
+        "pair": 1.932,
+        "pair_se": 0.04,
+        "single_diff": -0.07,
+        "single_diff_se": 0.008,
+    }
     fig, _ = figures.build("baselines", [row])
     ax = fig.axes[1]
     assert "unpaired" in ax.get_title()  # the pair difference had to be computed without pairing
@@ -245,10 +333,15 @@ def test_baselines_paired_and_unpaired_differences():
 
 def test_missing_data_gives_none_and_a_reason():
     failed = [make_record(status="failed", depth=L) for L in (1, 2)]
-    for name, args in [("overview", ([],)), ("overview", (failed,)), ("mode_curves", (failed,)),
-                       ("decomposition", ([make_record(depth=1)],)), ("floors", ([{"label": "x", "measured": None,
-                                                                                    "reference": 1.0}],)),
-                       ("baselines", ([],)), ("exponents_vs_zeta", ([],))]:
+    for name, args in [
+        ("overview", ([],)),
+        ("overview", (failed,)),
+        ("mode_curves", (failed,)),
+        ("decomposition", ([make_record(depth=1)],)),
+        ("floors", ([{"label": "x", "measured": None, "reference": 1.0}],)),
+        ("baselines", ([],)),
+        ("exponents_vs_zeta", ([],)),
+    ]:
         fig, why = figures.build(name, *args)
         assert fig is None and why, name
         entry = figures.figure_entry(name, *args)
@@ -294,8 +387,17 @@ def test_series_are_the_curves_the_claims_use():
 def test_unidentified_fit_is_not_drawn():
     recs = [make_record("softmax", "topk", 0.0, 0.0, L, s, L0=0.5, c=1.0) for L in (1, 4, 16) for s in (0, 1)]
     key = ("softmax", "base", "topk", 2, 0.0, 0.0)
-    good = FitResult("offset_power", {"L0": 0.5, "c": 1.0, "alpha": 1.0}, {"L0": 0.01, "c": 0.01, "alpha": 0.01},
-                     0.99, 0.0, 0.0, 6, 3, ("L0", "c", "alpha"))
+    good = FitResult(
+        "offset_power",
+        {"L0": 0.5, "c": 1.0, "alpha": 1.0},
+        {"L0": 0.01, "c": 0.01, "alpha": 0.01},
+        0.99,
+        0.0,
+        0.0,
+        6,
+        3,
+        ("L0", "c", "alpha"),
+    )
     bad = FitResult.missing("offset_power", "too few depths")
     for fit, n in ((good, 1), (bad, 0)):
         fig, _ = figures.build("overview", recs, {key: fit})

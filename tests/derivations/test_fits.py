@@ -90,17 +90,17 @@ def test_jacobian_intervals_cover_at_stated_rate():
 
 
 def test_power_law_recovery_and_coverage():
-    f = fit_power_law(L, 3.0 * L ** -1.5)
+    f = fit_power_law(L, 3.0 * L**-1.5)
     assert (f.params["c"], f.params["alpha"]) == pytest.approx((3.0, 1.5), rel=1e-12)
     g = np.random.default_rng(7)
     n, hits = 400, 0
     for _ in range(n):
-        f = fit_power_law(L, 3.0 * L ** -1.5 * np.exp(0.05 * g.standard_normal(L.size)))
+        f = fit_power_law(L, 3.0 * L**-1.5 * np.exp(0.05 * g.standard_normal(L.size)))
         lo, hi = f.interval("alpha")
         hits += lo <= 1.5 <= hi
     assert 0.92 <= hits / n <= 0.98  # exact t intervals for a linear model: 95 % +- 2.5 binomial s.e.
     # independent check of the regression: scipy's linregress on the logs
-    R = 3.0 * L ** -1.5 * np.exp(0.05 * g.standard_normal(L.size))
+    R = 3.0 * L**-1.5 * np.exp(0.05 * g.standard_normal(L.size))
     lr = stats.linregress(np.log(L), np.log(R))
     f = fit_power_law(L, R)
     assert f.params["alpha"] == pytest.approx(-lr.slope) and f.se["alpha"] == pytest.approx(lr.stderr)
@@ -109,12 +109,12 @@ def test_power_law_recovery_and_coverage():
 
 def test_gap_fit():
     Ls = 2.0 ** np.arange(1, 8)
-    C = 1.2 - 0.4 * Ls ** -0.98
+    C = 1.2 - 0.4 * Ls**-0.98
     f = fit_gap(Ls, 1.2 - C, 1.2)
     assert f.params["alpha"] == pytest.approx(0.98, rel=1e-10) and f.params["c"] == pytest.approx(0.4, rel=1e-10)
     assert f.fixed == {"L0": 1.2} and f.kind == "gap"
     g = np.random.default_rng(3)
-    f = fit_gap(Ls, 0.4 * Ls ** -0.98 * np.exp(0.02 * g.standard_normal(Ls.size)))
+    f = fit_gap(Ls, 0.4 * Ls**-0.98 * np.exp(0.02 * g.standard_normal(Ls.size)))
     lo, hi = f.interval("alpha")
     assert lo < 0.98 < hi
     with pytest.raises(ValueError, match="gap_values=.*must be > 0"):
@@ -188,7 +188,7 @@ def test_weights_zero_drop_points():
 def test_bootstrap_resamples_seeds_not_points():
     """Each seed an exact power law with its own c: resampled seed means keep alpha exactly."""
     cs = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
-    Y = cs[:, None] * L ** -1.3
+    Y = cs[:, None] * L**-1.3
     b = bootstrap_over_seeds(L, Y, fit_power_law, n_boot=300, rng=np.random.default_rng(0))
     assert b.intervals["alpha"] == pytest.approx((1.3, 1.3), rel=1e-9)
     lo, hi = b.intervals["c"]
@@ -215,7 +215,7 @@ def test_bootstrap_coverage_over_seeds(fit_fn, n, n_boot):
     hits = 0
     for _ in range(n):
         noise = np.exp(0.03 * g.standard_normal((10, L.size)) + 0.03 * g.standard_normal((10, 1)))
-        Y = (law(L) if fit_fn is fit_offset_power else 2.0 * L ** -1.0) * noise
+        Y = (law(L) if fit_fn is fit_offset_power else 2.0 * L**-1.0) * noise
         b = bootstrap_over_seeds(L, Y, fit_fn, n_boot=n_boot, rng=g)
         lo, hi = b.intervals["alpha"]
         hits += lo <= 1.0 <= hi
@@ -299,8 +299,16 @@ def test_flat_curve_is_not_identified():
 
 
 def test_each_identification_rule():
-    base = dict(kind="offset_power", r2=0.99, aic=0.0, ssr=0.0, n=8, dof=5, names=("L0", "c", "alpha"),
-                bounds={"L0": (0.0, 0.6), "alpha": (1e-8, 20.0)})
+    base = dict(
+        kind="offset_power",
+        r2=0.99,
+        aic=0.0,
+        ssr=0.0,
+        n=8,
+        dof=5,
+        names=("L0", "c", "alpha"),
+        bounds={"L0": (0.0, 0.6), "alpha": (1e-8, 20.0)},
+    )
     ok = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05}, **base)
     assert ok.identified
     at_bound = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1e-8}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05}, **base)
@@ -312,8 +320,9 @@ def test_each_identification_rule():
     # L0 = 0.3 +- 0.2 over 5 dof: the 95 % interval (2 x 2.571 x 0.2 = 1.03 wide) exceeds L0's range [0, 0.6]
     wide = FitResult(params={"L0": 0.3, "c": 2.0, "alpha": 1.0}, se={"L0": 0.2, "c": 0.1, "alpha": 0.05}, **base)
     assert not wide.identified and "wider than its range" in wide.reason
-    bad_r2 = FitResult(params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05},
-                       **{**base, "r2": -3.6e-13})
+    bad_r2 = FitResult(
+        params={"L0": 0.5, "c": 2.0, "alpha": 1.0}, se={"L0": 0.01, "c": 0.1, "alpha": 0.05}, **{**base, "r2": -3.6e-13}
+    )
     assert not bad_r2.identified and "R^2" in bad_r2.reason
     missing = FitResult.missing("offset_power", "2 depth(s) < 4")
     assert not missing.identified and missing.reason == "2 depth(s) < 4"

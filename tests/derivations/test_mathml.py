@@ -24,19 +24,22 @@ def shape(el):
     return (tag, (el.text or "").strip(), kids) if kids else (tag, (el.text or "").strip())
 
 
-@pytest.mark.parametrize("latex,expected", [
-    (r"x_k", ("msub", "", [("mi", "x"), ("mi", "k")])),
-    (r"x^{2}_{k}", ("msubsup", "", [("mi", "x"), ("mi", "k"), ("mn", "2")])),
-    (r"\frac{a}{b}", ("mfrac", "", [("mi", "a"), ("mi", "b")])),
-    (r"\sqrt{x}", ("msqrt", "", [("mi", "x")])),
-    (r"\lambda", ("mi", "λ")),
-    (r"\Gamma", ("mi", "Γ")),
-    (r"\mathrm{B}", ("mi", "B")),
-    (r"12.5", ("mn", "12.5")),
-    (r"-", ("mo", "−")),
-    (r"\to", ("mo", "→")),
-    (r"\text{if } x", ("mrow", "", [("mtext", "if"), ("mi", "x")])),
-])
+@pytest.mark.parametrize(
+    "latex,expected",
+    [
+        (r"x_k", ("msub", "", [("mi", "x"), ("mi", "k")])),
+        (r"x^{2}_{k}", ("msubsup", "", [("mi", "x"), ("mi", "k"), ("mn", "2")])),
+        (r"\frac{a}{b}", ("mfrac", "", [("mi", "a"), ("mi", "b")])),
+        (r"\sqrt{x}", ("msqrt", "", [("mi", "x")])),
+        (r"\lambda", ("mi", "λ")),
+        (r"\Gamma", ("mi", "Γ")),
+        (r"\mathrm{B}", ("mi", "B")),
+        (r"12.5", ("mn", "12.5")),
+        (r"-", ("mo", "−")),
+        (r"\to", ("mo", "→")),
+        (r"\text{if } x", ("mrow", "", [("mtext", "if"), ("mi", "x")])),
+    ],
+)
 def test_structure_of_small_formulas(latex, expected):
     assert shape(tree(latex)[0]) == expected
 
@@ -70,15 +73,18 @@ def test_markup_characters_are_escaped():
     assert [c.text for c in tree(r"a < b")[0]] == ["a", "<", "b"]
 
 
-@pytest.mark.parametrize("latex,message", [
-    (r"\foo{x}", r"\\foo is not supported"),
-    (r"\frac{a}", "ends unexpectedly"),
-    (r"{a", "ends unexpectedly"),
-    (r"a}", "unbalanced"),
-    (r"x_1_2", "double subscript"),
-    (r"\left( x", "ends unexpectedly"),
-    (r"a \\ b", r"\\\\ is not supported"),
-])
+@pytest.mark.parametrize(
+    "latex,message",
+    [
+        (r"\foo{x}", r"\\foo is not supported"),
+        (r"\frac{a}", "ends unexpectedly"),
+        (r"{a", "ends unexpectedly"),
+        (r"a}", "unbalanced"),
+        (r"x_1_2", "double subscript"),
+        (r"\left( x", "ends unexpectedly"),
+        (r"a \\ b", r"\\\\ is not supported"),
+    ],
+)
 def test_outside_the_subset_raises_naming_it(latex, message):
     with pytest.raises(ValueError, match=message):
         latex_to_mathml(latex)
@@ -97,8 +103,13 @@ def test_sympy_notation_for_the_functions_sympy_spells_its_own_way():
     double = sp.Sum(sp.Sum(l * m, (m, 1, L)), (l, 1, L))
     assert math_latex(double) == r"\sum_{l=1}^{L} \sum_{m=1}^{L} l m"
     # and each of them goes through the MathML path
-    for e in (sp.beta(z, L), sp.RisingFactorial(z, L, evaluate=False), sp.KroneckerDelta(l, m), double,
-              sp.Subs(g * L, g, 2)):
+    for e in (
+        sp.beta(z, L),
+        sp.RisingFactorial(z, L, evaluate=False),
+        sp.KroneckerDelta(l, m),
+        double,
+        sp.Subs(g * L, g, 2),
+    ):
         ET.fromstring(math_mathml(e))
 
 
@@ -108,7 +119,7 @@ def test_prose_markup_in_each_format():
     assert prose(text, "tex") == r"Insert $\lambda_k = c_\lambda k^{-a}$ for 50\% of *cases* (\$1)."
     html = prose(text, "html")
     assert html.startswith("Insert <math") and html.endswith("</math> for 50% of *cases* ($1).")
-    ET.fromstring(html[len("Insert "):html.index("</math>") + len("</math>")])
+    ET.fromstring(html[len("Insert ") : html.index("</math>") + len("</math>")])
     assert prose(text, "plain") == "Insert λ_k = c_λ k^-a for 50% of *cases* ($1)."
     with pytest.raises(ValueError, match="unbalanced"):
         prose("one $x", "md")

@@ -18,22 +18,41 @@ def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1)):
     for seed in seeds:
         for j, L in enumerate(DEPTHS):
             wiggle = 1 + 0.002 * (-1) ** j * (1 + 0.5 * seed)  # scatter that survives the seed mean: finite errors
-            out.append({
-                "key": f"{protocol.name}-{k}-{L}-{seed}", "status": "ok", "seed": seed, "converged": True,
-                "final_loss": (R_inf + c * L**-alpha) * wiggle, "gap": gap if L > 1 else 0.0, "A_L": 3.0 - 2 * gap, "qk_similarity": 0.5,
-                "config": {"task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
-                           "model": {"model": "softmax", "depth": L, "init_scale": protocol.init_scale},
-                           "train": {"schedule": protocol.schedule, "lr": protocol.lr, "batch": protocol.batch,
-                                     "steps": protocol.steps, "eval_contexts": 10240}},
-            })
+            out.append(
+                {
+                    "key": f"{protocol.name}-{k}-{L}-{seed}",
+                    "status": "ok",
+                    "seed": seed,
+                    "converged": True,
+                    "final_loss": (R_inf + c * L**-alpha) * wiggle,
+                    "gap": gap if L > 1 else 0.0,
+                    "A_L": 3.0 - 2 * gap,
+                    "qk_similarity": 0.5,
+                    "config": {
+                        "task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
+                        "model": {"model": "softmax", "depth": L, "init_scale": protocol.init_scale},
+                        "train": {
+                            "schedule": protocol.schedule,
+                            "lr": protocol.lr,
+                            "batch": protocol.batch,
+                            "steps": protocol.steps,
+                            "eval_contexts": 10240,
+                        },
+                    },
+                }
+            )
     return out
 
 
 P = {p.name: p for p in ps.PROTOCOLS}
 # (R_inf, c, alpha, disagreement) per protocol: c rises with the disagreement; the layers' own loss A_L falls
-LAWS = {"cosine": (1.90, 0.10, 0.3, 0.05), "constant-3e-3": (1.90, 0.20, 1.0, 0.21),
-        "constant-1e-2": (1.90, 0.40, 1.0, 0.39), "large-init-short": (1.90, 0.60, 1.0, 0.62),
-        "small-batch": (1.90, 0.30, 1.0, 0.28)}
+LAWS = {
+    "cosine": (1.90, 0.10, 0.3, 0.05),
+    "constant-3e-3": (1.90, 0.20, 1.0, 0.21),
+    "constant-1e-2": (1.90, 0.40, 1.0, 0.39),
+    "large-init-short": (1.90, 0.60, 1.0, 0.62),
+    "small-batch": (1.90, 0.30, 1.0, 0.28),
+}
 
 
 def _evidence(laws=LAWS, floors=None, excess=-0.05):
@@ -50,8 +69,10 @@ def _by_id(results):
 
 def test_every_preset_run_belongs_to_one_protocol():
     runs = load_grid(preset_path("protocol").open("rb").name)
-    recs = [{"status": "ok", "seed": s, "converged": True, "final_loss": 1.0, "key": str(i), "config": RunConfig.to_dict(c)}
-            for i, (c, s) in enumerate(runs)]
+    recs = [
+        {"status": "ok", "seed": s, "converged": True, "final_loss": 1.0, "key": str(i), "config": RunConfig.to_dict(c)}
+        for i, (c, s) in enumerate(runs)
+    ]
     found = {ps.protocol_of(c).name for c in curves(recs)}
     assert found == set(P) and all(ps.protocol_of(c) is not None for c in curves(recs))
 

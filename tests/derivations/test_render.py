@@ -44,39 +44,80 @@ class FakeDerivation:
     def to_html_fragment(self):
         if self.fail:
             raise RuntimeError("fragment failed")
-        return (f'<ol><li><math xmlns="{MATHML_NS}" display="block"><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo>'
-                "<munder><mo>&#x2211;</mo><mi>k</mi></munder><msub><mi>&#x3bb;</mi><mi>k</mi></msub></math>"
-                " (definition) [checked: sympy]</li></ol>")
+        return (
+            f'<ol><li><math xmlns="{MATHML_NS}" display="block"><msub><mi>R</mi><mi>L</mi></msub><mo>=</mo>'
+            "<munder><mo>&#x2211;</mo><mi>k</mi></munder><msub><mi>&#x3bb;</mi><mi>k</mi></msub></math>"
+            " (definition) [checked: sympy]</li></ol>"
+        )
 
     def to_latex_fragment(self):
-        return ("\\begin{enumerate}\n\\item $R_L = \\sum_k \\lambda_k \\omega_k (1 - \\gamma\\lambda_k/L)^{2L}$ "
-                "(definition) [checked: sympy]\n\\end{enumerate}")
+        return (
+            "\\begin{enumerate}\n\\item $R_L = \\sum_k \\lambda_k \\omega_k (1 - \\gamma\\lambda_k/L)^{2L}$ "
+            "(definition) [checked: sympy]\n\\end{enumerate}"
+        )
 
 
 CLAIMS = [
-    {"id": "linear_easy_exponent", "claim": "exponent in [ζ, 2ζ] for 100% of spectra & more", "theory": 1.0,
-     "measured": 1.48512, "tolerance": None, "verdict": "pass", "detail": "cost: $5 #1 {x} ~ y^2 \\ z"},
-    {"id": "softmax-top2", "claim": "α ≈ 1 | on every spectrum", "theory": 1, "measured": float("nan"),
-     "tolerance": 0.1, "verdict": "fail", "detail": "<script>alert(1)</script>"},
-    {"id": "gap_1_over_L", "claim": "gap decays near 1/L", "theory": None, "measured": np.float64(0.98),
-     "tolerance": 0.15, "verdict": "indicative", "detail": "small scale"},
+    {
+        "id": "linear_easy_exponent",
+        "claim": "exponent in [ζ, 2ζ] for 100% of spectra & more",
+        "theory": 1.0,
+        "measured": 1.48512,
+        "tolerance": None,
+        "verdict": "pass",
+        "detail": "cost: $5 #1 {x} ~ y^2 \\ z",
+    },
+    {
+        "id": "softmax-top2",
+        "claim": "α ≈ 1 | on every spectrum",
+        "theory": 1,
+        "measured": float("nan"),
+        "tolerance": 0.1,
+        "verdict": "fail",
+        "detail": "<script>alert(1)</script>",
+    },
+    {
+        "id": "gap_1_over_L",
+        "claim": "gap decays near 1/L",
+        "theory": None,
+        "measured": np.float64(0.98),
+        "tolerance": 0.15,
+        "verdict": "indicative",
+        "detail": "small scale",
+    },
     {"id": "controls", "claim": "tied layers show no 1/L", "verdict": "not run", "detail": "no runs"},
 ]
 
 
 def make_context(**over) -> ReportContext:
     kw = dict(
-        title="Depth scaling: synthetic", subtitle="records drawn from known laws", preset="smoke",
-        created="2026-01-01T00:00:00+00:00", runtime_seconds=4000.0, summary=["First paragraph.", "Second one."],
+        title="Depth scaling: synthetic",
+        subtitle="records drawn from known laws",
+        preset="smoke",
+        created="2026-01-01T00:00:00+00:00",
+        runtime_seconds=4000.0,
+        summary=["First paragraph.", "Second one."],
         derivations=[FakeDerivation()],
-        theory_tables=[{"title": "Linear floors", "columns": ["(a,b)", "floor", "n"],
-                        "rows": [["(0,0)", 59.3712, 10240], ["(1,1)", float("nan"), None],
-                                 ["(2,2)", 0.000123456, np.int64(7)], ["tiny", 123456.0, True]]}],
+        theory_tables=[
+            {
+                "title": "Linear floors",
+                "columns": ["(a,b)", "floor", "n"],
+                "rows": [
+                    ["(0,0)", 59.3712, 10240],
+                    ["(1,1)", float("nan"), None],
+                    ["(2,2)", 0.000123456, np.int64(7)],
+                    ["tiny", 123456.0, True],
+                ],
+            }
+        ],
         results_tables=[{"title": "Fits", "columns": ["series", "L0", "alpha"], "rows": []}],
-        figures=[{"name": "overview", "caption": "Loss against depth.", "png": tiny_png("C0")},
-                 {"name": "floors", "caption": "Floors.", "png": None, "why_missing": "no floor was measured"},
-                 {"name": "modes", "caption": "Per-mode loss.", "png": tiny_png("C3", 4, 3)}],
-        claims=[dict(c) for c in CLAIMS], notes=["A note."],
+        figures=[
+            {"name": "overview", "caption": "Loss against depth.", "png": tiny_png("C0")},
+            {"name": "floors", "caption": "Floors.", "png": None, "why_missing": "no floor was measured"},
+            {"name": "modes", "caption": "Per-mode loss.", "png": tiny_png("C3", 4, 3)},
+        ],
+        claims=[dict(c) for c in CLAIMS],
+        notes=["A note."],
     )
     kw.update(over)
     return ReportContext(**kw)
@@ -164,8 +205,9 @@ def test_html_parses_with_mathml_and_coloured_claims(report):
     assert all(a.get("xmlns") == MATHML_NS for a in maths)
     assert [t for t, _ in p.tags].count("mfrac") >= 2
     assert [(cls, cells[0], cells[5]) for cls, cells in p.rows] == [
-        ("v-" + c["verdict"].replace(" ", "-"), c["id"], c["verdict"]) for c in CLAIMS]
-    css = texts["html"][texts["html"].index("<style>"):texts["html"].index("</style>")]
+        ("v-" + c["verdict"].replace(" ", "-"), c["id"], c["verdict"]) for c in CLAIMS
+    ]
+    css = texts["html"][texts["html"].index("<style>") : texts["html"].index("</style>")]
     for v in ("pass", "fail", "indicative", "not-run"):
         assert re.search(rf"tr\.v-{v} td\.verdict \{{ background: #[0-9a-f]{{6}}", css)
     # the hostile detail text is shown, not executed
@@ -221,15 +263,25 @@ def test_numbers_have_four_significant_digits_and_nan_is_a_dash(report):
     assert "| tiny | 1.235e+05 | yes |" in texts["md"]
     assert "(1,1) & --- & --- \\\\" in texts["tex"]
     assert "<td>59.37</td>" in texts["html"] and "<td>\u2014</td>" in texts["html"]
-    cases = {0.1 + 0.2: "0.3", 2 / 3: "0.6667", -1234.6: "-1235", 1e300: "1e+300", float("-inf"): "-\u221e",
-             np.float32(0.5): "0.5", (0.25, float("nan")): "0.25, \u2014", "text": "text", False: "no"}
+    cases = {
+        0.1 + 0.2: "0.3",
+        2 / 3: "0.6667",
+        -1234.6: "-1235",
+        1e300: "1e+300",
+        float("-inf"): "-\u221e",
+        np.float32(0.5): "0.5",
+        (0.25, float("nan")): "0.25, \u2014",
+        "text": "text",
+        False: "no",
+    }
     for value, text in cases.items():
         assert format_value(value) == text
 
 
 def test_latex_escaping_by_hand():
     assert tex_escape(r"a_b & 50% $x$ #1 {y} ~ ^ \ [z]") == (
-        r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} {[}z{]}")
+        r"a\_b \& 50\% \$x\$ \#1 \{y\} \textasciitilde{} \textasciicircum{} \textbackslash{} {[}z{]}"
+    )
     assert tex_escape("ζ ≤ 2ζ — α≈1") == r"$\zeta$ $\leq$ 2$\zeta$ --- $\alpha$$\approx$1"
 
 
@@ -268,8 +320,13 @@ def test_latex_structure_balances(report):
 def test_latex_compiles(report):
     _, out, _, _ = report
     for _ in range(2):
-        res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=out,
-                             capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+            cwd=out,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stdout[-2000:]
     assert (out / "report.pdf").stat().st_size > 1000
 
@@ -278,8 +335,13 @@ def test_nothing_to_report_is_stated(tmp_path):
     paths = write_report(ReportContext(title="Empty"), tmp_path)
     for fmt, path in paths.items():
         text = Path(path).read_text(encoding="utf-8")
-        for phrase in ("No derivations were included", "No theory tables were included",
-                       "No simulation results were included", "No figures were included", "No claims were evaluated"):
+        for phrase in (
+            "No derivations were included",
+            "No theory tables were included",
+            "No simulation results were included",
+            "No figures were included",
+            "No claims were evaluated",
+        ):
             assert phrase in text, (fmt, phrase)
     assert not (tmp_path / "figures").exists()
 
@@ -311,20 +373,23 @@ def test_figures_entry_in_the_way_raises_and_writes_nothing(tmp_path):
     assert listing(tmp_path) == ["report.html"]
 
 
-@pytest.mark.parametrize("over, name", [
-    ({"claims": CLAIMS[:1] + [{**CLAIMS[1], "verdict": "maybe"}]}, r"claims\[1\]\.verdict='maybe'"),
-    ({"claims": CLAIMS[:1] + [{**CLAIMS[0]}]}, r"claims\[1\]\.id"),
-    ({"claims": [{"verdict": "pass"}]}, r"claims\[0\]\.id"),
-    ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
-    ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
-    ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),
-    ({"theory_tables": [{"title": "t", "columns": ["a", "b"], "rows": [[1]]}]}, r"theory_tables\[0\]\.rows\[0\]"),
-    ({"results_tables": [{"title": "t", "columns": [], "rows": []}]}, r"results_tables\[0\]\.columns"),
-    ({"derivations": [object()]}, r"derivations\[0\]"),
-    ({"runtime_seconds": -1.0}, r"ctx\.runtime_seconds"),
-    ({"summary": [3]}, r"summary\[0\]"),
-    ({"title": ""}, r"ctx\.title"),
-])
+@pytest.mark.parametrize(
+    "over, name",
+    [
+        ({"claims": CLAIMS[:1] + [{**CLAIMS[1], "verdict": "maybe"}]}, r"claims\[1\]\.verdict='maybe'"),
+        ({"claims": CLAIMS[:1] + [{**CLAIMS[0]}]}, r"claims\[1\]\.id"),
+        ({"claims": [{"verdict": "pass"}]}, r"claims\[0\]\.id"),
+        ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
+        ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
+        ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),
+        ({"theory_tables": [{"title": "t", "columns": ["a", "b"], "rows": [[1]]}]}, r"theory_tables\[0\]\.rows\[0\]"),
+        ({"results_tables": [{"title": "t", "columns": [], "rows": []}]}, r"results_tables\[0\]\.columns"),
+        ({"derivations": [object()]}, r"derivations\[0\]"),
+        ({"runtime_seconds": -1.0}, r"ctx\.runtime_seconds"),
+        ({"summary": [3]}, r"summary\[0\]"),
+        ({"title": ""}, r"ctx\.title"),
+    ],
+)
 def test_bad_context_raises_naming_the_value_and_writes_nothing(tmp_path, over, name):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=name):
@@ -395,4 +460,11 @@ def test_fragments_with_their_own_heading_are_not_given_a_second_one(tmp_path):
 def test_runtime_text():
     seconds = (None, 5.04, 59.97, 75, 119.7, 3599.6, 7380)
     assert [ReportContext(title="t", runtime_seconds=s).runtime_text() for s in seconds] == [
-        "", "5.0 s", "1 min 00 s", "1 min 15 s", "2 min 00 s", "1 h 00 min", "2 h 03 min"]
+        "",
+        "5.0 s",
+        "1 min 00 s",
+        "1 min 15 s",
+        "2 min 00 s",
+        "1 h 00 min",
+        "2 h 03 min",
+    ]

@@ -21,16 +21,38 @@ from depthscale.theory.derivation import DERIVATIONS, Derivation, Step, build_de
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
 XHTML = "http://www.w3.org/1999/xhtml"
-PRESENTATION = {"math", "mi", "mn", "mo", "mrow", "msub", "msup", "msubsup", "mfrac", "msqrt", "mroot", "munder",
-                "mover", "munderover", "mspace", "mtext"}
+PRESENTATION = {
+    "math",
+    "mi",
+    "mn",
+    "mo",
+    "mrow",
+    "msub",
+    "msup",
+    "msubsup",
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "munder",
+    "mover",
+    "munderover",
+    "mspace",
+    "mtext",
+}
 # sympy's names for objects and functions, as its printers fall back to them
-SYMPY_WORDS = re.compile(r"(?<![\\A-Za-z])(Subs|RisingFactorial|KroneckerDelta|risingfactorial|kroneckerdelta|"
-                         r"operatorname|IndexedBase|Indexed|Piecewise|AppliedUndef|Dummy)(?![A-Za-z])")
-SYMPY_CALLS = re.compile(r"(?<![\\A-Za-z])(subs|beta|gamma|jacobi|factorial|binomial|exp|log|sqrt|Sum|Integral|"
-                         r"Derivative|Function|Symbol|Abs|Mul|Add|Pow)\(")
+SYMPY_WORDS = re.compile(
+    r"(?<![\\A-Za-z])(Subs|RisingFactorial|KroneckerDelta|risingfactorial|kroneckerdelta|"
+    r"operatorname|IndexedBase|Indexed|Piecewise|AppliedUndef|Dummy)(?![A-Za-z])"
+)
+SYMPY_CALLS = re.compile(
+    r"(?<![\\A-Za-z])(subs|beta|gamma|jacobi|factorial|binomial|exp|log|sqrt|Sum|Integral|"
+    r"Derivative|Function|Symbol|Abs|Mul|Add|Pow)\("
+)
 # a symbol written in ASCII in prose (in LaTeX it is a command: preceded by a backslash)
-ASCII_SYMBOL = re.compile(r"(?<![\\A-Za-z])(alpha|beta|gamma|delta|epsilon|eps|zeta|eta|lambda|omega|sigma|rho|tau|"
-                          r"xi|oo|inf)(?![A-Za-z])|->|<=|>=|!=|<<|>>")
+ASCII_SYMBOL = re.compile(
+    r"(?<![\\A-Za-z])(alpha|beta|gamma|delta|epsilon|eps|zeta|eta|lambda|omega|sigma|rho|tau|"
+    r"xi|oo|inf)(?![A-Za-z])|->|<=|>=|!=|<<|>>"
+)
 
 x = sp.Symbol("x", positive=True)
 z = sp.Symbol("zeta", positive=True)
@@ -155,8 +177,13 @@ def test_html_is_xml_with_valid_mathml_and_no_ascii_maths(rendered):
 def test_latex_document_compiles(rendered, tmp_path):
     _, out = rendered
     (tmp_path / "d.tex").write_text(out["tex"], encoding="utf-8")
-    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout[-2000:]
     assert "undefined" not in res.stdout.lower()
 
@@ -190,16 +217,40 @@ def test_conventional_notation_of_the_named_functions():
 
 @pytest.fixture(scope="module")
 def toy():
-    good = Step("Euler <integral> & co", sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)), sp.gamma(z),
-                r"Uses 50% of \$money_# {braces} ~ ^ \ and <tags> & ζ → ∞, with $\zeta > 0$.",
-                assumptions={z: (0.5, 2)}, transforms=())
-    asym = Step("Stirling", sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1), (2 * L) ** (-z), "Stirling.",
-                assumptions={z: (0.2, 3)}, relation="~", limit=L, tolerance=1e-5, note=r"for large $L$")
-    bad = Step("Wrong", sp.beta(z, L), sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1), "Off by one.",
-               assumptions={z: (0.2, 3), L: (1, 5)}, transforms=("expand_func",))
-    return Derivation("A <toy> & test", "Intro with <b>markup</b> & 100% text.",
-                      [(z, "exponent", r"$\zeta > 0$"), (L, "depth", r"$L \ge 1$")], [good, asym, bad],
-                      "Done & dusted.")
+    good = Step(
+        "Euler <integral> & co",
+        sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)),
+        sp.gamma(z),
+        r"Uses 50% of \$money_# {braces} ~ ^ \ and <tags> & ζ → ∞, with $\zeta > 0$.",
+        assumptions={z: (0.5, 2)},
+        transforms=(),
+    )
+    asym = Step(
+        "Stirling",
+        sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1),
+        (2 * L) ** (-z),
+        "Stirling.",
+        assumptions={z: (0.2, 3)},
+        relation="~",
+        limit=L,
+        tolerance=1e-5,
+        note=r"for large $L$",
+    )
+    bad = Step(
+        "Wrong",
+        sp.beta(z, L),
+        sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1),
+        "Off by one.",
+        assumptions={z: (0.2, 3), L: (1, 5)},
+        transforms=("expand_func",),
+    )
+    return Derivation(
+        "A <toy> & test",
+        "Intro with <b>markup</b> & 100% text.",
+        [(z, "exponent", r"$\zeta > 0$"), (L, "depth", r"$L \ge 1$")],
+        [good, asym, bad],
+        "Done & dusted.",
+    )
 
 
 class _Collect(HTMLParser):
@@ -268,8 +319,9 @@ def test_markdown_has_display_math_and_escapes(toy):
     assert render_derivation(toy, "md", fragment=True, level=2).startswith("## ")
 
 
-@pytest.mark.parametrize("kw,name", [({"fmt": "pdf"}, "fmt"), ({"fmt": "md", "level": 0}, "level"),
-                                     ({"fmt": "md", "level": True}, "level")])
+@pytest.mark.parametrize(
+    "kw,name", [({"fmt": "pdf"}, "fmt"), ({"fmt": "md", "level": 0}, "level"), ({"fmt": "md", "level": True}, "level")]
+)
 def test_bad_arguments_raise_naming_them(toy, kw, name):
     with pytest.raises(ValueError, match=f"^{name}="):
         render_derivation(toy, **kw)

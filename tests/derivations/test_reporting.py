@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from synthetic import curve
 
 from depthscale.derivations import theory_numbers
 from depthscale.derivations.analysis import curves
 from depthscale.derivations.render import MISSING, format_estimate, write_report
 from depthscale.derivations.reporting import build_context
-
-from synthetic import curve
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +18,12 @@ def records():
     recs += curve(lambda L: 0.9, rng=rng, model="linear", a=0.0, b=0.0, depths=(1, 4, 16))
     recs += curve(lambda L: 0.7, a=0.5, b=0.5, noise=0.0)  # flat: L0 + c L^-alpha is not identified
     for r in recs:
-        r.update(A_L=r["final_loss"] * 1.2, C_L=r["final_loss"] * 0.9, gap=r["final_loss"] * 0.3,
-                 mode_losses=list(np.full(8, r["final_loss"] / 8)))
+        r.update(
+            A_L=r["final_loss"] * 1.2,
+            C_L=r["final_loss"] * 0.9,
+            gap=r["final_loss"] * 0.3,
+            mode_losses=list(np.full(8, r["final_loss"] / 8)),
+        )
     return recs
 
 
@@ -58,10 +61,20 @@ def test_report_has_every_claim_in_every_format(records, report):
 
 def test_findings_come_first(report):
     _, texts = report
-    for fmt, marks in (("md", ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
-                       ("html", ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
-                       ("tex", ("section*{Summary}", "section*{Claims}", "figures/overview.png", "section*{Derivations}",
-                                "section*{Simulation results}"))):
+    for fmt, marks in (
+        ("md", ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
+        ("html", ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
+        (
+            "tex",
+            (
+                "section*{Summary}",
+                "section*{Claims}",
+                "figures/overview.png",
+                "section*{Derivations}",
+                "section*{Simulation results}",
+            ),
+        ),
+    ):
         pos = [texts[fmt].index(m) for m in marks]
         assert pos == sorted(pos), marks
         assert texts[fmt].count(marks[2]) == 1  # the overview is shown once, with the findings

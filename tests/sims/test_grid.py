@@ -47,8 +47,14 @@ def write(tmp_path, text, name="g.toml"):
 
 
 def test_cartesian_product_from_dict():
-    runs = load_grid({"seeds": [3, 4], "task": {"a": [0.0, 1.0], "d": 8, "P": 32},
-                      "model": {"depth": [1, 2, 4]}, "train": {"lr": [1e-3, 1e-2]}})
+    runs = load_grid(
+        {
+            "seeds": [3, 4],
+            "task": {"a": [0.0, 1.0], "d": 8, "P": 32},
+            "model": {"depth": [1, 2, 4]},
+            "train": {"lr": [1e-3, 1e-2]},
+        }
+    )
     assert len(runs) == 2 * 3 * 2 * 2
     got = {(c.task.a, c.model.depth, c.train.lr, s) for c, s in runs}
     assert got == set(itertools.product([0.0, 1.0], [1, 2, 4], [1e-3, 1e-2], [3, 4]))

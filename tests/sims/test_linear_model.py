@@ -278,8 +278,10 @@ def test_sampled_contexts_approach_population_like_one_over_P():
     # the paired difference has variance ~ 1/P while the gap is ~ 1/P: more contexts at larger P
     for i, (Pc, n) in enumerate(((64, 20_000), (256, 40_000), (1024, 120_000))):
         res[Pc] = _gap_at(Pc, n, lam, om, kappas, m, theta, seed=100 + i)
-        print(f"P={Pc}: loss={pop + res[Pc][0]:.6f} population={pop:.6f} gap={res[Pc][0]:.3e} +- {res[Pc][1]:.1e} "
-              f"P*gap={Pc * res[Pc][0]:.4f} +- {Pc * res[Pc][1]:.4f}")
+        print(
+            f"P={Pc}: loss={pop + res[Pc][0]:.6f} population={pop:.6f} gap={res[Pc][0]:.3e} +- {res[Pc][1]:.1e} "
+            f"P*gap={Pc * res[Pc][0]:.4f} +- {Pc * res[Pc][1]:.4f}"
+        )
     for Pc, (gap, se) in res.items():
         assert gap > 4 * se  # a real, resolved gap at every P
     # roughly 1/P: P * gap agrees across a 16-fold range within 25 % (plus Monte Carlo error)
@@ -324,8 +326,16 @@ def test_result_does_not_depend_on_thread_count():
     rng = np.random.default_rng(15)
     Bn = 64
     X = rng.standard_normal((Bn, P, D))
-    bt = Batch(X, rng.standard_normal((Bn, P)), rng.standard_normal((Bn, D)), rng.standard_normal(Bn),
-               np.zeros((Bn, D)), np.zeros((Bn, D)), np.zeros((Bn, D, D)), np.zeros((Bn, 0), dtype=int))
+    bt = Batch(
+        X,
+        rng.standard_normal((Bn, P)),
+        rng.standard_normal((Bn, D)),
+        rng.standard_normal(Bn),
+        np.zeros((Bn, D)),
+        np.zeros((Bn, D)),
+        np.zeros((Bn, D, D)),
+        np.zeros((Bn, 0), dtype=int),
+    )
     old = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
@@ -353,8 +363,12 @@ def test_float32_agrees_with_float64(qk):
 
 @pytest.mark.parametrize(
     "kwargs,name",
-    [({"stream": "single"}, "stream"), ({"context_update": True}, "context_update"), ({"model": "softmax"}, "model"),
-     ({"width": 2}, "width")],
+    [
+        ({"stream": "single"}, "stream"),
+        ({"context_update": True}, "context_update"),
+        ({"model": "softmax"}, "model"),
+        ({"width": 2}, "width"),
+    ],
 )
 def test_rejects_softmax_only_options(kwargs, name):
     cfg = ModelConfig(**{"model": "linear", **kwargs})

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-import depthscale.sims.training  # noqa: F401 - the package exports must still be the functions
 import depthscale.sims.sweeps  # noqa: F401
+import depthscale.sims.training  # noqa: F401 - the package exports must still be the functions
 from depthscale.sims import budget as cost
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 from depthscale.sims.grid import load_grid
@@ -32,8 +32,10 @@ def _same(a: dict, b: dict) -> None:
         assert np.array_equal(a["arrays"][k], b["arrays"][k]), k
 
 
-@pytest.mark.parametrize("schedule,model", [("cosine", {}), ("constant", {}), ("cosine", {"qk": "temperature"}),
-                                            ("cosine", {"model": "linear"})])
+@pytest.mark.parametrize(
+    "schedule,model",
+    [("cosine", {}), ("constant", {}), ("cosine", {"qk": "temperature"}), ("cosine", {"model": "linear"})],
+)
 def test_lockstep_records_are_bitwise_those_of_separate_runs(schedule, model):
     configs = _configs(schedule, **model)
     grouped = run_group(configs, seed=3)
@@ -97,8 +99,14 @@ def test_package_exports_are_functions():
 
 
 def _grid():
-    return load_grid({"seeds": [0, 1], "task": {"task": "topk", "d": 4, "P": 16},
-                      "model": {"depth": [1, 2]}, "train": {"steps": 8, "batch": 16, "eval_contexts": 64}})
+    return load_grid(
+        {
+            "seeds": [0, 1],
+            "task": {"task": "topk", "d": 4, "P": 16},
+            "model": {"depth": [1, 2]},
+            "train": {"steps": 8, "batch": 16, "eval_contexts": 64},
+        }
+    )
 
 
 def test_sweep_lockstep_equals_separate_runs_and_stamps_the_code_version(tmp_path):

@@ -117,7 +117,7 @@ def test_mode_losses_sum_to_beta_averaged_loss(ev, data):
 def test_attention_diagnostics_against_bruteforce(ev, data):
     a = MODEL.attention(None, data)
     np.testing.assert_allclose(ev["top1_mass"], a.max(axis=2).mean(axis=0), rtol=1e-10)
-    top2 = np.array([[np.sum(sorted(row)[-TASK.k:]) for row in ctx] for ctx in a])
+    top2 = np.array([[np.sum(sorted(row)[-TASK.k :]) for row in ctx] for ctx in a])
     np.testing.assert_allclose(ev["topk_mass"], top2.mean(axis=0), rtol=1e-10)
     np.testing.assert_allclose(ev["entropy"], (-(a * np.log(a)).sum(axis=2)).mean(axis=0), rtol=1e-10)
     mass = np.array([[a[b, l, data.sel[b]].sum() for l in range(a.shape[1])] for b in range(len(data))])

@@ -70,7 +70,9 @@ def fitdata():
     return bf_inputs(make_batch(TASK, 2000, np.random.default_rng(11)))
 
 
-@pytest.mark.parametrize("grid", [[0.3, 2.0, 5.0, 12.0, 40.0, 300.0], [1.0, 1.5, 2.2, 3.3, 5.0, 7.5], [0.01, 0.1, 1000.0]])
+@pytest.mark.parametrize(
+    "grid", [[0.3, 2.0, 5.0, 12.0, 40.0, 300.0], [1.0, 1.5, 2.2, 3.3, 5.0, 7.5], [0.01, 0.1, 1000.0]]
+)
 def test_convex_equals_enumerated_nnls(fitdata, grid):
     cos, y, t = fitdata
     support, weights, loss = fit_convex(cos, y, t, grid)
@@ -122,8 +124,10 @@ def test_signed_mixtures_match_least_squares_and_improve_with_k(fitdata):
     # K = 3 beats every triple of a coarse independent grid (up to the refinement tolerance)
     grid = np.geomspace(0.3, 300, 9)
     S = bf_heads(cos, y, grid)
-    coarse = min(np.mean((S[:, c] @ np.linalg.lstsq(S[:, c], t, rcond=None)[0] - t) ** 2)
-                 for c in map(list, itertools.combinations(range(grid.size), 3)))
+    coarse = min(
+        np.mean((S[:, c] @ np.linalg.lstsq(S[:, c], t, rcond=None)[0] - t) ** 2)
+        for c in map(list, itertools.combinations(range(grid.size), 3))
+    )
     assert losses[2] <= coarse * (1 + 1e-4)
 
 
@@ -134,7 +138,9 @@ def test_reference_floors_fit_and_evaluate_on_the_stated_contexts():
     ce, ye, te = bf_contexts(eval_batches(TASK, n_eval, seed, chunk=300))
     assert not np.isin(te, tf).any()  # independent context sets
     preds = {
-        "single": (fl.single.kappa,), "convex": fl.convex.support, "mixture": fl.mixture.kappas,
+        "single": (fl.single.kappa,),
+        "convex": fl.convex.support,
+        "mixture": fl.mixture.kappas,
     }
     gains = {"single": (fl.single.gain,), "convex": fl.convex.weights, "mixture": fl.mixture.gains}
     for name, kap in preds.items():
@@ -176,8 +182,11 @@ def test_standard_errors_match_the_spread_over_independent_evaluation_sets():
     fl = reference_floors(TASK, 2, n_fit=2000, n_eval=n, n_grid=25)
     rng = np.random.default_rng(99)
     losses = {name: [] for name in ("single", "convex", "mixture")}
-    kap = {"single": ((fl.single.kappa,), (fl.single.gain,)), "convex": (fl.convex.support, fl.convex.weights),
-           "mixture": (fl.mixture.kappas, fl.mixture.gains)}
+    kap = {
+        "single": ((fl.single.kappa,), (fl.single.gain,)),
+        "convex": (fl.convex.support, fl.convex.weights),
+        "mixture": (fl.mixture.kappas, fl.mixture.gains),
+    }
     for _ in range(M):
         c, y, t = bf_inputs(make_batch(TASK, n, rng))
         for name, (k, g) in kap.items():

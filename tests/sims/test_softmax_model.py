@@ -31,8 +31,15 @@ def small_batch(seed=0, b=B, p=P, d=D):
 
 
 def make(qk, value, variant, depth=L, width=N, dtype="float64"):
-    cfg = ModelConfig(depth=depth, width=width, qk=qk, value=value, context_update=variant == "context",
-                      stream="single" if variant == "single" else "two", dtype=dtype)
+    cfg = ModelConfig(
+        depth=depth,
+        width=width,
+        qk=qk,
+        value=value,
+        context_update=variant == "context",
+        stream="single" if variant == "single" else "two",
+        dtype=dtype,
+    )
     return SoftmaxAttention(cfg, D)
 
 
@@ -65,7 +72,7 @@ def reference(model, theta, batch):
     """Token-by-token forward pass of the residual network; returns yhat (B,), f (B,L), attention (B,L,P)."""
     cfg = model.cfg
     prm = {k: np.array(v) for k, v in model.unpack(theta).items()}
-    Lq, Nw = model.L, model.N
+    Lq = model.L
     out_y, out_f, out_a = [], [], []
     for b in range(len(batch)):
         Xall = np.concatenate([batch.X[b], batch.x_test[b][None]], axis=0).T  # (d, P+1), test last
@@ -239,7 +246,9 @@ def test_float32_agrees_with_float64(variant):
     assert g32.dtype == np.float32 and m32.init(np.random.default_rng(0)).dtype == np.float32
     assert l32 == pytest.approx(l64, rel=1e-4)
     assert np.linalg.norm(g32 - g64) <= 1e-4 * np.linalg.norm(g64)
-    np.testing.assert_allclose(m32.predict(theta.astype(np.float32), batch), m64.predict(theta, batch), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        m32.predict(theta.astype(np.float32), batch), m64.predict(theta, batch), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_large_scores_stay_finite():
@@ -292,6 +301,8 @@ def test_one_layer_learns_easy_exact_task(qk):
     power = np.mean(ev.target**2)
     att = model.attention(theta, ev)[:, 0, :]
     top1 = att[np.arange(len(ev)), ev.sel[:, 0]].mean()
-    print(f"mse/power = {mse / power:.2e}, top-1 mass on the matching token = {top1:.4f}, qk norm = {model.qk_norms(theta)[0]:.2f}")
+    print(
+        f"mse/power = {mse / power:.2e}, top-1 mass on the matching token = {top1:.4f}, qk norm = {model.qk_norms(theta)[0]:.2f}"
+    )
     assert mse <= 1e-3 * power
     assert top1 >= 0.99

@@ -2,13 +2,11 @@
 
 import csv
 import json
-import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest

@@ -1,6 +1,5 @@
 """Sweeps: resume, failures and retries, executors (serial, process, dask), SIGKILL and SIGINT."""
 
-import concurrent.futures as cf
 import os
 import signal
 import sqlite3
@@ -51,8 +50,12 @@ def thread_report(config, seed):
     from threadpoolctl import threadpool_info
 
     blas = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
-    return {"status": "ok", "blas_threads": max(blas) if blas else 1, "numba_env": os.environ.get("NUMBA_NUM_THREADS"),
-            "pid": os.getpid()}
+    return {
+        "status": "ok",
+        "blas_threads": max(blas) if blas else 1,
+        "numba_env": os.environ.get("NUMBA_NUM_THREADS"),
+        "pid": os.getpid(),
+    }
 
 
 class Counter:
@@ -121,8 +124,13 @@ def test_bad_records_become_failures(tmp_path, runs, ret, match):
 
 def test_diverged_runs_count_as_done(tmp_path, runs):
     with Store(tmp_path / "s.sqlite") as st:
-        sweep(runs[:2], st, run_fn=lambda c, s: {"status": "diverged", "reason": "loss blew up"}, executor="serial",
-              quiet=True)
+        sweep(
+            runs[:2],
+            st,
+            run_fn=lambda c, s: {"status": "diverged", "reason": "loss blew up"},
+            executor="serial",
+            quiet=True,
+        )
         c = Counter()
         res = sweep(runs[:2], st, run_fn=c, executor="serial", quiet=True, retry_failed=True)
         assert c.calls == [] and res.skipped == 2
@@ -194,7 +202,9 @@ def test_plan_counts(tmp_path, runs):
 
 def test_dask_local_cluster(tmp_path, runs):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with Store(tmp_path / "s.sqlite") as st:
             res = sweep(runs, st, run_fn=fake_run, executor="dask", scheduler=cluster.scheduler_address, quiet=True)
             assert (res.done, res.failed) == (12, 0)
@@ -245,8 +255,13 @@ def _start_driver(tmp_path, executor):
     (tmp_path / "driver.py").write_text(DRIVER)
     store = tmp_path / "s.sqlite"
     env = dict(os.environ, SLOW_SECONDS="0.3")
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(store), executor],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(store), executor],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     return proc, store
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from depthscale.sims.config import TaskConfig
-from depthscale.sims.tasks import batches, eval_batches, make_batch, standard_normal
+from depthscale.sims.tasks import eval_batches, make_batch, standard_normal
 
 Z5 = 5.0  # z-score bound for Monte Carlo comparisons (each test compares a handful of statistics)
 
@@ -107,7 +107,9 @@ def test_rotation_is_haar(big):
 
 def test_topk_target_matches_bruteforce_argsort(big):
     task, b = big
-    cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / (np.linalg.norm(b.X, axis=2) * np.linalg.norm(b.x_test, axis=1)[:, None])
+    cos = np.einsum("bpd,bd->bp", b.X, b.x_test) / (
+        np.linalg.norm(b.X, axis=2) * np.linalg.norm(b.x_test, axis=1)[:, None]
+    )
     order = np.argsort(-cos, axis=1)[:, : task.k]
     np.testing.assert_array_equal(b.sel, order)
     rows = np.arange(len(b))[:, None]

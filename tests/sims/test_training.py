@@ -6,7 +6,7 @@ import pytest
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 from depthscale.sims.models import make_model
 from depthscale.sims.runner import run
-from depthscale.sims.training import Adam, settled, lr_at, train
+from depthscale.sims.training import Adam, lr_at, settled, train
 
 TASK = TaskConfig(task="topk", k=2, d=4, P=16)
 
@@ -86,10 +86,30 @@ def test_divergence_is_recorded_not_raised():
 
 
 def test_run_record_has_contract_fields():
-    cfg = RunConfig(TASK, ModelConfig(model="softmax", depth=2), TrainConfig(steps=20, batch=32, eval_contexts=256, window=5))
+    cfg = RunConfig(
+        TASK, ModelConfig(model="softmax", depth=2), TrainConfig(steps=20, batch=32, eval_contexts=256, window=5)
+    )
     rec = run(cfg, 0)
-    for key in ("key", "config", "seed", "status", "converged", "steps", "wall_seconds", "train_curve", "final_loss",
-                "final_loss_se", "A_L", "C_L", "gap", "identity_residual", "mode_losses", "top1_mass", "baseline", "arrays"):
+    for key in (
+        "key",
+        "config",
+        "seed",
+        "status",
+        "converged",
+        "steps",
+        "wall_seconds",
+        "train_curve",
+        "final_loss",
+        "final_loss_se",
+        "A_L",
+        "C_L",
+        "gap",
+        "identity_residual",
+        "mode_losses",
+        "top1_mass",
+        "baseline",
+        "arrays",
+    ):
         assert key in rec, key
     assert rec["status"] == "ok" and len(rec["top1_mass"]) == 2 and len(rec["mode_losses"]) == TASK.d
     assert rec["arrays"]["sq_err"].shape == (256,)

@@ -48,7 +48,12 @@ def test_identity_on_random_predictions(seed, n, L, spread):
     y = rng.normal(0, 3, n)
     # layers with their own bias and noise scale, plus a shared error
     shared = rng.normal(0, 1, n)
-    f = y[:, None] + shared[:, None] + rng.normal(0, 1, L) * spread + rng.normal(0, 1, (n, L)) * rng.uniform(0, spread, L)
+    f = (
+        y[:, None]
+        + shared[:, None]
+        + rng.normal(0, 1, L) * spread
+        + rng.normal(0, 1, (n, L)) * rng.uniform(0, spread, L)
+    )
     dec = decompose(f, y)
     R = np.mean((f.mean(axis=1) - y) ** 2)
     A, C = _brute_A_C(f, y)
@@ -66,7 +71,9 @@ def test_identity_on_random_predictions(seed, n, L, spread):
 
 @settings(deadline=None, max_examples=60)
 @given(
-    f=hnp.arrays(float, hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=8), elements=st.floats(-1e3, 1e3)),
+    f=hnp.arrays(
+        float, hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=8), elements=st.floats(-1e3, 1e3)
+    ),
     data=st.data(),
 )
 def test_gap_is_disagreement_and_nonnegative_on_arbitrary_floats(f, data):

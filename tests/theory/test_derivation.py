@@ -13,8 +13,14 @@ L = sp.Symbol("L", positive=True, integer=True)
 
 
 def test_symbolic_step_passes_and_off_by_one_exponent_fails():
-    ok = Step("beta", sp.beta(z, 2 * L + 1), sp.gamma(z) * sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1), "j",
-              assumptions={z: (0.2, 3), L: (1, 6)}, transforms=("expand_func",))
+    ok = Step(
+        "beta",
+        sp.beta(z, 2 * L + 1),
+        sp.gamma(z) * sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1),
+        "j",
+        assumptions={z: (0.2, 3), L: (1, 6)},
+        transforms=("expand_func",),
+    )
     r = ok.check()
     assert r.passed and r.method.startswith("symbolic")
     bad = dataclasses.replace(ok, rhs=sp.gamma(z) * sp.gamma(2 * L + 2) / sp.gamma(2 * L + z + 2))
@@ -40,8 +46,16 @@ def test_integrable_singularity_near_zero_is_resolved():
 
 
 def test_asymptotic_step_passes_and_wrong_exponent_fails():
-    good = Step("Stirling", sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1), (2 * L) ** (-z), "j",
-                assumptions={z: (0.2, 3)}, relation="~", limit=L, tolerance=1e-5)
+    good = Step(
+        "Stirling",
+        sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1),
+        (2 * L) ** (-z),
+        "j",
+        assumptions={z: (0.2, 3)},
+        relation="~",
+        limit=L,
+        tolerance=1e-5,
+    )
     r = good.check()
     assert r.passed and r.method == "ratio"
     bad = dataclasses.replace(good, rhs=(2 * L) ** (-z - sp.Rational(1, 100)))
@@ -59,9 +73,14 @@ def test_fixed_size_instances_and_relative_tolerance():
     M = sp.IndexedBase("M")
     l, m = sp.symbols("l m", integer=True, positive=True)
     lhs = sp.Sum(sp.Sum(M[l, m], (m, 1, L)), (l, 1, L))
-    good = Step("split", lhs, sp.Sum(M[l, l], (l, 1, L)) + sp.Sum(sp.Sum((1 - sp.KroneckerDelta(l, m)) * M[l, m],
-                                                                          (m, 1, L)), (l, 1, L)),
-                "j", instances=[{L: 2}, {L: 3}], transforms=(lambda e: sp.expand(e.doit()),))
+    good = Step(
+        "split",
+        lhs,
+        sp.Sum(M[l, l], (l, 1, L)) + sp.Sum(sp.Sum((1 - sp.KroneckerDelta(l, m)) * M[l, m], (m, 1, L)), (l, 1, L)),
+        "j",
+        instances=[{L: 2}, {L: 3}],
+        transforms=(lambda e: sp.expand(e.doit()),),
+    )
     r = good.check()
     assert r.passed and "at L = 2, 3" in r.method
     bad = dataclasses.replace(good, rhs=sp.Sum(sp.Sum(M[l, m], (m, 1, L - 1)), (l, 1, L)))
@@ -80,10 +99,22 @@ def test_invalid_step_arguments_raise():
 
 
 def test_derivation_check_reports_each_step():
-    good = Step("Euler", sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)), sp.gamma(z), "Euler's integral.",
-                assumptions={z: (0.5, 2)}, transforms=())
-    bad = Step("Wrong", sp.beta(z, L), sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1), "Off by one.",
-               assumptions={z: (0.2, 3), L: (1, 5)}, transforms=("expand_func",))
+    good = Step(
+        "Euler",
+        sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)),
+        sp.gamma(z),
+        "Euler's integral.",
+        assumptions={z: (0.5, 2)},
+        transforms=(),
+    )
+    bad = Step(
+        "Wrong",
+        sp.beta(z, L),
+        sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1),
+        "Off by one.",
+        assumptions={z: (0.2, 3), L: (1, 5)},
+        transforms=("expand_func",),
+    )
     res = Derivation("Toy", "t", [], [good, bad]).check()
     assert [r.passed for r in res.steps] == [True, False]
     assert not res.all_passed and res.failed() == ["Wrong"]
@@ -93,9 +124,11 @@ def test_theory_imports_nothing_that_renders():
     import subprocess
     import sys
 
-    code = ("import sys, depthscale.theory, depthscale.theory.derivation as d; [b() for b in d.DERIVATIONS.values()]; "
-            "print(sorted(m for m in sys.modules if m.startswith(('depthscale.derivations', 'depthscale.sims', "
-            "'jinja2', 'markupsafe', 'html'))))")
+    code = (
+        "import sys, depthscale.theory, depthscale.theory.derivation as d; [b() for b in d.DERIVATIONS.values()]; "
+        "print(sorted(m for m in sys.modules if m.startswith(('depthscale.derivations', 'depthscale.sims', "
+        "'jinja2', 'markupsafe', 'html'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -10,12 +10,26 @@ from depthscale.theory import derive_clt, derive_equal_step, derive_free, derive
 
 # (builder, index of the step to corrupt, corruption of its right-hand side)
 CASES = {
-    "linear": (derive_equal_step.equal_step_derivation, 5,
-               lambda rhs: rhs.subs(2 * derive_equal_step.L + 1, 2 * derive_equal_step.L + 2)),  # off-by-one Beta argument
-    "free": (derive_free.free_polynomial_derivation, 8,
-             lambda rhs: rhs * (derive_free.L + derive_free.zeta + 1) / (derive_free.L + 1)),  # wrong Gamma ratio
-    "modes": (derive_modes.modes_derivation, 6, lambda rhs: rhs * derive_modes.L ** sp.Rational(-1, 100)),  # exponent off by 0.01
-    "clt": (derive_clt.clt_derivation, 8, lambda rhs: rhs.subs(derive_clt.r ** derive_clt.L, derive_clt.r ** (derive_clt.L + 1))),
+    "linear": (
+        derive_equal_step.equal_step_derivation,
+        5,
+        lambda rhs: rhs.subs(2 * derive_equal_step.L + 1, 2 * derive_equal_step.L + 2),
+    ),  # off-by-one Beta argument
+    "free": (
+        derive_free.free_polynomial_derivation,
+        8,
+        lambda rhs: rhs * (derive_free.L + derive_free.zeta + 1) / (derive_free.L + 1),
+    ),  # wrong Gamma ratio
+    "modes": (
+        derive_modes.modes_derivation,
+        6,
+        lambda rhs: rhs * derive_modes.L ** sp.Rational(-1, 100),
+    ),  # exponent off by 0.01
+    "clt": (
+        derive_clt.clt_derivation,
+        8,
+        lambda rhs: rhs.subs(derive_clt.r**derive_clt.L, derive_clt.r ** (derive_clt.L + 1)),
+    ),
 }
 
 

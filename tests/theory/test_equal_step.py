@@ -36,7 +36,9 @@ def test_r_con_matches_mpmath_sum_at_reference_step(a, b, L):
     assert got == pytest.approx(float(ref), rel=1e-12, abs=1e-90)
 
 
-@pytest.mark.parametrize("frac", [0.1, 0.9, 1.3, 1.99])  # gamma = frac L / lambda_1; > 1 flips the sign of the top factor
+@pytest.mark.parametrize(
+    "frac", [0.1, 0.9, 1.3, 1.99]
+)  # gamma = frac L / lambda_1; > 1 flips the sign of the top factor
 def test_r_con_matches_mpmath_sum_off_reference(frac):
     spec = PowerLawSpectrum(1.0, 1.0, 7, c_lambda=2.0)
     for L in (2, 11):
@@ -200,7 +202,14 @@ def plain_argmin(spec, L):
             hi = mid
 
 
-LARGE = [(2.0, 1.0, 1.0, 1.0), (0.5, 0.5, 1.3, 0.7), (0.5, 0.0, 1.0, 1.0), (1.0, 0.25, 2.0, 0.5), (3.0, 0.0, 1.0, 1.0), (0.0, 0.0, 1.0, 1.0)]
+LARGE = [
+    (2.0, 1.0, 1.0, 1.0),
+    (0.5, 0.5, 1.3, 0.7),
+    (0.5, 0.0, 1.0, 1.0),
+    (1.0, 0.25, 2.0, 0.5),
+    (3.0, 0.0, 1.0, 1.0),
+    (0.0, 0.0, 1.0, 1.0),
+]
 
 
 @pytest.mark.parametrize("d", [10**4, 10**5])
@@ -239,7 +248,13 @@ def test_gamma_opt_at_the_edge_of_the_stable_range():
 
 
 @settings(deadline=None, max_examples=25)
-@given(a=st.floats(0.3, 3), b=st.floats(0, 2), d=st.integers(2000, 20000), L=st.integers(1, 400), frac=st.floats(0.01, 1.99))
+@given(
+    a=st.floats(0.3, 3),
+    b=st.floats(0, 2),
+    d=st.integers(2000, 20000),
+    L=st.integers(1, 400),
+    frac=st.floats(0.01, 1.99),
+)
 def test_r_con_and_gamma_opt_property_against_plain_sums(a, b, d, L, frac):
     spec = PowerLawSpectrum(a, b, d)
     assert r_con(spec, L, frac * L) == pytest.approx(plain_loss(spec, L, frac), rel=1e-10, abs=1e-300)

@@ -15,7 +15,6 @@ from depthscale.theory.floor import (
     sample_floor_moments,
 )
 
-
 # ---------------------------------------------------------------- gamma_pk
 
 

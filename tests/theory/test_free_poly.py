@@ -71,7 +71,9 @@ def test_free_continuum_large_depth_no_overflow_and_asymptote():
     z = spec.zeta
     mp.mp.dps = 40
     for L in (10**3, 10**6):
-        ref = spec.prefactor * mp.gamma(z) * mp.gamma(z + 1) * mp.exp(2 * mp.loggamma(L + 1) - 2 * mp.loggamma(L + z + 1))
+        ref = (
+            spec.prefactor * mp.gamma(z) * mp.gamma(z + 1) * mp.exp(2 * mp.loggamma(L + 1) - 2 * mp.loggamma(L + z + 1))
+        )
         assert free_continuum(spec, L) == pytest.approx(float(ref), rel=1e-9)
     ratio = free_continuum(spec, 10**6) / free_asymptote(spec, 10**6)
     assert ratio == pytest.approx(1.0, abs=1e-5)

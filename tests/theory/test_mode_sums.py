@@ -72,7 +72,9 @@ def test_default_rule_matches_plain_sum_within_its_bound(a, b, d):
                     assert got == pytest.approx(ref, rel=1e-12, abs=1e-300)
 
 
-@pytest.mark.parametrize("a,b,L,s", [(0.5, 0.0, 64, 1.9), (0.5, 0.5, 8, 1.0), (1.0, 0.0, 200, 0.5), (2.0, 1.0, 512, 1.9)])
+@pytest.mark.parametrize(
+    "a,b,L,s", [(0.5, 0.0, 64, 1.9), (0.5, 0.5, 8, 1.0), (1.0, 0.0, 200, 0.5), (2.0, 1.0, 512, 1.9)]
+)
 @pytest.mark.parametrize("nodes", [2, 3, 4])
 def test_bound_holds_for_coarse_rules(a, b, L, s, nodes):
     """With 2-4 points per block the rule is visibly wrong; the bound must still cover the error."""
