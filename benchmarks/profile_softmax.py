@@ -20,6 +20,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
@@ -131,7 +132,11 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=64)
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
+    for name in ("d", "P", "batch", "depth", "rounds"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
     threadpool_limits(limits=1)
     dt = np.dtype(args.dtype)
     d, P, B, L = args.d, args.P, args.batch, args.depth
@@ -210,6 +215,8 @@ def main(argv=None) -> int:
         print(f"{k:34} {1e3 * v:>8.2f} {100 * v / step:>7.1f}%")
     print(f"{'(X W_x^T GEMM alone, in the first)':34} {1e3 * med['X W_x^T (GEMM only)']:>8.2f}")
     print(f"{'sum of the kernel stages':34} {1e3 * sum(med[k] for k in stages if k != 'X W_x^T (GEMM only)'):>8.2f}")
+    if args.json:
+        print(json.dumps({"args": vars(args), "loadavg": os.getloadavg(), "seconds": med}))
     return 0
 
 
