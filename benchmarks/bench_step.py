@@ -2,8 +2,9 @@
 
 Both engines run the same maths (``torch_models.py``; ``tests/sims/test_autograd.py`` checks the
 gradients agree): the linear model in its sufficient-statistic form and the softmax model in its
-test-token-only parallel form, at d = 32 (N = d), P = 256, batch 256 and several depths, float64
-and float32, with one thread for numba, BLAS and torch. Data generation (``make_batch``) is not
+test-token-only parallel form, by default at d = 32 (N = d), P = 256, batch 256 (``--d --P
+--batch``; the science setting is d = 16, P = 128, batch 1024) and several depths, float64 and
+float32, with one thread for numba, BLAS and torch. Data generation (``make_batch``) is not
 part of the step; it is timed on its own and compared with the L = 16 step. The machine's
 single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
 is reported as a fraction of it in FLOP terms (FLOPs counted analytically, see ``step_flops``).
@@ -24,8 +25,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -38,9 +37,10 @@ from depthscale.sims.models import make_model  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import Adam  # noqa: E402
 
+from timing import gemm_rate, median_seconds, paired_seconds, step_flops  # noqa: E402
 from torch_models import TorchModel, TorchTrainer  # noqa: E402
 
-D, P, BATCH = 32, 256, 256
+D, P, BATCH = 32, 256, 256  # defaults of --d, --P, --batch
 
 
 def limit_threads() -> None:
@@ -59,89 +59,10 @@ def blas_info() -> list[dict]:
     return [{**{k: i.get(k) for k in keep}, "library": os.path.basename(i.get("filepath", ""))} for i in threadpool_info()]
 
 
-def median_seconds(fn, repeats: int, warmup: int = 2, min_sample: float = 0.05, wall: bool = False) -> float:
-    """Median over ``repeats`` samples of the time of one call.
-
-    The clock is the process CPU time (``time.process_time``) unless ``wall``: with every pool at
-    one thread this is the single-core time of the call, and, unlike wall time, it does not count
-    the time the process waits while other work occupies the shared cores. Each sample averages
-    enough calls to last at least ``min_sample`` seconds.
-    """
-    clock = time.perf_counter if wall else time.process_time
-    for _ in range(warmup):
-        fn()
-    t0 = clock()
-    fn()
-    one = clock() - t0
-    inner = max(1, int(min_sample / max(one, 1e-6)))
-    samples = []
-    for _ in range(repeats):
-        t0 = clock()
-        for _ in range(inner):
-            fn()
-        samples.append((clock() - t0) / inner)
-    return statistics.median(samples)
-
-
-def paired_seconds(fn_a, fn_b, repeats: int, warmup: int = 2, min_sample: float = 0.05, wall: bool = False):
-    """Medians of the per-call time of two functions, their samples interleaved (a, b, a, b, ...)
-    so that both see the same conditions on a shared machine. Clock as in ``median_seconds``."""
-    clock = time.perf_counter if wall else time.process_time
-    inner = []
-    for fn in (fn_a, fn_b):
-        for _ in range(warmup):
-            fn()
-        t0 = clock()
-        fn()
-        inner.append(max(1, int(min_sample / max(clock() - t0, 1e-6))))
-    samples = ([], [])
-    for _ in range(repeats):
-        for j, fn in enumerate((fn_a, fn_b)):
-            t0 = clock()
-            for _ in range(inner[j]):
-                fn()
-            samples[j].append((clock() - t0) / inner[j])
-    return statistics.median(samples[0]), statistics.median(samples[1])
-
-
-def gemm_rate(dtype, n: int = 512, repeats: int = 7) -> float:
-    """Single-thread NumPy matmul rate of n x n matrices, in FLOP/s (2 n^3 FLOPs per product)."""
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n)).astype(dtype)
-    b = rng.standard_normal((n, n)).astype(dtype)
-    out = np.empty((n, n), dtype)
-    t = median_seconds(lambda: np.matmul(a, b, out=out), repeats, warmup=3, min_sample=0.2)
-    return 2.0 * n**3 / t
-
-
-def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
-    """Matrix-product FLOPs of one step of the numba algorithm (forward + backward), analytically.
-
-    Linear (per context; ``u = X^T y / P`` costs 2 P d, ``Sxx = X^T X / P`` 2 P d^2 but is formed
-    only when L > 1 (only the context updates read it), each of the L - 1 context updates costs
-    3 products forward (C Et, (C Et) Sxx, W_v T2) and 5 backward (W_v^T G, G T2^T, dT2 Sxx,
-    C^T dT1, dT1 Et^T))::
-
-        B [2 P d + 2 P d^2 [L > 1] + (L - 1)(10 N d^2 + 6 N^2 d) + L (2 d^2 + 4 N d)]
-
-    Softmax core (per context; X W_x^T and its backward 4 P d N, scores / dU / dX 6 L P N, the
-    query-key maps applied to the test token and their backward 6 L N^2)::
-
-        B [4 P d N + 6 L P N + 6 L N^2 + 2 L P]
-
-    Exponentials, RMS norms and the Adam update (O(params)) are not counted.
-
-    >>> step_flops("linear", 1, 1, 1, 1, 1), step_flops("linear", 1, 1, 1, 1, 2)
-    (8.0, 32.0)
-    """
-    if model == "linear":
-        return float(B * (2 * P * d + 2 * P * d * d * (L > 1) + (L - 1) * (10 * N * d * d + 6 * N * N * d) + L * (2 * d * d + 4 * N * d)))
-    return float(B * (4 * P * d * N + 6 * L * P * N + 6 * L * N * N + 2 * L * P))
-
-
 def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
+    B, P_, d = batch.X.shape
     cfg = ModelConfig(model=model, depth=L, dtype=dtype)
-    eng = make_model(cfg, D)
+    eng = make_model(cfg, d)
     theta = eng.init(np.random.default_rng(0))
     tcfg = TrainConfig()
 
@@ -153,7 +74,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
         _, grad = eng.loss_and_grad(th_nb, batch)
         opt.step(th_nb, grad, 1e-4)
 
-    ref = TorchModel(cfg, D)
+    ref = TorchModel(cfg, d)
     tensors = ref.tensors(batch)
     trainer = TorchTrainer(ref, theta, lr=1e-4)
     # same maths, checked on the starting point before timing
@@ -165,7 +86,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
     return {
         "model": model, "dtype": dtype, "L": L, "numba_s": t_nb, "torch_s": t_t, "ratio": t_t / t_nb,
         "numba_wall_s": w_nb, "torch_wall_s": w_t, "wall_ratio": w_t / w_nb,
-        "flops": step_flops(model, BATCH, P, D, eng.N, L), "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
+        "flops": step_flops(model, B, P_, d, eng.N, L), "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
     }
 
 
@@ -175,8 +96,14 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default="linear,softmax")
     ap.add_argument("--dtypes", default="float64,float32")
     ap.add_argument("--repeats", type=int, default=7, help="timed samples per configuration (median)")
+    ap.add_argument("--d", type=int, default=D, help="input dimension (N = d)")
+    ap.add_argument("--P", type=int, default=P, help="context length")
+    ap.add_argument("--batch", type=int, default=BATCH, help="contexts per step")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
+    for name in ("d", "P", "batch", "repeats"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
     depths = [int(x) for x in args.depths.split(",")]
     models = args.models.split(",")
     dtypes = args.dtypes.split(",")
@@ -184,12 +111,12 @@ def main(argv=None) -> int:
 
     load0 = os.getloadavg()
     gemm_start = {dt: gemm_rate(np.dtype(dt)) for dt in dtypes}
-    task = TaskConfig(task="topk", k=2, d=D, P=P)
+    task = TaskConfig(task="topk", k=2, d=args.d, P=args.P)
     rows, data = [], {}
     for dt in dtypes:
-        batch = make_batch(task, BATCH, np.random.default_rng(1), dtype=np.dtype(dt))
+        batch = make_batch(task, args.batch, np.random.default_rng(1), dtype=np.dtype(dt))
         rng = np.random.default_rng(2)
-        data[dt] = median_seconds(lambda: make_batch(task, BATCH, rng, dtype=np.dtype(dt)), args.repeats)
+        data[dt] = median_seconds(lambda: make_batch(task, args.batch, rng, dtype=np.dtype(dt)), args.repeats)
         for model in models:
             for L in depths:
                 r = bench_config(model, dt, L, batch, args.repeats)
@@ -202,6 +129,9 @@ def main(argv=None) -> int:
     gemm = {dt: max(gemm_start[dt], gemm_end[dt]) for dt in dtypes}
     for r in rows:
         r["gemm_fraction"] = r["flops"] / r["numba_s"] / gemm[r["dtype"]]
+        # a training step also draws its batch: the same make_batch for either engine
+        r["numba_with_data_s"] = r["numba_s"] + data[r["dtype"]]
+        r["torch_with_data_s"] = r["torch_s"] + data[r["dtype"]]
 
     info = {
         "machine": {"cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
@@ -212,7 +142,7 @@ def main(argv=None) -> int:
         "blas": blas_info(),
         "gemm_gflops": {dt: g / 1e9 for dt, g in gemm.items()},
         "gemm_gflops_start_end": {dt: [gemm_start[dt] / 1e9, gemm_end[dt] / 1e9] for dt in dtypes},
-        "sizes": {"d": D, "N": D, "P": P, "batch": BATCH, "task": "topk k=2"},
+        "sizes": {"d": args.d, "N": args.d, "P": args.P, "batch": args.batch, "task": "topk k=2"},
     }
     print(f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "
           f"{load0[0]:.2f}/{load1[0]:.2f}; threads: numba {info['threads']['numba']}, torch {info['threads']['torch']}, BLAS 1")
@@ -222,14 +152,16 @@ def main(argv=None) -> int:
     print("single-core GEMM 512x512 (larger of start/end): " + ", ".join(
         f"{dt} {g:.1f} GFLOP/s ({info['gemm_gflops_start_end'][dt][0]:.1f}/{info['gemm_gflops_start_end'][dt][1]:.1f})"
         for dt, g in info["gemm_gflops"].items()))
+    print(f"sizes: d = N = {args.d}, P = {args.P}, batch {args.batch}, top-2 task")
     print("times: median CPU seconds of one step (process_time, one thread, numba and torch samples interleaved); "
-          "'wall ratio' is torch/numba in wall time")
+          "'+data ratio' is torch/numba with make_batch added to both; 'wall ratio' is torch/numba in wall time")
     print()
     print(f"{'model':8} {'dtype':8} {'L':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
-          f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'wall ratio':>10} {'loss diff':>9}")
+          f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'+data ratio':>11} {'wall ratio':>10} {'loss diff':>9}")
     for r in rows:
         print(f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
-              f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}")
+              f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% "
+              f"{r['torch_with_data_s'] / r['numba_with_data_s']:>11.2f} {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}")
     print()
     data_rows = []
     for dt in dtypes:
@@ -237,7 +169,7 @@ def main(argv=None) -> int:
             ref = [r for r in rows if r["dtype"] == dt and r["model"] == model and r["L"] == 16]
             frac = data[dt] / ref[0]["numba_s"] if ref else float("nan")
             data_rows.append({"dtype": dt, "model": model, "make_batch_s": data[dt], "ratio_to_L16_step": frac})
-            print(f"make_batch (topk, batch {BATCH}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step")
+            print(f"make_batch (topk, batch {args.batch}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step")
     if args.json:
         print(json.dumps({**info, "steps": rows, "data": data_rows}))
     return 0
