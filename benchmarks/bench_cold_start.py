@@ -78,8 +78,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     child(args.threads, "model-first")  # warm the cache: compiles only if it is missing or stale
-    print(f"fresh processes: {args.repeats} per order, threads {args.threads}, unset: {', '.join(UNSET) if UNSET else 'none'}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"fresh processes: {args.repeats} per order, threads {args.threads}, unset: {', '.join(UNSET) if UNSET else 'none'}; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     result = {}
     for order in ("model-first", "data-first"):
         runs = [child(args.threads, order) for _ in range(args.repeats)]
@@ -91,8 +93,10 @@ def main(argv=None) -> int:
             print(f"{s:18} {w:>15.3f} {c:>15.3f}")
         for k in ("linear", "softmax"):
             w, c = med[f"{k}_first"]
-            print(f"{k} first loss_and_grad: wall {w:.3f} s, CPU {c:.3f} s (target < 1 s): "
-                  f"{'met' if w < 1.0 else 'missed on wall clock' if c < 1.0 else 'missed'}")
+            print(
+                f"{k} first loss_and_grad: wall {w:.3f} s, CPU {c:.3f} s (target < 1 s): "
+                f"{'met' if w < 1.0 else 'missed on wall clock' if c < 1.0 else 'missed'}"
+            )
     if args.json:
         print(json.dumps({"unset_env": UNSET, "threads": args.threads, **result}))
     return 0

@@ -26,8 +26,24 @@ import time
 
 def child_run(exe: str, steps: int, args) -> tuple[float, float]:
     """(children's user + system seconds, wall seconds) of one ``simulate`` run."""
-    cmd = [exe, "simulate", "--d", str(args.d), "--P", str(args.P), "--depth", str(args.depth), "--batch", str(args.batch),
-           "--steps", str(steps), "--eval-contexts", str(args.eval_contexts), "--quiet", "--json"]
+    cmd = [
+        exe,
+        "simulate",
+        "--d",
+        str(args.d),
+        "--P",
+        str(args.P),
+        "--depth",
+        str(args.depth),
+        "--batch",
+        str(args.batch),
+        "--steps",
+        str(steps),
+        "--eval-contexts",
+        str(args.eval_contexts),
+        "--quiet",
+        "--json",
+    ]
     if args.model:
         cmd += ["--model", args.model]
     if args.threads is not None:
@@ -58,8 +74,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.long <= args.short:
         ap.error(f"--long={args.long}: must exceed --short={args.short}")
-    labels = args.label + [os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(e)))))
-                           for e in args.exe[len(args.label):]]
+    labels = args.label + [
+        os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(e)))))
+        for e in args.exe[len(args.label) :]
+    ]
     load0 = os.getloadavg()
     for exe in args.exe:  # warm-up: numba's kernel cache of each install
         child_run(exe, 2, args)
@@ -76,12 +94,16 @@ def main(argv=None) -> int:
         for lab in labels:
             per[lab]["cpu"].append((res[lab, args.long][0] - res[lab, args.short][0]) / n)
             per[lab]["wall"].append((res[lab, args.long][1] - res[lab, args.short][1]) / n)
-            print(f"round {rnd}: {lab}: {1e3 * per[lab]['cpu'][-1]:.1f} ms CPU, {1e3 * per[lab]['wall'][-1]:.1f} ms wall per step",
-                  flush=True)
+            print(
+                f"round {rnd}: {lab}: {1e3 * per[lab]['cpu'][-1]:.1f} ms CPU, {1e3 * per[lab]['wall'][-1]:.1f} ms wall per step",
+                flush=True,
+            )
     load1 = os.getloadavg()
     print(f"load average before/after: {load0[0]:.2f}/{load1[0]:.2f} (on {os.cpu_count()} cores)")
-    print(f"simulate --d {args.d} --P {args.P} --depth {args.depth} --batch {args.batch}: per step, "
-          f"({args.long}-step run minus {args.short}-step run) / {n}, median of {args.rounds}")
+    print(
+        f"simulate --d {args.d} --P {args.P} --depth {args.depth} --batch {args.batch}: per step, "
+        f"({args.long}-step run minus {args.short}-step run) / {n}, median of {args.rounds}"
+    )
     out = {}
     for lab in labels:
         c, w = statistics.median(per[lab]["cpu"]), statistics.median(per[lab]["wall"])

@@ -31,14 +31,13 @@ import numpy as np  # noqa: E402
 import scipy.linalg.cython_blas  # noqa: E402,F401 - the BLAS numba's np.dot calls
 import torch  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+from timing import gemm_rate, median_seconds, paired_seconds, step_flops  # noqa: E402
+from torch_models import TorchModel, TorchTrainer  # noqa: E402
 
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import Adam  # noqa: E402
-
-from timing import gemm_rate, median_seconds, paired_seconds, step_flops  # noqa: E402
-from torch_models import TorchModel, TorchTrainer  # noqa: E402
 
 D, P, BATCH = 32, 256, 256  # defaults of --d, --P, --batch
 
@@ -56,7 +55,9 @@ def limit_threads() -> None:
 
 def blas_info() -> list[dict]:
     keep = ("internal_api", "architecture", "version", "num_threads", "threading_layer")
-    return [{**{k: i.get(k) for k in keep}, "library": os.path.basename(i.get("filepath", ""))} for i in threadpool_info()]
+    return [
+        {**{k: i.get(k) for k in keep}, "library": os.path.basename(i.get("filepath", ""))} for i in threadpool_info()
+    ]
 
 
 def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
@@ -84,9 +85,17 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
     # wall clock as well, for reference (inflated by whatever else runs on the shared cores)
     w_nb, w_t = paired_seconds(nb_step, lambda: trainer.step(*tensors), repeats, warmup=0, wall=True)
     return {
-        "model": model, "dtype": dtype, "L": L, "numba_s": t_nb, "torch_s": t_t, "ratio": t_t / t_nb,
-        "numba_wall_s": w_nb, "torch_wall_s": w_t, "wall_ratio": w_t / w_nb,
-        "flops": step_flops(model, B, P_, d, eng.N, L), "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
+        "model": model,
+        "dtype": dtype,
+        "L": L,
+        "numba_s": t_nb,
+        "torch_s": t_t,
+        "ratio": t_t / t_nb,
+        "numba_wall_s": w_nb,
+        "torch_wall_s": w_t,
+        "wall_ratio": w_t / w_nb,
+        "flops": step_flops(model, B, P_, d, eng.N, L),
+        "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
     }
 
 
@@ -134,9 +143,16 @@ def main(argv=None) -> int:
         r["torch_with_data_s"] = r["torch_s"] + data[r["dtype"]]
 
     info = {
-        "machine": {"cpu": _cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
-                    "numpy": np.__version__, "numba": numba.__version__, "torch": torch.__version__,
-                    "loadavg_before": load0, "loadavg_after": load1},
+        "machine": {
+            "cpu": _cpu_name(),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "torch": torch.__version__,
+            "loadavg_before": load0,
+            "loadavg_after": load1,
+        },
         "unset_env": UNSET,
         "threads": {"numba": numba.get_num_threads(), "torch": torch.get_num_threads()},
         "blas": blas_info(),
@@ -144,24 +160,41 @@ def main(argv=None) -> int:
         "gemm_gflops_start_end": {dt: [gemm_start[dt] / 1e9, gemm_end[dt] / 1e9] for dt in dtypes},
         "sizes": {"d": args.d, "N": args.d, "P": args.P, "batch": args.batch, "task": "topk k=2"},
     }
-    print(f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "
-          f"{load0[0]:.2f}/{load1[0]:.2f}; threads: numba {info['threads']['numba']}, torch {info['threads']['torch']}, BLAS 1")
-    print("unset for this run: " + (", ".join(UNSET) if UNSET else "none (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE were not set)"))
+    print(
+        f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "
+        f"{load0[0]:.2f}/{load1[0]:.2f}; threads: numba {info['threads']['numba']}, torch {info['threads']['torch']}, BLAS 1"
+    )
+    print(
+        "unset for this run: "
+        + (", ".join(UNSET) if UNSET else "none (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE were not set)")
+    )
     for b in info["blas"]:
-        print(f"BLAS: {b['library']} {b['internal_api']} {b['version']} kernel={b['architecture']} threads={b['num_threads']}")
-    print("single-core GEMM 512x512 (larger of start/end): " + ", ".join(
-        f"{dt} {g:.1f} GFLOP/s ({info['gemm_gflops_start_end'][dt][0]:.1f}/{info['gemm_gflops_start_end'][dt][1]:.1f})"
-        for dt, g in info["gemm_gflops"].items()))
+        print(
+            f"BLAS: {b['library']} {b['internal_api']} {b['version']} kernel={b['architecture']} threads={b['num_threads']}"
+        )
+    print(
+        "single-core GEMM 512x512 (larger of start/end): "
+        + ", ".join(
+            f"{dt} {g:.1f} GFLOP/s ({info['gemm_gflops_start_end'][dt][0]:.1f}/{info['gemm_gflops_start_end'][dt][1]:.1f})"
+            for dt, g in info["gemm_gflops"].items()
+        )
+    )
     print(f"sizes: d = N = {args.d}, P = {args.P}, batch {args.batch}, top-2 task")
-    print("times: median CPU seconds of one step (process_time, one thread, numba and torch samples interleaved); "
-          "'+data ratio' is torch/numba with make_batch added to both; 'wall ratio' is torch/numba in wall time")
+    print(
+        "times: median CPU seconds of one step (process_time, one thread, numba and torch samples interleaved); "
+        "'+data ratio' is torch/numba with make_batch added to both; 'wall ratio' is torch/numba in wall time"
+    )
     print()
-    print(f"{'model':8} {'dtype':8} {'L':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
-          f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'+data ratio':>11} {'wall ratio':>10} {'loss diff':>9}")
+    print(
+        f"{'model':8} {'dtype':8} {'L':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
+        f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'+data ratio':>11} {'wall ratio':>10} {'loss diff':>9}"
+    )
     for r in rows:
-        print(f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
-              f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% "
-              f"{r['torch_with_data_s'] / r['numba_with_data_s']:>11.2f} {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}")
+        print(
+            f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
+            f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% "
+            f"{r['torch_with_data_s'] / r['numba_with_data_s']:>11.2f} {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}"
+        )
     print()
     data_rows = []
     for dt in dtypes:
@@ -169,7 +202,9 @@ def main(argv=None) -> int:
             ref = [r for r in rows if r["dtype"] == dt and r["model"] == model and r["L"] == 16]
             frac = data[dt] / ref[0]["numba_s"] if ref else float("nan")
             data_rows.append({"dtype": dt, "model": model, "make_batch_s": data[dt], "ratio_to_L16_step": frac})
-            print(f"make_batch (topk, batch {args.batch}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step")
+            print(
+                f"make_batch (topk, batch {args.batch}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step"
+            )
     if args.json:
         print(json.dumps({**info, "steps": rows, "data": data_rows}))
     return 0

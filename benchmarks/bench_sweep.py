@@ -57,8 +57,15 @@ def time_sweep(runs, workers: int) -> dict:
         statuses = [store.get(k)["status"] for k in store.keys()]
     if res.done != len(runs) or any(s != "ok" for s in statuses):
         raise RuntimeError(f"sweep with {workers} workers did not finish every run: {res}")
-    return {"workers": workers, "runs": len(runs), "wall_s": wall, "runs_per_s": len(runs) / wall,
-            "worker_cpu_s": cpu, "cores_obtained": cpu / wall, "loadavg_before": load0}
+    return {
+        "workers": workers,
+        "runs": len(runs),
+        "wall_s": wall,
+        "runs_per_s": len(runs) / wall,
+        "worker_cpu_s": cpu,
+        "cores_obtained": cpu / wall,
+        "loadavg_before": load0,
+    }
 
 
 def main(argv=None) -> int:
@@ -76,15 +83,31 @@ def main(argv=None) -> int:
     speedup = two["runs_per_s"] / one["runs_per_s"]
     core_ratio = two["cores_obtained"] / one["cores_obtained"]
     print(f"unset for this run: {', '.join(UNSET) if UNSET else 'none'}; cores: {os.cpu_count()}")
-    print(f"{'workers':>7} {'runs':>5} {'wall s':>8} {'runs/s':>8} {'worker CPU s':>12} {'cores obtained':>14} {'load before':>11}")
+    print(
+        f"{'workers':>7} {'runs':>5} {'wall s':>8} {'runs/s':>8} {'worker CPU s':>12} {'cores obtained':>14} {'load before':>11}"
+    )
     for r in (one, two):
-        print(f"{r['workers']:>7} {r['runs']:>5} {r['wall_s']:>8.2f} {r['runs_per_s']:>8.3f} {r['worker_cpu_s']:>12.2f} "
-              f"{r['cores_obtained']:>14.2f} {r['loadavg_before']:>11.2f}")
-    print(f"throughput ratio 2 workers / 1 worker: {speedup:.2f} (target >= 1.8); cores obtained ratio {core_ratio:.2f}; "
-          f"speed-up per core obtained {speedup / core_ratio:.2f}")
+        print(
+            f"{r['workers']:>7} {r['runs']:>5} {r['wall_s']:>8.2f} {r['runs_per_s']:>8.3f} {r['worker_cpu_s']:>12.2f} "
+            f"{r['cores_obtained']:>14.2f} {r['loadavg_before']:>11.2f}"
+        )
+    print(
+        f"throughput ratio 2 workers / 1 worker: {speedup:.2f} (target >= 1.8); cores obtained ratio {core_ratio:.2f}; "
+        f"speed-up per core obtained {speedup / core_ratio:.2f}"
+    )
     if args.json:
-        print(json.dumps({"unset_env": UNSET, "one": one, "two": two, "speedup": speedup, "core_ratio": core_ratio,
-                          "config": cfg.to_dict()}))
+        print(
+            json.dumps(
+                {
+                    "unset_env": UNSET,
+                    "one": one,
+                    "two": two,
+                    "speedup": speedup,
+                    "core_ratio": core_ratio,
+                    "config": cfg.to_dict(),
+                }
+            )
+        )
     return 0
 
 

@@ -30,7 +30,19 @@ import time  # noqa: E402
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-PREDICT = ["predict", "linear", "--a", "2", "--b", "1", "--d", "1000000", "--depths", ",".join(map(str, range(1, 65))), "--json"]
+PREDICT = [
+    "predict",
+    "linear",
+    "--a",
+    "2",
+    "--b",
+    "1",
+    "--d",
+    "1000000",
+    "--depths",
+    ",".join(map(str, range(1, 65))),
+    "--json",
+]
 FULL_SCALE = (10**6, 10**7)
 
 
@@ -86,10 +98,13 @@ def main(argv=None) -> int:
 
     first = timed(run_predict)
     rest = [timed(run_predict) for _ in range(args.repeats)]
-    pred = {"first_wall_s": first[0], "first_cpu_s": first[1],
-            "median_wall_s": statistics.median(r[0] for r in rest) if rest else None,
-            "median_cpu_s": statistics.median(r[1] for r in rest) if rest else None,
-            "zeta": first[2].get("zeta")}
+    pred = {
+        "first_wall_s": first[0],
+        "first_cpu_s": first[1],
+        "median_wall_s": statistics.median(r[0] for r in rest) if rest else None,
+        "median_cpu_s": statistics.median(r[1] for r in rest) if rest else None,
+        "zeta": first[2].get("zeta"),
+    }
 
     scale = [full_scale(d, list(range(1, 65))) for d in FULL_SCALE]
     if args.large:
@@ -99,14 +114,25 @@ def main(argv=None) -> int:
     if args.floor:
         from depthscale.theory.floor import linear_floor
 
-        fl = [timed(lambda: linear_floor(1.0, 1.0, k=2, d=128, P=1024, contexts=args.contexts, seed=0))
-              for _ in range(args.floor_repeats)]
+        fl = [
+            timed(lambda: linear_floor(1.0, 1.0, k=2, d=128, P=1024, contexts=args.contexts, seed=0))
+            for _ in range(args.floor_repeats)
+        ]
         res = fl[0][2]
-        floor = {"median_wall_s": statistics.median(r[0] for r in fl), "median_cpu_s": statistics.median(r[1] for r in fl),
-                 "floor": res.floor, "stderr": res.stderr, "contexts": args.contexts, "a": 1.0, "b": 1.0}
+        floor = {
+            "median_wall_s": statistics.median(r[0] for r in fl),
+            "median_cpu_s": statistics.median(r[1] for r in fl),
+            "floor": res.floor,
+            "stderr": res.stderr,
+            "contexts": args.contexts,
+            "a": 1.0,
+            "b": 1.0,
+        }
 
-    print(f"unset: {', '.join(UNSET) if UNSET else 'none'}; BLAS threads {args.threads}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"unset: {', '.join(UNSET) if UNSET else 'none'}; BLAS threads {args.threads}; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     print("depthscale " + " ".join(PREDICT))
     print(f"  first call (with imports): wall {pred['first_wall_s']:.3f} s, CPU {pred['first_cpu_s']:.3f} s")
     if rest:
@@ -114,13 +140,21 @@ def main(argv=None) -> int:
     print("theory at full scale, (a, b) = (2, 1), linear_laws (wall s / CPU s):")
     for row in scale:
         L = "-".join(map(str, row["depths"]))
-        parts = "  ".join(f"{k} {row[k][0]:.3f}/{row[k][1]:.3f}" for k in ("table", "constrained", "gamma_opt", "free_discrete"))
+        parts = "  ".join(
+            f"{k} {row[k][0]:.3f}/{row[k][1]:.3f}" for k in ("table", "constrained", "gamma_opt", "free_discrete")
+        )
         print(f"  d = {row['d']:.0e}, L = {L}: {parts}")
     if floor:
-        print(f"linear_floor(a=1, b=1, k=2, d=128, P=1024, contexts={args.contexts}): wall {floor['median_wall_s']:.2f} s, "
-              f"CPU {floor['median_cpu_s']:.2f} s; floor {floor['floor']:.4f} +- {floor['stderr']:.4f} (paper's theory: 0.498)")
+        print(
+            f"linear_floor(a=1, b=1, k=2, d=128, P=1024, contexts={args.contexts}): wall {floor['median_wall_s']:.2f} s, "
+            f"CPU {floor['median_cpu_s']:.2f} s; floor {floor['floor']:.4f} +- {floor['stderr']:.4f} (paper's theory: 0.498)"
+        )
     if args.json:
-        print(json.dumps({"unset_env": UNSET, "threads": args.threads, "predict": pred, "full_scale": scale, "floor": floor}))
+        print(
+            json.dumps(
+                {"unset_env": UNSET, "threads": args.threads, "predict": pred, "full_scale": scale, "floor": floor}
+            )
+        )
     return 0
 
 

@@ -42,13 +42,12 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.linalg.cython_blas  # noqa: E402,F401 - the BLAS numba's np.dot calls
 from threadpoolctl import threadpool_limits  # noqa: E402
+from timing import gemm_rate, step_flops  # noqa: E402
 
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import Adam, train_lockstep  # noqa: E402
-
-from timing import gemm_rate, step_flops  # noqa: E402
 
 DEPTHS = "1,2,4,8,16,32,64"
 
@@ -64,8 +63,12 @@ def loop_per_step(models, task, tcfg, threads: int, prefetch: bool, n: int) -> t
     """CPU and wall seconds per step of ``train_lockstep`` (a (1 + n)-step call minus a 1-step call, over n)."""
     numba.set_num_threads(threads)
     try:
-        short = cpu_wall(lambda: train_lockstep(models, task, TrainConfig(**{**tcfg, "steps": 1}), 0, prefetch=prefetch))
-        long = cpu_wall(lambda: train_lockstep(models, task, TrainConfig(**{**tcfg, "steps": 1 + n}), 0, prefetch=prefetch))
+        short = cpu_wall(
+            lambda: train_lockstep(models, task, TrainConfig(**{**tcfg, "steps": 1}), 0, prefetch=prefetch)
+        )
+        long = cpu_wall(
+            lambda: train_lockstep(models, task, TrainConfig(**{**tcfg, "steps": 1 + n}), 0, prefetch=prefetch)
+        )
     finally:
         numba.set_num_threads(1)
     return (long[0] - short[0]) / n, (long[1] - short[1]) / n
@@ -104,7 +107,6 @@ def main(argv=None) -> int:
     torch = None
     if not args.no_torch:
         import torch
-
         from torch_models import TorchModel, TorchTrainer
 
         torch.set_num_threads(1)
@@ -130,7 +132,8 @@ def main(argv=None) -> int:
             opt.step(th, grad, 1e-4)
 
         steps[L] = step
-        adams[L] = lambda th=th.copy(), g=g, opt2=opt2: opt2.step(th, g, 1e-4)
+        th_adam = th.copy()  # Adam alone, on its own copy of the parameters
+        adams[L] = lambda th=th_adam, g=g, opt2=opt2: opt2.step(th, g, 1e-4)
         if torch is not None:
             ref = TorchModel(cfgs[L], args.d)
             tensors = ref.tensors(batch)
@@ -163,8 +166,11 @@ def main(argv=None) -> int:
             samples["grid1"].append(g1[0])
             samples["grid2_cpu"].append(g2[0])
             samples["grid2_wall"].append(g2[1])
-            print(f"round {rnd}: grid lockstep {1e3 * g1[0]:.1f} ms/step, data {1e3 * td:.1f} ms, "
-                  f"L={depths[-1]} loop {1e3 * samples['train1'][depths[-1]][-1]:.1f} ms", flush=True)
+            print(
+                f"round {rnd}: grid lockstep {1e3 * g1[0]:.1f} ms/step, data {1e3 * td:.1f} ms, "
+                f"L={depths[-1]} loop {1e3 * samples['train1'][depths[-1]][-1]:.1f} ms",
+                flush=True,
+            )
     gemm1 = gemm_rate(dt)
     load1 = os.getloadavg()
     gemm = max(gemm0, gemm1)  # contention only lowers it: the larger is the machine's rate
@@ -176,9 +182,18 @@ def main(argv=None) -> int:
         flops = step_flops(args.model, args.batch, args.P, args.d, models[L].N, L)
         t1, ts = med["train1"][L], med["step"][L]
         row = {
-            "L": L, "flops": flops, "train1_s": t1, "train2_cpu_s": med["train2_cpu"][L], "train2_wall_s": med["train2_wall"][L],
-            "step_s": ts, "adam_s": med["adam"][L], "loss_and_grad_s": ts - med["adam"][L], "data_s": data,
-            "overhead_s": t1 - ts - data, "gemm_fraction_loop": flops / t1 / gemm, "gemm_fraction_step": flops / ts / gemm,
+            "L": L,
+            "flops": flops,
+            "train1_s": t1,
+            "train2_cpu_s": med["train2_cpu"][L],
+            "train2_wall_s": med["train2_wall"][L],
+            "step_s": ts,
+            "adam_s": med["adam"][L],
+            "loss_and_grad_s": ts - med["adam"][L],
+            "data_s": data,
+            "overhead_s": t1 - ts - data,
+            "gemm_fraction_loop": flops / t1 / gemm,
+            "gemm_fraction_step": flops / ts / gemm,
             "torch_s": med["torch"][L],
         }
         row["torch_ratio_loop"] = (row["torch_s"] + data) / t1
@@ -187,42 +202,72 @@ def main(argv=None) -> int:
     grid1, grid2 = statistics.median(samples["grid1"]), statistics.median(samples["grid2_cpu"])
     sum_steps = sum(r["step_s"] for r in rows)
     sum_loops = sum(r["train1_s"] for r in rows)
-    gridres = {"lockstep1_s": grid1, "lockstep2_cpu_s": grid2, "lockstep2_wall_s": statistics.median(samples["grid2_wall"]),
-               "sum_model_steps_s": sum_steps, "sum_separate_loops_s": sum_loops,
-               "ratio_to_sum_steps": grid1 / sum_steps, "ratio2_to_sum_steps": grid2 / sum_steps}
+    gridres = {
+        "lockstep1_s": grid1,
+        "lockstep2_cpu_s": grid2,
+        "lockstep2_wall_s": statistics.median(samples["grid2_wall"]),
+        "sum_model_steps_s": sum_steps,
+        "sum_separate_loops_s": sum_loops,
+        "ratio_to_sum_steps": grid1 / sum_steps,
+        "ratio2_to_sum_steps": grid2 / sum_steps,
+    }
     ref16 = [r for r in rows if r["L"] == 16]
 
     print(f"load average before/after: {load0[0]:.2f}/{load1[0]:.2f} on {os.cpu_count()} cores")
-    print(f"{args.model} {args.dtype}, d = N = {args.d}, P = {args.P}, batch {args.batch}, top-2; {n} timed steps per loop "
-          f"measurement, medians of {args.rounds} interleaved rounds; process CPU time (all threads)")
+    print(
+        f"{args.model} {args.dtype}, d = N = {args.d}, P = {args.P}, batch {args.batch}, top-2; {n} timed steps per loop "
+        f"measurement, medians of {args.rounds} interleaved rounds; process CPU time (all threads)"
+    )
     print(f"single-core GEMM 512x512: {gemm / 1e9:.1f} GFLOP/s (start {gemm0 / 1e9:.1f}, end {gemm1 / 1e9:.1f})")
     if UNSET:
         print("unset for this run: " + ", ".join(UNSET))
     print()
-    print(f"{'L':>3} {'loop 1thr':>9} {'step':>7} {'l&g':>7} {'Adam':>6} {'data':>6} {'other':>6} {'GEMM loop':>9} "
-          f"{'GEMM step':>9} {'torch':>8} {'torch+data/loop':>15} {'torch/step':>10} {'loop 2thr CPU':>13} {'2thr wall':>9}")
+    print(
+        f"{'L':>3} {'loop 1thr':>9} {'step':>7} {'l&g':>7} {'Adam':>6} {'data':>6} {'other':>6} {'GEMM loop':>9} "
+        f"{'GEMM step':>9} {'torch':>8} {'torch+data/loop':>15} {'torch/step':>10} {'loop 2thr CPU':>13} {'2thr wall':>9}"
+    )
     for r in rows:
-        print(f"{r['L']:>3} {1e3 * r['train1_s']:>9.1f} {1e3 * r['step_s']:>7.1f} {1e3 * r['loss_and_grad_s']:>7.1f} "
-              f"{1e3 * r['adam_s']:>6.2f} {1e3 * r['data_s']:>6.1f} {1e3 * r['overhead_s']:>6.1f} "
-              f"{100 * r['gemm_fraction_loop']:>8.1f}% {100 * r['gemm_fraction_step']:>8.1f}% {1e3 * r['torch_s']:>8.1f} "
-              f"{r['torch_ratio_loop']:>15.2f} {r['torch_ratio_step']:>10.2f} {1e3 * r['train2_cpu_s']:>13.1f} "
-              f"{1e3 * r['train2_wall_s']:>9.1f}")
+        print(
+            f"{r['L']:>3} {1e3 * r['train1_s']:>9.1f} {1e3 * r['step_s']:>7.1f} {1e3 * r['loss_and_grad_s']:>7.1f} "
+            f"{1e3 * r['adam_s']:>6.2f} {1e3 * r['data_s']:>6.1f} {1e3 * r['overhead_s']:>6.1f} "
+            f"{100 * r['gemm_fraction_loop']:>8.1f}% {100 * r['gemm_fraction_step']:>8.1f}% {1e3 * r['torch_s']:>8.1f} "
+            f"{r['torch_ratio_loop']:>15.2f} {r['torch_ratio_step']:>10.2f} {1e3 * r['train2_cpu_s']:>13.1f} "
+            f"{1e3 * r['train2_wall_s']:>9.1f}"
+        )
     print("(ms per step; 'other' = loop - step - data: the loop's own bookkeeping and noise)")
     print()
     if ref16:
-        print(f"make_batch: {1e3 * data:.1f} ms = {100 * data / ref16[0]['step_s']:.0f} % of the L = 16 model step, "
-              f"{100 * data / ref16[0]['train1_s']:.0f} % of the L = 16 loop step")
-    print(f"lockstep grid L in {{{args.depths}}}: {1e3 * grid1:.1f} ms CPU per step (one thread) = "
-          f"{gridres['ratio_to_sum_steps']:.3f} x the sum of its model steps alone ({1e3 * sum_steps:.1f} ms); "
-          f"separate loops would cost {1e3 * sum_loops:.1f} ms")
-    print(f"  two threads + prefetch: {1e3 * grid2:.1f} ms CPU ({gridres['ratio2_to_sum_steps']:.3f} x), "
-          f"{1e3 * gridres['lockstep2_wall_s']:.1f} ms wall per step")
+        print(
+            f"make_batch: {1e3 * data:.1f} ms = {100 * data / ref16[0]['step_s']:.0f} % of the L = 16 model step, "
+            f"{100 * data / ref16[0]['train1_s']:.0f} % of the L = 16 loop step"
+        )
+    print(
+        f"lockstep grid L in {{{args.depths}}}: {1e3 * grid1:.1f} ms CPU per step (one thread) = "
+        f"{gridres['ratio_to_sum_steps']:.3f} x the sum of its model steps alone ({1e3 * sum_steps:.1f} ms); "
+        f"separate loops would cost {1e3 * sum_loops:.1f} ms"
+    )
+    print(
+        f"  two threads + prefetch: {1e3 * grid2:.1f} ms CPU ({gridres['ratio2_to_sum_steps']:.3f} x), "
+        f"{1e3 * gridres['lockstep2_wall_s']:.1f} ms wall per step"
+    )
     if args.json:
-        print(json.dumps({"args": vars(args), "loadavg_before": load0, "loadavg_after": load1,
-                          "gemm_gflops": gemm / 1e9, "gemm_gflops_start_end": [gemm0 / 1e9, gemm1 / 1e9],
-                          "numba": numba.__version__, "rows": rows, "grid": gridres,
-                          "samples": {k: (v if isinstance(v, list) else {str(L): x for L, x in v.items()})
-                                      for k, v in samples.items()}}))
+        print(
+            json.dumps(
+                {
+                    "args": vars(args),
+                    "loadavg_before": load0,
+                    "loadavg_after": load1,
+                    "gemm_gflops": gemm / 1e9,
+                    "gemm_gflops_start_end": [gemm0 / 1e9, gemm1 / 1e9],
+                    "numba": numba.__version__,
+                    "rows": rows,
+                    "grid": gridres,
+                    "samples": {
+                        k: (v if isinstance(v, list) else {str(L): x for L, x in v.items()}) for k, v in samples.items()
+                    },
+                }
+            )
+        )
     return 0
 
 

@@ -36,7 +36,6 @@ from depthscale.sims.softmax_kernels import RMS_EPS, _rms_rows, _rms_rows_back, 
 from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import Adam  # noqa: E402
 
-
 # Each stage loops over the batch like the kernel, with one context's scratch (Xh, Z, dX) reused,
 # so its data stays in cache as in core_pass; inputs are per-context slices of the batch.
 
@@ -185,7 +184,11 @@ def main(argv=None) -> int:
         fn()
     lg()
     sm.core_pass = timed_core
-    times = {k: [] for k in list(stages) + ["loss_and_grad", "core_pass (in loss_and_grad)", "NumPy around the kernel", "Adam update"]}
+    times = {
+        k: []
+        for k in list(stages)
+        + ["loss_and_grad", "core_pass (in loss_and_grad)", "NumPy around the kernel", "Adam update"]
+    }
     try:
         for _ in range(args.rounds):
             for k, fn in stages.items():
@@ -206,8 +209,10 @@ def main(argv=None) -> int:
         sm.core_pass = real_core
     med = {k: statistics.median(v) for k, v in times.items()}
     step = med["loss_and_grad"] + med["Adam update"]
-    print(f"softmax {args.dtype}, d = N = {d}, P = {P}, batch {B}, L = {L}; one thread; medians of {args.rounds} rounds; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"softmax {args.dtype}, d = N = {d}, P = {P}, batch {B}, L = {L}; one thread; medians of {args.rounds} rounds; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'stage':34} {'ms':>8} {'of step':>8}")
     for k, v in med.items():
         if k == "X W_x^T (GEMM only)":

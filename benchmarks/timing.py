@@ -89,5 +89,13 @@ def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
     (8.0, 32.0)
     """
     if model == "linear":
-        return float(B * (2 * P * d + 2 * P * d * d * (L > 1) + (L - 1) * (10 * N * d * d + 6 * N * N * d) + L * (2 * d * d + 4 * N * d)))
+        return float(
+            B
+            * (
+                2 * P * d
+                + 2 * P * d * d * (L > 1)
+                + (L - 1) * (10 * N * d * d + 6 * N * N * d)
+                + L * (2 * d * d + 4 * N * d)
+            )
+        )
     return float(B * (4 * P * d * N + 6 * L * P * N + 6 * L * N * N + 2 * L * P))

@@ -222,7 +222,10 @@ class TorchModel:
     def tensors(self, batch) -> tuple:
         """``(X, y, x_test, target)`` of a ``Batch`` as tensors of the model's dtype (no copy if possible)."""
         npdt = np.float64 if self.dtype == torch.float64 else np.float32
-        return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=npdt)) for a in (batch.X, batch.y, batch.x_test, batch.target))
+        return tuple(
+            torch.from_numpy(np.ascontiguousarray(a, dtype=npdt))
+            for a in (batch.X, batch.y, batch.x_test, batch.target)
+        )
 
     def layer_outputs_t(self, theta: torch.Tensor, X, y, xt) -> torch.Tensor:
         """Per-layer predictors (B, L) as a differentiable tensor."""
