@@ -4,7 +4,7 @@ Public names are re-exported lazily: ``from depthscale.derivations import X`` im
 module that defines ``X``.
 """
 
-import importlib
+from depthscale.theory.exports import lazy_exports
 
 _EXPORTS = {
     "BaselineComparison": "analysis",
@@ -59,14 +59,4 @@ _EXPORTS = {
     "slopes": "theory_numbers",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

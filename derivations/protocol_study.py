@@ -231,6 +231,24 @@ def _verdict(ok: bool | None, rows_: list, detail: str) -> tuple[str, str]:
     return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {'; '.join(sorted(set(why)))}"
 
 
+def _without_fit(cid: str, statement: str, expected, tolerance: str, f, note: str = "") -> ClaimResult | None:
+    """The result of a claim whose fit is missing (not run) or not identified (indicative), else None."""
+    if f.failure:
+        return ClaimResult(cid, statement, expected, None, None, tolerance, "not run", f.failure + note)
+    if not f.identified:
+        return ClaimResult(
+            cid,
+            statement,
+            expected,
+            None,
+            None,
+            tolerance,
+            "indicative",
+            unidentified({"R_inf + c L^-alpha": f}) + note,
+        )
+    return None
+
+
 def _budget_note(row: ProtocolRow) -> str:
     return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
 
@@ -250,20 +268,8 @@ def inverse_depth(ev):
     for r in rs:
         cid = f"protocol-inverse-depth {r.protocol.name} {task_label(r.curve)}"
         f = r.fit
-        if f.failure or not f.identified:
-            why = f.failure or unidentified({"R_inf + c L^-alpha": f})
-            out.append(
-                ClaimResult(
-                    cid,
-                    statement,
-                    ALPHA_RANGE,
-                    None,
-                    None,
-                    "2 s.e.",
-                    "indicative" if not f.failure else "not run",
-                    why + _budget_note(r),
-                )
-            )
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f, _budget_note(r))) is not None:
+            out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         near = r.nearest_floor(f.params["L0"])
@@ -361,19 +367,8 @@ def cosine_not_inverse(ev):
     for r in rs:
         cid = f"protocol-cosine-not-inverse {task_label(r.curve)}"
         f = r.fit
-        if f.failure or not f.identified:
-            out.append(
-                ClaimResult(
-                    cid,
-                    statement,
-                    ALPHA_RANGE,
-                    None,
-                    None,
-                    "2 s.e.",
-                    "indicative",
-                    f.failure or unidentified({"R_inf + c L^-alpha": f}),
-                )
-            )
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "outside, 2 s.e.", f)) is not None:
+            out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         ok = (

@@ -4,8 +4,9 @@ Public names are re-exported lazily: ``from depthscale.sims import X`` imports o
 module that defines ``X``.
 """
 
-import importlib
 import os
+
+from depthscale.theory.exports import lazy_exports
 
 # numba's OpenMP threads spin while waiting; on a loaded machine (a sweep on every core) each
 # parallel region then costs whole time slices (measured 250x slower). Sleep instead; must be
@@ -15,8 +16,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _EXPORTS = {
     "SingleHead": "baselines",
     "TwoHeads": "baselines",
-    "best_single_head": "baselines",
-    "best_two_heads": "baselines",
     "fit_single_head": "baselines",
     "fit_two_heads": "baselines",
     "head_inputs": "baselines",
@@ -68,14 +67,4 @@ _EXPORTS = {
     "train": "training",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -178,7 +178,8 @@ def _pair_losses(S, target):
     return np.minimum(pair, best_single)
 
 
-def _check_fit_inputs(cos, y, target, kappa_range, n_grid):
+def check_fit_inputs(cos, y, target, kappa_range, n_grid):
+    """Validated float64 ``(cos, y, target)`` of a head fit (shapes ``(n, P)``, ``(n, P)``, ``(n,)``)."""
     cos = np.ascontiguousarray(cos, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
@@ -216,7 +217,7 @@ def fit_single_head(
     >>> bool(loss < 1e-6 * np.mean(b.target ** 2)), round(gain, 6)
     (True, 1.0)
     """
-    cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
     S = _grid_outputs(cos, y, grid, threads, S_grid)
     losses = _single_losses(S, target)
     i = int(np.argmin(losses))
@@ -256,7 +257,7 @@ def fit_two_heads(
     >>> bool(two <= fit_single_head(cos, y, t)[2] + 1e-12)
     True
     """
-    cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
     S_grid = _grid_outputs(cos, y, grid, threads, S_grid)
     if single_kappa is None:
         single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)[0]
@@ -289,7 +290,9 @@ def fit_two_heads(
 _CACHE: dict = {}  # the last (task, seed, n_fit, n_eval) prepared: single and pair fits share it
 
 
-def _prepared(task, seed, n_fit, n_eval, chunk, threads):
+def head_contexts(task, seed, n_fit, n_eval, chunk, threads):
+    """``((cos, y, target) on the fitting contexts, (cos, y, target) on the evaluation contexts)``,
+    cached per (task, seed, n_fit, n_eval) so that every head fitted to a task shares them."""
     key = (task, seed, n_fit, n_eval)
     if key not in _CACHE:
         fit = [
@@ -302,70 +305,19 @@ def _prepared(task, seed, n_fit, n_eval, chunk, threads):
     return _CACHE[key]
 
 
-def _check_common(task, seed, n_fit, n_eval, chunk):
+def check_head_task(task, seed, n_fit, n_eval, chunk):
+    """Validate the task and context counts of a head fit; returns ``(n_fit, n_eval, chunk)``."""
     if not isinstance(task, TaskConfig):
         raise ValueError(f"task={task!r}: must be a TaskConfig")
     check_int("seed", seed, lo=0, hi=2**63 - 1)
     return check_int("n_fit", n_fit, lo=2), check_int("n_eval", n_eval, lo=2), check_int("chunk", chunk, lo=1)
 
 
-def _sq_err(cos, y, target, kappas, gains, threads):
+def head_errors(cos, y, target, kappas, gains, threads):
+    """Per-context squared errors of ``sum_j gains_j p(kappas_j) . y``, their mean and its standard error."""
     yhat = head_outputs(cos, y, kappas, threads) @ np.asarray(gains, dtype=np.float64)
     sq = (yhat - target) ** 2
     return sq, float(sq.mean()), float(sq.std(ddof=1) / np.sqrt(sq.size))
-
-
-def best_single_head(
-    task: TaskConfig,
-    seed: int,
-    n_fit: int = 8192,
-    n_eval: int = 10240,
-    chunk: int = 1024,
-    kappa_range=KAPPA_RANGE,
-    n_grid: int = N_GRID,
-    threads: int = 1,
-) -> SingleHead:
-    """Best temperature-only single head for ``(task, seed)``, evaluated on the evaluation contexts.
-
-    Examples
-    --------
-    >>> h = best_single_head(TaskConfig(task="easy-exact", d=4, P=16), 0, n_fit=256, n_eval=256)
-    >>> bool(h.loss < 1e-6), h.sq_err.shape
-    (True, (256,))
-    """
-    n_fit, n_eval, chunk = _check_common(task, seed, n_fit, n_eval, chunk)
-    (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
-    kappa, gain, fit_loss = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads)
-    sq, loss, se = _sq_err(ce, ye, te, [kappa], [gain], threads)
-    return SingleHead(kappa, gain, fit_loss, loss, se, sq)
-
-
-def best_two_heads(
-    task: TaskConfig,
-    seed: int,
-    n_fit: int = 8192,
-    n_eval: int = 10240,
-    chunk: int = 1024,
-    kappa_range=KAPPA_RANGE,
-    n_grid: int = N_GRID,
-    threads: int = 1,
-) -> TwoHeads:
-    """Best mixture of two temperature-only heads for ``(task, seed)``, on the evaluation contexts.
-
-    Examples
-    --------
-    >>> task = TaskConfig(task="topk", k=2, d=4, P=16)
-    >>> two = best_two_heads(task, 0, n_fit=256, n_eval=256)
-    >>> bool(two.fit_loss <= best_single_head(task, 0, n_fit=256, n_eval=256).fit_loss + 1e-12)
-    True
-    """
-    n_fit, n_eval, chunk = _check_common(task, seed, n_fit, n_eval, chunk)
-    (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
-    S_grid = head_outputs(cf, yf, _check_fit_inputs(cf, yf, tf, kappa_range, n_grid)[3], threads)
-    kappa1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)[0]
-    kappas, gains, fit_loss = fit_two_heads(cf, yf, tf, kappa_range, n_grid, threads, kappa1, S_grid)
-    sq, loss, se = _sq_err(ce, ye, te, list(kappas), list(gains), threads)
-    return TwoHeads(kappas, gains, fit_loss, loss, se, sq)
 
 
 def paired_difference(sq_err_a, sq_err_b) -> tuple[float, float]:

@@ -31,12 +31,12 @@ from depthscale.sims.baselines import (
     KAPPA_RANGE,
     N_GRID,
     SingleHead,
-    _check_common,
-    _check_fit_inputs,
-    _prepared,
-    _sq_err,
+    check_fit_inputs,
+    check_head_task,
     fit_single_head,
     fit_two_heads,
+    head_contexts,
+    head_errors,
     head_outputs,
     optimal_gains,
     paired_difference,
@@ -129,7 +129,7 @@ def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = 
     kap, first = np.unique(np.atleast_1d(np.asarray(kappas, dtype=np.float64)), return_index=True)
     if kap.size < 1:
         raise ValueError("kappas=[]: must hold at least one temperature")
-    cos, y, target, _ = _check_fit_inputs(cos, y, target, KAPPA_RANGE, N_GRID)
+    cos, y, target, _ = check_fit_inputs(cos, y, target, KAPPA_RANGE, N_GRID)
     if S is None:
         S = head_outputs(cos, y, kap, threads)
     else:
@@ -179,7 +179,7 @@ def fit_signed_mixture(
     True
     """
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
-    cos, y, target, grid = _check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
     if S_grid is None:
         S_grid = head_outputs(cos, y, grid, threads)
     if K == 1:
@@ -242,7 +242,7 @@ def reference_floors(
     kappa_range, n_grid : the log temperature grid of the single-head search and of the convex
         mixture; the convex grid also holds the fitted single-head kappa, so on the fitting contexts
         ``convex`` is never above ``single`` when the single head's gain is positive.
-    K : temperatures of the signed mixture (1 .. MAX_TEMPERATURES; 2 gives ``best_two_heads``).
+    K : temperatures of the signed mixture (1 .. MAX_TEMPERATURES; 2: the best two-temperature mixture).
     threads : numba threads (the numbers do not depend on it).
 
     Examples
@@ -251,27 +251,27 @@ def reference_floors(
     >>> bool(fl.convex.fit_loss <= fl.single.fit_loss + 1e-12), fl.sq_errs()["convex"].shape
     (True, (256,))
     """
-    n_fit, n_eval, chunk = _check_common(task, seed, n_fit, n_eval, chunk)
+    n_fit, n_eval, chunk = check_head_task(task, seed, n_fit, n_eval, chunk)
     grid = kappa_grid(kappa_range, n_grid)
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
-    (cf, yf, tf), (ce, ye, te) = _prepared(task, seed, n_fit, n_eval, chunk, threads)
+    (cf, yf, tf), (ce, ye, te) = head_contexts(task, seed, n_fit, n_eval, chunk, threads)
 
     S_grid = head_outputs(cf, yf, grid, threads)  # shared by the three fits
     kappa, gain, fit1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)
-    sq, loss, se = _sq_err(ce, ye, te, [kappa], [gain], threads)
+    sq, loss, se = head_errors(ce, ye, te, [kappa], [gain], threads)
     single = SingleHead(kappa, gain, fit1, loss, se, sq)
 
     S_conv = np.column_stack([S_grid, head_outputs(cf, yf, [kappa], threads)])
     support, weights, fitc = fit_convex(cf, yf, tf, np.append(grid, kappa), threads, S_conv)
     if support:
-        sq, loss, se = _sq_err(ce, ye, te, list(support), list(weights), threads)
+        sq, loss, se = head_errors(ce, ye, te, list(support), list(weights), threads)
     else:  # every head anti-correlated with the target: the best non-negative predictor is 0
         sq = te**2
         loss, se = float(sq.mean()), float(sq.std(ddof=1) / math.sqrt(sq.size))
     convex = ConvexMixture(support, weights, fitc, loss, se, sq)
 
     kappas, gains, fitm = fit_signed_mixture(cf, yf, tf, K, kappa_range, n_grid, threads, kappa, S_grid)
-    sq, loss, se = _sq_err(ce, ye, te, list(kappas), list(gains), threads)
+    sq, loss, se = head_errors(ce, ye, te, list(kappas), list(gains), threads)
     mixture = SignedMixture(kappas, gains, fitm, loss, se, sq)
     return ReferenceFloors(task, int(seed), n_fit, n_eval, single, convex, mixture)
 

@@ -7,7 +7,6 @@ docs/engine-contract.md), so sweeps can farm it out to any executor.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 
 import numpy as np
@@ -54,13 +53,16 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     task, tcfg = configs[0].task, configs[0].train
     models = [(make_model(c.model, task.d), c.model) for c in configs]
     results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch)
-    records = []
-    for config, (model, _), res in zip(configs, models, results):
-        records.append(_measure(config, seed, model, res))
-    return records
+    floors = None
+    if any(res.status == "ok" for res in results):  # the group's baselines, fitted once
+        from depthscale.sims.reference_floors import reference_floors
+
+        with one_blas_thread():
+            floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts)
+    return [_measure(config, seed, model, res, floors) for config, (model, _), res in zip(configs, models, results)]
 
 
-def _measure(config: RunConfig, seed: int, model, res) -> dict:
+def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
     """The record of one trained run: training summary, evaluation, baselines, parameters."""
     from depthscale.sims.measure import evaluate
 
@@ -80,7 +82,7 @@ def _measure(config: RunConfig, seed: int, model, res) -> dict:
     if res.status == "ok":
         with one_blas_thread():  # evaluation numbers independent of the BLAS pool (and fast)
             ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
-            baseline = _baseline_summary(task, seed, tcfg.eval_contexts, np.asarray(ev["sq_err"], np.float64))
+            baseline = _baseline_summary(floors, np.asarray(ev["sq_err"], np.float64))
         sq_err = np.asarray(ev.pop("sq_err"), dtype=np.float64)
         record.update({k: _plain(v) for k, v in ev.items()})
         record["baseline"] = baseline
@@ -108,7 +110,7 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     train_batch = tcfg.batch * per_context * itemsize * (2 if prefetch else 1)
     eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
     params = 4 * make_model(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
-    per_eval_context = 4 * 8  # the squared errors of the model and of the two baselines, kept for paired errors
+    per_eval_context = 4 * 8  # the squared errors of the model and of the three floors, kept for paired errors
     return float(params + max(train_batch, eval_batch) + tcfg.eval_contexts * per_eval_context)
 
 
@@ -130,25 +132,23 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
     )
 
 
-@functools.lru_cache(maxsize=32)
-def _baselines(task, seed: int, n_eval: int):
-    # The baselines depend only on (task, seed, n_eval): cached so a sweep over depths fits them once per worker.
-    from depthscale.sims.baselines import best_single_head, best_two_heads
-
-    return best_single_head(task, seed, n_eval=n_eval), best_two_heads(task, seed, n_eval=n_eval)
-
-
-def _baseline_summary(task, seed: int, n_eval: int, sq_err: np.ndarray) -> dict:
+def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
+    """The run against the reference floors of its task on the same contexts: ``single`` (best
+    temperature head), ``pair`` (best two-temperature mixture) and ``convex`` (best non-negative
+    mixture over the temperature grid), each with its loss and the paired difference ``R_L - floor``."""
     from depthscale.sims.baselines import paired_difference
 
-    single, pair = _baselines(task, seed, n_eval)
     out = {}
-    for name, b in (("single", single), ("pair", pair)):
+    for name, b, fitted in (
+        ("single", floors.single, {"kappa": floors.single.kappa}),
+        ("pair", floors.mixture, {"kappas": floors.mixture.kappas, "gains": floors.mixture.gains}),
+        ("convex", floors.convex, {"support": floors.convex.support, "weights": floors.convex.weights}),
+    ):
         diff, diff_se = paired_difference(sq_err, b.sq_err)
         out[name] = {
-            "kappa" if name == "single" else "kappas": _plain(b.kappa if name == "single" else b.kappas),
-            "loss": float(np.mean(b.sq_err)),
-            "se": float(np.std(b.sq_err, ddof=1) / np.sqrt(b.sq_err.size)),
+            **_plain(fitted),
+            "loss": float(b.loss),
+            "se": float(b.se),
             "diff": float(diff),
             "diff_se": float(diff_se),
         }

@@ -4,7 +4,7 @@ Public names are re-exported lazily: ``from depthscale.theory import X`` imports
 module that defines ``X``.
 """
 
-import importlib
+from depthscale.theory.exports import lazy_exports
 
 _EXPORTS = {
     "Decomposition": "clt",
@@ -67,14 +67,4 @@ _EXPORTS = {
     "check_real": "validate",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

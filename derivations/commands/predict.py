@@ -11,17 +11,9 @@ import math
 
 from depthscale.derivations.cli import emit, parse_list
 from depthscale.derivations.commands.softmax_floor import add_softmax_floor_parser
+from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
 from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, check_choice, check_int, check_real
 
-LINEAR_KEYS = (
-    "constrained",
-    "constrained_opt",
-    "gamma_opt",
-    "beta_form",
-    "gamma_asymptote",
-    "free_continuum",
-    "free_discrete",
-)
 # Work limit of ``predict linear``. The sums over modes cost O(1) in d (exact head plus quadrature of
 # the tail, theory/mode_sums.py); the free discrete optimum costs about 7 s x (L / 1024)^3 of CPU at
 # the deepest depth L (measured at d = 10^7). Beyond LINEAR_SECONDS_MAX, refuse with the estimate.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from depthscale.derivations.cli import emit
 from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
-from depthscale.derivations.commands.sweep import check_executor, progress_lines
+from depthscale.derivations.commands.sweep import add_run_options, check_executor, progress_lines
 
 PRESETS = ("smoke", "cpu", "protocol", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
@@ -34,18 +34,7 @@ def register(sub) -> None:
         default=None,
         help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)",
     )
-    p.add_argument("--executor", default=None, help="process (default), serial or dask")
-    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
-    p.add_argument(
-        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
-    )
-    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
-    p.add_argument(
-        "--budget",
-        default=None,
-        metavar="DURATION",
-        help="time budget such as 2h or 90m for the sweep: start no run that would not finish in it; rerun to continue",
-    )
+    add_run_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     per_preset = ", ".join(f"{k} {v[0]}" for k, v in THEORY_CONTEXTS.items())
     add_report_options(

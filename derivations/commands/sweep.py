@@ -22,23 +22,12 @@ def register(sub) -> None:
         required=True,
         help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)",
     )
-    p.add_argument("--executor", default=None, help="process (default), serial or dask")
-    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: CPU count)")
-    p.add_argument(
-        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
-    )
-    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
+    add_run_options(p)
     p.add_argument(
         "--run-fn",
         default=None,
         metavar="MODULE:FUNCTION",
         help="advanced: run function run(config, seed) -> record (default: the engine's runner)",
-    )
-    p.add_argument(
-        "--budget",
-        default=None,
-        metavar="DURATION",
-        help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue",
     )
     p.add_argument(
         "--no-lockstep",
@@ -52,6 +41,22 @@ def register(sub) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
+
+
+def add_run_options(p) -> None:
+    """The options ``sweep`` and ``reproduce`` share: where runs execute, retries and the time budget."""
+    p.add_argument("--executor", default=None, help="process (default), serial or dask")
+    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
+    p.add_argument(
+        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
+    )
+    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
+    p.add_argument(
+        "--budget",
+        default=None,
+        metavar="DURATION",
+        help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue",
+    )
 
 
 def resolve_run_fn(spec: str | None):

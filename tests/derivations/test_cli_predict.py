@@ -8,16 +8,8 @@ import pytest
 
 from depthscale.derivations.cli import main
 
-KEYS = {
-    "L",
-    "constrained",
-    "constrained_opt",
-    "gamma_opt",
-    "beta_form",
-    "gamma_asymptote",
-    "free_continuum",
-    "free_discrete",
-}
+COLUMNS = "L constrained constrained_opt gamma_opt beta_form gamma_asymptote free_continuum free_discrete".split()
+KEYS = set(COLUMNS)
 
 
 def run(capsys, argv):
@@ -57,23 +49,7 @@ def test_linear_json_contract(capsys):
 def test_linear_scales_enter(capsys):
     code, out, _ = run(
         capsys,
-        [
-            "predict",
-            "linear",
-            "--a",
-            "1",
-            "--b",
-            "1",
-            "--d",
-            "30",
-            "--depths",
-            "3",
-            "--c-lambda",
-            "2",
-            "--c-omega",
-            "3",
-            "--json",
-        ],
+        "predict linear --a 1 --b 1 --d 30 --depths 3 --c-lambda 2 --c-omega 3 --json".split(),
     )
     row = json.loads(out)["rows"][0]
     assert code == 0
@@ -97,21 +73,7 @@ def test_linear_text_table(capsys):
     code, out, _ = run(capsys, ["predict", "linear", "--a", "0.5", "--b", "0.25", "--d", "16", "--depths", "2,8"])
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].startswith("zeta = -")
-    assert lines[1].split() == [
-        "L",
-        *[
-            k
-            for k in [
-                "constrained",
-                "constrained_opt",
-                "gamma_opt",
-                "beta_form",
-                "gamma_asymptote",
-                "free_continuum",
-                "free_discrete",
-            ]
-        ],
-    ]
+    assert lines[1].split() == COLUMNS
     assert lines[2].split()[0] == "2" and lines[2].split()[4] == "-"
     assert len({len(l) for l in lines[1:]}) == 1  # aligned columns
 
@@ -152,27 +114,7 @@ def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
         return types.SimpleNamespace(floor=np.float64(1.25), stderr=0.01, degree=degree)
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=fake_linear_floor))
-    argv = [
-        "predict",
-        "floor",
-        "--a",
-        "0.5",
-        "--b",
-        "0.25",
-        "--k",
-        "2",
-        "--d",
-        "128",
-        "--P",
-        "1024",
-        "--contexts",
-        "300",
-        "--seed",
-        "7",
-        "--degree",
-        "3",
-        "--json",
-    ]
+    argv = "predict floor --a 0.5 --b 0.25 --k 2 --d 128 --P 1024 --contexts 300 --seed 7 --degree 3 --json".split()
     code, out, _ = run(capsys, argv)
     assert code == 0
     assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3}
@@ -207,25 +149,7 @@ def test_floor_real_module_small_run(capsys):
     pytest.importorskip("depthscale.theory.floor")
     code, out, _ = run(
         capsys,
-        [
-            "predict",
-            "floor",
-            "--a",
-            "1",
-            "--b",
-            "1",
-            "--k",
-            "2",
-            "--d",
-            "8",
-            "--P",
-            "32",
-            "--contexts",
-            "20",
-            "--seed",
-            "1",
-            "--json",
-        ],
+        "predict floor --a 1 --b 1 --k 2 --d 8 --P 32 --contexts 20 --seed 1 --json".split(),
     )
     obj = json.loads(out)
     assert code == 0 and set(obj) == {"floor", "stderr", "degree"} and obj["degree"] == 4
@@ -243,21 +167,7 @@ def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=fake_clt_loss))
     code, out, _ = run(
         capsys,
-        [
-            "predict",
-            "clt",
-            "--model",
-            "ar1",
-            "--depths",
-            "1,2,4",
-            "--sigma2",
-            "2",
-            "--shared",
-            "0.5",
-            "--r",
-            "0.3",
-            "--json",
-        ],
+        "predict clt --model ar1 --depths 1,2,4 --sigma2 2 --shared 0.5 --r 0.3 --json".split(),
     )
     assert code == 0
     assert json.loads(out) == {"rows": [{"L": 1, "loss": 11.0}, {"L": 2, "loss": 12.0}, {"L": 4, "loss": 14.0}]}

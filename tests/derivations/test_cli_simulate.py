@@ -6,22 +6,7 @@ import pytest
 
 from depthscale.derivations.cli import main
 
-BASE = [
-    "simulate",
-    "--d",
-    "4",
-    "--P",
-    "16",
-    "--steps",
-    "10",
-    "--batch",
-    "16",
-    "--eval-contexts",
-    "128",
-    "--window",
-    "4",
-    "--quiet",
-]
+BASE = "simulate --d 4 --P 16 --steps 10 --batch 16 --eval-contexts 128 --window 4 --quiet".split()
 
 
 def test_json_contract(capsys):

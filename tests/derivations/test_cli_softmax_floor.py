@@ -42,29 +42,7 @@ def bf_single_floor(task, n, seed):
     return sq.mean(), sq.std(ddof=1) / math.sqrt(n)
 
 
-ARGS = [
-    "predict",
-    "softmax-floor",
-    "--task",
-    "topk",
-    "--k",
-    "2",
-    "--a",
-    "0",
-    "--b",
-    "0",
-    "--d",
-    "4",
-    "--P",
-    "16",
-    "--contexts",
-    "1500",
-    "--seed",
-    "0",
-    "--n-kappa",
-    "25",
-    "--json",
-]
+ARGS = "predict softmax-floor --task topk --k 2 --a 0 --b 0 --d 4 --P 16 --contexts 1500 --seed 0 --n-kappa 25 --json".split()
 
 
 def test_softmax_floor_contract_and_values(capsys):

@@ -5,8 +5,6 @@ import pytest
 from scipy import optimize, special
 
 from depthscale.sims.baselines import (
-    best_single_head,
-    best_two_heads,
     fit_single_head,
     fit_two_heads,
     head_inputs,
@@ -16,6 +14,7 @@ from depthscale.sims.baselines import (
 )
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.measure import evaluate
+from depthscale.sims.reference_floors import reference_floors
 from depthscale.sims.tasks import make_batch
 
 TASK = TaskConfig(task="topk", k=2, a=0.5, b=0.5, d=6, P=24)
@@ -106,7 +105,7 @@ def test_easy_exact_large_kappa_is_exact():
     cos, y, t = head_inputs(b)
     s = head_outputs(cos, y, [1e4])[:, 0]
     assert np.mean((s - t) ** 2) < 1e-12 * np.mean(t**2)
-    h = best_single_head(task, 3, n_fit=400, n_eval=400)
+    h = reference_floors(task, 3, n_fit=400, n_eval=400).single
     assert h.loss < 1e-8 * np.mean(t**2) and h.gain == pytest.approx(1.0, rel=1e-6) and h.kappa > 100
 
 
@@ -135,11 +134,12 @@ def test_baseline_errors_pair_with_evaluate():
         def qk_norms(self, theta):
             return np.array([self.kappa])
 
-    h = best_single_head(TASK, 7, n_fit=600, n_eval=700, chunk=256)
+    floors = reference_floors(TASK, 7, n_fit=600, n_eval=700, chunk=256)
+    h = floors.single
     ev = evaluate(Head(h.kappa, h.gain), None, TASK, 700, seed=7, chunk=100)
     np.testing.assert_allclose(ev["sq_err"], h.sq_err, rtol=1e-9, atol=1e-12)
     assert h.loss == pytest.approx(np.mean(h.sq_err)) and h.se > 0
-    two = best_two_heads(TASK, 7, n_fit=600, n_eval=700, chunk=256)
+    two = floors.mixture
     assert two.fit_loss <= h.fit_loss * (1 + 1e-12)
     diff, se = paired_difference(two.sq_err, ev["sq_err"])
     d = two.sq_err - ev["sq_err"]
@@ -165,8 +165,8 @@ def test_bad_input_raises(fitdata):
     with pytest.raises(ValueError, match="n_grid"):
         fit_single_head(cos, y, t, n_grid=2)
     with pytest.raises(ValueError, match="n_fit"):
-        best_single_head(TASK, 0, n_fit=1)
+        reference_floors(TASK, 0, n_fit=1)
     with pytest.raises(ValueError, match="seed"):
-        best_two_heads(TASK, -2)
+        reference_floors(TASK, -2)
     with pytest.raises(ValueError, match="sq_err"):
         paired_difference([1.0, 2.0], [1.0])
