@@ -260,7 +260,7 @@ class Curve:
                 pass
         full = self.loss[:, ok]
         rows = full[np.all(np.isfinite(full), axis=1)]
-        if rows.shape[0] >= 3 and n_boot > 0:
+        if rows.shape[0] >= 3 and n_boot > 0 and res.identified:  # no intervals for a fit that is not identified
             try:
                 extra["bootstrap"] = _fits.bootstrap_over_seeds(
                     L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed)

@@ -788,18 +788,21 @@ def bootstrap_over_seeds(
     names = list(point.params)
     draws = {k: [] for k in names}
     S = Y.shape[0]
+    fitted: dict = {}  # a resample is a multiset of seeds: with few seeds most repeat (3 seeds: 10 distinct)
     for _ in range(n_boot):
-        idx = rng.integers(0, S, S)
-        with np.errstate(all="ignore"):
-            m = np.nanmean(Y[idx], axis=0)
-        if not np.all(np.isfinite(m)):
-            continue
-        try:
-            f = fit_fn(L, m, **fit_kwargs)
-        except (ValueError, np.linalg.LinAlgError):
-            continue
-        for k in names:
-            draws[k].append(f.params[k])
+        idx = tuple(sorted(rng.integers(0, S, S)))
+        if idx not in fitted:
+            with np.errstate(all="ignore"):
+                m = np.nanmean(Y[list(idx)], axis=0)
+            fitted[idx] = None
+            if np.all(np.isfinite(m)):
+                try:
+                    fitted[idx] = fit_fn(L, m, **fit_kwargs).params
+                except (ValueError, np.linalg.LinAlgError):
+                    pass
+        if fitted[idx] is not None:
+            for k in names:
+                draws[k].append(fitted[idx][k])
     samples = {k: np.asarray(v) for k, v in draws.items()}
     n_ok = len(samples[names[0]]) if names else 0
     if n_ok < 2:

@@ -376,6 +376,9 @@ SLOW_MODULE = textwrap.dedent(
     def slow_run(config, seed):
         time.sleep(0.3)
         return {"status": "ok", "converged": True, "final_loss": 1.0 + config.model.depth + seed / 100}
+
+    def slow_group(configs, seed):  # the engine's lockstep job: one record per config
+        return [slow_run(c, seed) for c in configs]
     """
 )
 
@@ -387,7 +390,7 @@ DRIVER = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     # as in a terminal: a parent started in the background (shell `&`) passes SIGINT on as ignored
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from slowmod import slow_run
+    from slowmod import slow_group, slow_run
     import depthscale.sims.runner
     from depthscale.derivations.commands import reproduce
     from depthscale.derivations.cli import main
@@ -398,6 +401,7 @@ DRIVER = textwrap.dedent(
 
     if __name__ == "__main__":  # process-pool workers re-import this file
         depthscale.sims.runner.run = slow_run
+        depthscale.sims.runner.run_group = slow_group
         reproduce.preset_runs = tiny_grid
         sys.exit(main(sys.argv[2:]))
     """

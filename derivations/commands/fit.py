@@ -28,7 +28,6 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from depthscale.derivations.analysis import FIT_KINDS, curves
     from depthscale.derivations.cli import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
@@ -39,11 +38,13 @@ def handle(args) -> int:
     if args.task is not None:
         check_choice("task", args.task, TASKS)
     kinds = parse_list("kind", args.kind, str)
-    for k in kinds:
-        check_choice("kind", k, tuple(FIT_KINDS))
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
+    from depthscale.derivations.analysis import FIT_KINDS, curves  # scipy: only once the store is good
+
+    for k in kinds:
+        check_choice("kind", k, tuple(FIT_KINDS))
     out = {"store": args.store, "curves": []}
     lines = []
     for c in curves(records):
