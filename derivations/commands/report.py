@@ -46,6 +46,7 @@ def write(
     ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs."""
     from depthscale.derivations.render import write_report
     from depthscale.derivations.reporting import build_context
+    from depthscale.sims.store import json_text
 
     ctx = build_context(
         records,
@@ -59,7 +60,14 @@ def write(
     if missing:
         ctx.summary.insert(0, missing)
     paths = write_report(ctx, args.out)
-    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": [c.to_dict() for c in ctx.claims]}
+    claims = [c.to_dict() for c in ctx.claims]
+    # claims.json: the verdicts for machines (theory = what the measurement is compared with, detail = the reason)
+    rows = [{"id": c["id"], "claim": c["claim"], "verdict": c["verdict"], "measured": c["measured"], "error": c["error"],
+             "theory": c["expected"], "theory_error": c["expected_error"], "tolerance": c["tolerance"],
+             "detail": c["reason"]} for c in claims]
+    paths["claims"] = Path(args.out) / "claims.json"
+    paths["claims"].write_text(json_text(rows, indent=1) + "\n", encoding="utf-8")
+    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}
 
 
 def register(sub) -> None:
