@@ -34,10 +34,7 @@ from depthscale.theory.spectra import PowerLawSpectrum
 
 EASY_TASKS = ("easy-exact", "easy-fresh")
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
-FIT_KINDS = {
-    "offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4),
-    "power": ("c L^-alpha", _fits.fit_power_law, 2),
-}
+FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
 BASELINES = ("single", "pair")  # temperature-only heads stored with each softmax top-k run
 
 

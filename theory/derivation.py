@@ -42,14 +42,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-__all__ = [
-    "Step",
-    "StepResult",
-    "Derivation",
-    "DerivationResult",
-    "DERIVATIONS",
-    "build_derivation",
-]
+__all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
 
 RELATIONS = ("=", "~")
 

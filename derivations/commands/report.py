@@ -62,9 +62,20 @@ def write(
     paths = write_report(ctx, args.out)
     claims = [c.to_dict() for c in ctx.claims]
     # claims.json: the verdicts for machines (theory = what the measurement is compared with, detail = the reason)
-    rows = [{"id": c["id"], "claim": c["claim"], "verdict": c["verdict"], "measured": c["measured"], "error": c["error"],
-             "theory": c["expected"], "theory_error": c["expected_error"], "tolerance": c["tolerance"],
-             "detail": c["reason"]} for c in claims]
+    rows = [
+        {
+            "id": c["id"],
+            "claim": c["claim"],
+            "verdict": c["verdict"],
+            "measured": c["measured"],
+            "error": c["error"],
+            "theory": c["expected"],
+            "theory_error": c["expected_error"],
+            "tolerance": c["tolerance"],
+            "detail": c["reason"],
+        }
+        for c in claims
+    ]
     paths["claims"] = Path(args.out) / "claims.json"
     paths["claims"].write_text(json_text(rows, indent=1) + "\n", encoding="utf-8")
     return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}

@@ -47,10 +47,7 @@ def test_linear_json_contract(capsys):
 
 
 def test_linear_scales_enter(capsys):
-    code, out, _ = run(
-        capsys,
-        "predict linear --a 1 --b 1 --d 30 --depths 3 --c-lambda 2 --c-omega 3 --json".split(),
-    )
+    code, out, _ = run(capsys, "predict linear --a 1 --b 1 --d 30 --depths 3 --c-lambda 2 --c-omega 3 --json".split())
     row = json.loads(out)["rows"][0]
     assert code == 0
     assert row["constrained"] == pytest.approx(6 * brute_sum(1, 1, 30, 3), rel=1e-12)  # reference step L / c_lambda
@@ -147,10 +144,7 @@ def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change
 
 def test_floor_real_module_small_run(capsys):
     pytest.importorskip("depthscale.theory.floor")
-    code, out, _ = run(
-        capsys,
-        "predict floor --a 1 --b 1 --k 2 --d 8 --P 32 --contexts 20 --seed 1 --json".split(),
-    )
+    code, out, _ = run(capsys, "predict floor --a 1 --b 1 --k 2 --d 8 --P 32 --contexts 20 --seed 1 --json".split())
     obj = json.loads(out)
     assert code == 0 and set(obj) == {"floor", "stderr", "degree"} and obj["degree"] == 4
     assert np.isfinite(obj["floor"]) and obj["stderr"] > 0
@@ -165,10 +159,7 @@ def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
         return np.array([10.0 + L for L in depths])
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=fake_clt_loss))
-    code, out, _ = run(
-        capsys,
-        "predict clt --model ar1 --depths 1,2,4 --sigma2 2 --shared 0.5 --r 0.3 --json".split(),
-    )
+    code, out, _ = run(capsys, "predict clt --model ar1 --depths 1,2,4 --sigma2 2 --shared 0.5 --r 0.3 --json".split())
     assert code == 0
     assert json.loads(out) == {"rows": [{"L": 1, "loss": 11.0}, {"L": 2, "loss": 12.0}, {"L": 4, "loss": 14.0}]}
     assert seen == dict(model="ar1", depths=[1, 2, 4], sigma2=2.0, shared=0.5, rho=None, r=0.3, g=None)

@@ -136,11 +136,7 @@ def test_reference_floors_fit_and_evaluate_on_the_stated_contexts():
     cf, yf, tf = bf_contexts(batches(TASK, n_fit, rng_for(TASK, seed, "baseline-fit"), chunk=300))
     ce, ye, te = bf_contexts(eval_batches(TASK, n_eval, seed, chunk=300))
     assert not np.isin(te, tf).any()  # independent context sets
-    preds = {
-        "single": (fl.single.kappa,),
-        "convex": fl.convex.support,
-        "mixture": fl.mixture.kappas,
-    }
+    preds = {"single": (fl.single.kappa,), "convex": fl.convex.support, "mixture": fl.mixture.kappas}
     gains = {"single": (fl.single.gain,), "convex": fl.convex.weights, "mixture": fl.mixture.gains}
     for name, kap in preds.items():
         floor = getattr(fl, name)

@@ -37,12 +37,7 @@ def _brute_A_C(f, y):
 
 
 @settings(deadline=None, max_examples=60)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n=st.integers(1, 40),
-    L=st.integers(2, 12),
-    spread=st.floats(1e-3, 1e3),
-)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), L=st.integers(2, 12), spread=st.floats(1e-3, 1e3))
 def test_identity_on_random_predictions(seed, n, L, spread):
     rng = np.random.default_rng(seed)
     y = rng.normal(0, 3, n)

@@ -60,13 +60,7 @@ def test_gamma_outside_stable_range_is_rejected(gamma):
 
 
 @settings(deadline=None, max_examples=40)
-@given(
-    a=st.floats(0, 3),
-    b=st.floats(0, 3),
-    d=st.integers(1, 40),
-    L=st.integers(1, 300),
-    frac=st.floats(0.01, 1.99),
-)
+@given(a=st.floats(0, 3), b=st.floats(0, 3), d=st.integers(1, 40), L=st.integers(1, 300), frac=st.floats(0.01, 1.99))
 def test_r_con_equals_direct_power_sum(a, b, d, L, frac):
     k = np.arange(1, d + 1, dtype=float)
     lam, w = k**-a, k ** -(a + b)

@@ -7,13 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from depthscale.theory.floor import (
-    feature_gram,
-    floor_leading_order,
-    gamma_pk,
-    linear_floor,
-    sample_floor_moments,
-)
+from depthscale.theory.floor import feature_gram, floor_leading_order, gamma_pk, linear_floor, sample_floor_moments
 
 # ---------------------------------------------------------------- gamma_pk
 
@@ -197,8 +191,7 @@ def test_leading_order_flat_spectrum_matches_paper():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "a,b,ref",
-    [(0, 0, 59.37), (0.25, 0.25, 9.700), (0.5, 0.5, 2.272), (1, 0.25, 1.225), (1, 1, 0.498)],
+    "a,b,ref", [(0, 0, 59.37), (0.25, 0.25, 9.700), (0.5, 0.5, 2.272), (1, 0.25, 1.225), (1, 1, 0.498)]
 )
 def test_linear_floor_reproduces_paper(a, b, ref):
     res = linear_floor(a, b, 2, 128, 1024, contexts=3000, seed=2026)
