@@ -321,7 +321,39 @@ def curves(records) -> list[Curve]:
             runs[(int(depths[j]), r.get("seed", 0))] = r
             n_unconv += not r.get("converged", False)
         out.append(Curve(key, curve_label(key), depths, seeds, loss, runs, n_unconv == 0, n_unconv))
+    _distinguish(out)
     return out
+
+
+def _distinguish(cs: list) -> None:
+    """Curves whose labels coincide (same model, task and spectrum, different training or width)
+    get the settings that tell them apart appended, e.g. ``[schedule=constant, lr=0.01]``."""
+    by_label = defaultdict(list)
+    for c in cs:
+        by_label[c.label].append(c)
+    for same in (g for g in by_label.values() if len(g) > 1):
+        settings = [_settings(next(iter(c.runs.values()))) for c in same]
+        differ = [k for k in settings[0] if len({str(s.get(k)) for s in settings}) > 1]
+        for c, s in zip(same, settings):
+            c.label += (
+                " ["
+                + ", ".join(f"{k}={s.get(k):g}" if isinstance(s.get(k), float) else f"{k}={s.get(k)}" for k in differ)
+                + "]"
+            )
+
+
+def _settings(record: dict) -> dict:
+    """The settings beyond the label's that define a curve: training, width, initialisation, dtype, scales."""
+    c = record["config"]
+    m, t = c["model"], c["task"]
+    return {
+        **(c.get("train") or {}),
+        "init_scale": m.get("init_scale"),
+        "width": m.get("width"),
+        "dtype": m.get("dtype"),
+        "c_lambda": t.get("c_lambda"),
+        "c_omega": t.get("c_omega"),
+    }
 
 
 __all__ = [

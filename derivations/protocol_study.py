@@ -124,6 +124,7 @@ def gather_floors(curves, load_arrays) -> dict:
     for _, c in study_curves(curves):
         per_seed_floor = {n: [] for n in FLOOR_NAMES}
         per_depth: dict = {}
+        seen: set = set()
         for (depth, seed), rec in sorted(c.runs.items()):
             arrays = load_arrays(rec["key"]) or {}
             sq = arrays.get("sq_err")
@@ -132,6 +133,8 @@ def gather_floors(curves, load_arrays) -> dict:
             fk = (task, seed, n_eval)
             if fk not in cache:
                 cache[fk] = reference_floors(task, seed, n_eval=n_eval)
+            if fk not in seen:  # each seed's floors once per curve (curves of one task share them)
+                seen.add(fk)
                 for n in FLOOR_NAMES:
                     f = getattr(cache[fk], n)
                     per_seed_floor[n].append((f.loss, f.se))

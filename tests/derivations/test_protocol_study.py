@@ -136,3 +136,35 @@ def test_study_table_and_figure():
     fig, why = figures.build("protocol_excess", rows)
     assert fig is not None and why == ""
     assert figures.build("protocol_excess", [])[0] is None
+
+
+def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
+    # two protocols on one task share the floors' computation, and each curve still gets them
+    from depthscale.sims import reference_floors as rf
+
+    calls = []
+
+    class Fake:
+        def __init__(self, n):
+            self.n_eval = n
+            for name in ps.FLOOR_NAMES:
+                setattr(self, name, type("F", (), {"loss": 1.0, "se": 0.1, "sq_err": np.ones(n)})())
+
+        def sq_errs(self):
+            return {name: getattr(self, name).sq_err for name in ps.FLOOR_NAMES}
+
+    def fake_floors(task, seed, n_eval):
+        calls.append((task.k, seed))
+        return Fake(n_eval)
+
+    monkeypatch.setattr(rf, "reference_floors", fake_floors)
+    monkeypatch.setattr(
+        rf, "excess_over_floors", lambda sq, fl: {n: (float(np.mean(sq)) - 1.0, 0.0) for n in ps.FLOOR_NAMES}
+    )
+    recs = _records(P["cosine"], 1.9, 0.1, 1.0, 0.1) + _records(P["constant-3e-3"], 1.9, 0.2, 1.0, 0.2)
+    cs = curves(recs)
+    out = ps.gather_floors(cs, lambda key: {"sq_err": np.full(10240, 3.0)})
+    assert sorted(calls) == [(2, 0), (2, 1)]  # once per (task, seed)
+    for c in cs:
+        assert out[c.key]["floors"]["convex"] == pytest.approx((1.0, 0.1 / np.sqrt(2)))
+        assert out[c.key]["excess"][32]["convex"] == pytest.approx((2.0, 0.0))
