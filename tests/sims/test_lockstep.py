@@ -17,8 +17,16 @@ from depthscale.sims.sweeps import sweep
 TASK = TaskConfig(task="topk", k=2, d=4, P=16)
 
 
-def _configs(schedule="cosine", depths=(1, 2, 4), steps=30, lr=3e-3, **model):
-    train = TrainConfig(steps=steps, batch=32, eval_contexts=128, window=5, schedule=schedule, lr=lr)
+def _configs(schedule="cosine", depths=(1, 2, 4), steps=30, lr=3e-3, divergence_factor=1e3, **model):
+    train = TrainConfig(
+        steps=steps,
+        batch=32,
+        eval_contexts=128,
+        window=5,
+        schedule=schedule,
+        lr=lr,
+        divergence_factor=divergence_factor,
+    )
     return [RunConfig(TASK, ModelConfig(depth=L, **model), train) for L in depths]
 
 
@@ -46,9 +54,13 @@ def test_lockstep_records_are_bitwise_those_of_separate_runs(schedule, model):
 
 
 def test_lockstep_with_a_diverging_member():
-    # lr 10 makes the deep model blow up while the others go on: each still matches its solo run
-    configs = _configs("constant", depths=(1, 8), lr=10.0, steps=40)
+    # lr 10 with a tight divergence rule stops one member early while the other goes on: each still
+    # matches its solo run
+    configs = _configs("constant", depths=(1, 8), lr=10.0, steps=40, divergence_factor=1.5)
     grouped = run_group(configs, seed=0)
+    assert [r["status"] for r in grouped] == ["diverged", "ok"] and grouped[0]["steps"] < grouped[1][
+        "steps"
+    ]  # the group really holds a diverging member
     for config, rec in zip(configs, grouped):
         _same(rec, run(config, 0))
 
@@ -74,6 +86,8 @@ def test_records_are_the_same_for_any_thread_count():
         two = run(config, 1, prefetch=True)
     finally:
         numba.set_num_threads(old)
+    assert one["status"] == "ok" and np.array_equal(one["arrays"]["theta"], two["arrays"]["theta"])
+    assert one["final_loss"] == two["final_loss"] and one["top1_mass"] == two["top1_mass"]
     _same(one, two)
 
 
