@@ -22,15 +22,7 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis import Curve
 from depthscale.derivations.render import format_estimate as est
-from depthscale.derivations.verdicts import (
-    MIN_DEPTHS,
-    MIN_EVAL,
-    MIN_SEEDS,
-    MIN_SPAN,
-    ClaimResult,
-    not_run,
-    unidentified,
-)
+from depthscale.derivations.verdicts import ClaimResult, decisive, not_run, unidentified
 
 
 def pct(x: float) -> str:
@@ -211,24 +203,10 @@ def _deep_mean(c: Curve, name: str) -> float:
     return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
 
 
-def _decisive(row: ProtocolRow) -> tuple[bool, str]:
-    """Like :func:`verdicts.decisive`, but a fixed-budget protocol is not asked to have converged."""
-    c, why = row.curve, []
-    if len(c.seeds) < MIN_SEEDS:
-        why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
-    if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
-        why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
-    if not c.all_converged and not row.protocol.fixed_budget:
-        why.append(f"{c.n_unconverged} unconverged run(s)")
-    if c.eval_contexts < MIN_EVAL:
-        why.append(f"{c.eval_contexts} evaluation contexts < {MIN_EVAL}")
-    return not why, "; ".join(why)
-
-
 def _verdict(ok: bool | None, rows_: list, detail: str) -> tuple[str, str]:
     if ok is None:
         return "indicative", detail
-    why = [w for r in rows_ for d, w in [_decisive(r)] if not d]
+    why = [w for r in rows_ for d, w in [decisive([r.curve], not r.protocol.fixed_budget)] if not d]
     if not why:
         return ("pass" if ok else "fail"), detail
     return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {'; '.join(sorted(set(why)))}"

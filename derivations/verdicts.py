@@ -109,15 +109,16 @@ def not_run(cid: str, claim: str, reason: str, expected=None, tolerance: str = "
     return ClaimResult(cid, claim, expected, None, None, tolerance, "not run", reason)
 
 
-def decisive(curves) -> tuple[bool, str]:
-    """Whether these curves may decide a claim, and if not, why."""
+def decisive(curves, require_converged: bool = True) -> tuple[bool, str]:
+    """Whether these curves may decide a claim, and if not, why (``require_converged=False`` for a
+    protocol stopped early by design)."""
     why = []
     for c in curves:
         if len(c.seeds) < MIN_SEEDS:
             why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
         if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
             why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
-        if not c.all_converged:
+        if require_converged and not c.all_converged:
             why.append(f"{c.n_unconverged} unconverged run(s)")
         if c.eval_contexts < MIN_EVAL:
             why.append(f"{c.eval_contexts} evaluation contexts < {MIN_EVAL}")
