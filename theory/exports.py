@@ -5,15 +5,22 @@ from __future__ import annotations
 import importlib
 
 
-def lazy_exports(package: str, exports: dict) -> tuple:
+def lazy_exports(package: str, **modules: str) -> tuple:
     """``(__all__, __getattr__, __dir__)`` for a package whose public names live in submodules.
 
-    ``exports`` maps each public name to the submodule that defines it.
+    Each keyword is a submodule of ``package``; its value lists the public names that submodule
+    defines, separated by whitespace. A name is looked up (and its submodule imported) on first use.
 
-    >>> all_, getattr_, dir_ = lazy_exports("depthscale.theory", {"check_int": "validate"})
+    >>> all_, getattr_, dir_ = lazy_exports("depthscale.theory", validate="check_int check_real")
     >>> all_, getattr_("check_int").__name__
-    (['check_int'], 'check_int')
+    (['check_int', 'check_real'], 'check_int')
     """
+    exports = {}
+    for module, names in modules.items():
+        for name in names.split():
+            if name in exports:
+                raise ValueError(f"{name!r} is exported by both {exports[name]!r} and {module!r}")
+            exports[name] = module
     names = sorted(exports)
 
     def __getattr__(name):
