@@ -7,13 +7,10 @@ the superposition of exponentials into a power law in L with the exponent zeta =
 
 from __future__ import annotations
 
-import math
-
-import mpmath
-import numpy as np
 import sympy as sp
 
 from depthscale.theory.derivation import Derivation, Step
+from depthscale.theory.infinite_sums import infinite_power_sum
 
 __all__ = ["modes_derivation"]
 
@@ -31,17 +28,8 @@ _PAR = {a: (0.5, 3.0), b: (0.7, 2.5), c_lambda: (0.5, 2.0), c_omega: (0.5, 2.0)}
 def _mode_sum_vs_integral(vals):
     """sum_{k>=1} k^-(a+b) exp(-2L k^-a): explicit to K = 200 L^(1/a), quadrature + half-term beyond."""
     av, bv, cl, co, Lv = (float(vals[s]) for s in (a, b, c_lambda, c_omega, L))
-    s = av + bv
-    K = int(200 * Lv ** (1 / av)) + 10
-    kk = np.arange(1, K, dtype=float)
-    direct = math.fsum(np.exp(-2 * Lv * kk**-av - s * np.log(kk)))
-
-    def f(x):
-        return mpmath.exp(-2 * Lv * x**-av - s * mpmath.log(x))
-
-    with mpmath.workdps(20):
-        tail = mpmath.quad(f, [K, 10 * K, 100 * K, mpmath.inf]) + f(K) / 2
-    return cl * co * (direct + float(tail)), None  # the integral side is evaluated from its expression
+    total = infinite_power_sum(av + bv, lambda x, lib: -2 * Lv * x**-av, Lv ** (1 / av))
+    return cl * co * total, None  # the integral side is evaluated from its expression
 
 
 def modes_derivation() -> Derivation:
