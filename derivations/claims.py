@@ -240,6 +240,16 @@ def _softmax_top2(ev) -> list[Curve]:
     return _select(ev, "softmax", ("topk",), k=2)
 
 
+def _unusable_offset_fit(cid, statement, tol, fit, no_fit: str, need: str = "") -> ClaimResult | None:
+    """For the claims that a softmax top-2 alpha is near 1: the result of a curve whose fit L0 + c L^-alpha
+    cannot be used, else None. ``no_fit`` says why there is none ('not run'; "" when there is one); a fit
+    that is not identified gives 'indicative' with the reason, then ``need``."""
+    if no_fit:
+        return ClaimResult(cid, statement, 1.0, None, None, tol, "not run", no_fit)
+    why = unidentified({"L0 + c L^-alpha": fit})
+    return ClaimResult(cid, statement, 1.0, None, None, tol, "indicative", why + need) if why else None
+
+
 def softmax_exponent(ev):
     """Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum."""
     statement = "Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum"
@@ -251,25 +261,12 @@ def softmax_exponent(ev):
     for c in two:
         cid = f"softmax-top2-exponent {c.label}"
         f = c.fit("offset")
-        if f.failure:
-            out.append(
-                ClaimResult(
-                    cid,
-                    statement,
-                    1.0,
-                    None,
-                    None,
-                    tol,
-                    "not run",
-                    f"too few depths to fit L0 + c L^-alpha ({f.failure})",
-                )
-            )
+        no_fit = f.failure and f"too few depths to fit L0 + c L^-alpha ({f.failure})"
+        unusable = _unusable_offset_fit(cid, statement, tol, f, no_fit)
+        if unusable:
+            out.append(unusable)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
-        why = unidentified({"L0 + c L^-alpha": f})
-        if why:
-            out.append(ClaimResult(cid, statement, 1.0, None, None, tol, "indicative", why))
-            continue
         s2 = 2 * se
         # fail: inconsistent with 1 even allowing two s.e.; pass: close to 1 AND measured precisely;
         # otherwise the interval is too wide to decide either way
@@ -423,16 +420,10 @@ def clt_convergence(ev):
         cid = f"clt-convergence {c.label}"
         f = c.fit("offset")
         C = c.field_mean("C_L")
-        if f.failure or np.sum(np.isfinite(C)) < 3:
-            out.append(
-                ClaimResult(cid, statement, 1.0, None, None, tol, "not run", "no offset fit or too few C_L values")
-            )
-            continue
-        why = unidentified({"L0 + c L^-alpha": f})
-        if why:
-            out.append(
-                ClaimResult(cid, statement, 1.0, None, None, tol, "indicative", why + "; L0 is needed for the gap")
-            )
+        no_fit = "no offset fit or too few C_L values" if f.failure or np.sum(np.isfinite(C)) < 3 else ""
+        unusable = _unusable_offset_fit(cid, statement, tol, f, no_fit, "; L0 is needed for the gap")
+        if unusable:
+            out.append(unusable)
             continue
         L0 = f.params["L0"]
         ok_idx = np.isfinite(C) & (L0 - C > 0)

@@ -541,30 +541,20 @@ def _baselines(rows) -> Figure:
     if not good:
         raise _NoFigure("no spectrum with a fitted floor L0 and a baseline loss")
     fig, axes = _new(11, 4.6, 1, 2)
-    x = np.arange(len(good))
     names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
-    ax = axes[0, 0]
-    for off, field, label, marker in (
-        (-0.15, "L0", "fitted floor $L_0$", "o"),
-        (0.0, "single", "best single temperature", "s"),
-        (0.15, "pair", "best two temperatures", "D"),
-    ):
-        y = np.array([_num(r.get(field)) for r in good])
-        se = [_num(r.get(field + "_se")) for r in good]
-        ok = np.isfinite(y)
-        ax.errorbar(
-            x[ok] + off, y[ok], yerr=_yerr(np.array(se)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label
+    losses = [
+        (off, label, marker, [_num(r.get(field)) for r in good], [_num(r.get(field + "_se")) for r in good])
+        for off, field, label, marker in (
+            (-0.15, "L0", "fitted floor $L_0$", "o"),
+            (0.0, "single", "best single temperature", "s"),
+            (0.15, "pair", "best two temperatures", "D"),
         )
-    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    ]
     vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "pair")]
-    if all(v > 0 for v in vals if math.isfinite(v)):
-        ax.set_yscale("log")  # spectra differ by orders of magnitude
-    ax.set_ylabel("loss")
-    ax.set_title("floor and baselines")
-    ax.grid(True, axis="y", alpha=0.25)
-    ax.legend(fontsize=8)
-    ax = axes[0, 1]
+    log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
+    _spectrum_panel(axes[0, 0], names, losses, "loss", "floor and baselines", log=log)
     unpaired = False
+    diffs = []
     for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "pair", "$L_0$ - pair", "D")):
         ys, ses = [], []
         for r in good:
@@ -576,19 +566,29 @@ def _baselines(rows) -> Figure:
                 unpaired |= math.isfinite(diff)
             ys.append(diff)
             ses.append(dse)
-        y = np.array(ys)
-        ok = np.isfinite(y)
-        ax.errorbar(
-            x[ok] + off, y[ok], yerr=_yerr(np.array(ses)[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label
-        )
-    ax.axhline(0, color="0.3", lw=1)
-    ax.set_xticks(x, names, rotation=20, fontsize=8)
-    ax.set_ylabel("difference (below 0: depth beats the baseline)")
-    ax.set_title("paired differences" + (" (some unpaired: independent s.e.)" if unpaired else ""))
-    ax.grid(True, axis="y", alpha=0.25)
-    ax.legend(fontsize=8)
+        diffs.append((off, label, marker, ys, ses))
+    title = "paired differences" + (" (some unpaired: independent s.e.)" if unpaired else "")
+    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the baseline)", title)
+    axes[0, 1].axhline(0, color="0.3", lw=1)
     fig.suptitle("Room for depth: fitted floor against temperature-only heads")
     return fig
+
+
+def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = False) -> None:
+    """One point per spectrum (x axis, offset a little per series) for each ``(offset, label, marker,
+    values, s.e.)`` of ``series``; values that are not finite are left out."""
+    x = np.arange(len(names))
+    for off, label, marker, y, se in series:
+        y, se = np.array(y), np.array(se)
+        ok = np.isfinite(y)
+        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(se[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.25)
+    ax.legend(fontsize=8)
 
 
 def _protocol_excess(rows) -> Figure:

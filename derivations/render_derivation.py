@@ -135,16 +135,6 @@ def _html_fragment(d, level: int, checked: bool) -> str:
     return "\n".join(out)
 
 
-def _html_page(d, checked: bool) -> str:
-    return (
-        "<!DOCTYPE html>\n"
-        '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">\n<head>\n<meta charset="utf-8"/>\n'
-        f"<title>{html_escape(prose(d.title, 'plain'))}</title>\n<style>{_PAGE_CSS}</style>\n</head>\n<body>\n"
-        + _html_fragment(d, 1, checked)
-        + "\n</body>\n</html>\n"
-    )
-
-
 # ----------------------------------------------------------------------------------------------
 # LaTeX
 
@@ -178,13 +168,26 @@ def _latex_fragment(d, level: int, checked: bool) -> str:
     return "\n".join(out)
 
 
-def _latex_document(d, checked: bool) -> str:
+# ----------------------------------------------------------------------------------------------
+# Complete documents
+
+_FRAGMENT = {"md": _markdown, "html": _html_fragment, "tex": _latex_fragment}
+
+
+def _document_frame(d, fmt: str) -> tuple[str, str]:
+    """What goes before and after a level-1 fragment to make a complete HTML page or LaTeX article."""
+    if fmt == "html":
+        return (
+            "<!DOCTYPE html>\n"
+            '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">\n<head>\n<meta charset="utf-8"/>\n'
+            f"<title>{html_escape(prose(d.title, 'plain'))}</title>\n<style>{_PAGE_CSS}</style>\n</head>\n<body>\n",
+            "\n</body>\n</html>\n",
+        )
     return (
         "\\documentclass[11pt]{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n"
         "\\usepackage{amsmath,amssymb}\n\\usepackage[margin=2.5cm]{geometry}\n"
-        f"\\title{{{prose(d.title, 'tex')}}}\n\\date{{}}\n\\begin{{document}}\n\\maketitle\n\n"
-        + _latex_fragment(d, 1, checked)
-        + "\n\\end{document}\n"
+        f"\\title{{{prose(d.title, 'tex')}}}\n\\date{{}}\n\\begin{{document}}\n\\maketitle\n\n",
+        "\n\\end{document}\n",
     )
 
 
@@ -225,8 +228,7 @@ def render_derivation(derivation, fmt: str, fragment: bool = False, level: int =
         raise ValueError(f"fmt={fmt!r}: must be one of {', '.join(FORMATS)}")
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
         raise ValueError(f"level={level!r}: must be an integer from 1 to 6")
-    if fmt == "md":
-        return _markdown(derivation, level, checked)
-    if fmt == "html":
-        return _html_fragment(derivation, level, checked) if fragment else _html_page(derivation, checked)
-    return _latex_fragment(derivation, level, checked) if fragment else _latex_document(derivation, checked)
+    if fragment or fmt == "md":  # Markdown has no document preamble: the title heading keeps its level
+        return _FRAGMENT[fmt](derivation, level, checked)
+    head, tail = _document_frame(derivation, fmt)
+    return head + _FRAGMENT[fmt](derivation, 1, checked) + tail

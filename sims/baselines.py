@@ -55,8 +55,9 @@ class SingleHead:
 
 
 @dataclass(frozen=True)
-class TwoHeads:
-    """The best mixture of two temperatures (``kappas``, ``gains``), same fields as ``SingleHead``."""
+class HeadMixture:
+    """A mixture of temperature heads ``sum_j gains_j p(kappas_j) . y``: its ``kappas`` and ``gains``,
+    the other fields as in ``SingleHead``."""
 
     kappas: tuple
     gains: tuple
@@ -64,6 +65,11 @@ class TwoHeads:
     loss: float
     se: float
     sq_err: np.ndarray
+
+
+@dataclass(frozen=True)
+class TwoHeads(HeadMixture):
+    """The best mixture of two temperatures."""
 
 
 # ------------------------------------------------------------------------------------------------

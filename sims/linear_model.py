@@ -87,8 +87,6 @@ class LinearAttention:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from depthscale.sims.config import ModelConfig
     >>> m = LinearAttention(ModelConfig(model="linear", depth=2), 3)
     >>> theta = m.init(np.random.default_rng(0))
     >>> theta.shape == (m.n_params,)
@@ -128,7 +126,6 @@ class LinearAttention:
     def names(self) -> list[str]:
         """Names of the parameter groups, in the order they occupy ``theta``.
 
-        >>> from depthscale.sims.config import ModelConfig
         >>> LinearAttention(ModelConfig(model="linear", qk="temperature"), 2).names()
         ['W_x', 'W_y', 'W_v', 'W_o', 'kappa']
         """
@@ -137,8 +134,6 @@ class LinearAttention:
     def unpack(self, theta) -> dict[str, np.ndarray]:
         """Views of ``theta`` as the named parameter arrays.
 
-        >>> import numpy as np
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=3), 2)
         >>> m.unpack(np.zeros(m.n_params))["W_q"].shape
         (3, 2, 2)
@@ -148,8 +143,6 @@ class LinearAttention:
     def init(self, rng: np.random.Generator) -> np.ndarray:
         """Initial parameters (see the module docstring for the choice).
 
-        >>> import numpy as np
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear"), 4)
         >>> p = m.unpack(m.init(np.random.default_rng(1)))
         >>> float(np.round(p["W_o"] @ p["W_y"], 12))
@@ -176,8 +169,6 @@ class LinearAttention:
     def qk_norms(self, theta) -> np.ndarray:
         """Frobenius norm of each layer's query-key matrix ``B_l`` (N x N), shape (L,).
 
-        >>> import numpy as np
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", qk="temperature", depth=2), 4)
         >>> th = np.zeros(m.n_params); m.unpack(th)["kappa"][:] = [1.0, -2.0]
         >>> m.qk_norms(th)
@@ -192,9 +183,6 @@ class LinearAttention:
     def loss_and_grad(self, theta, batch: Batch) -> tuple[float, np.ndarray]:
         """Mean squared error over the batch and its exact gradient.
 
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=2), 3)
         >>> r = np.random.default_rng(0); X = r.standard_normal((2, 5, 3)); beta = r.standard_normal((2, 3))
         >>> xt = r.standard_normal((2, 3)); y = np.einsum("bpd,bd->bp", X, beta); tg = (beta * xt).sum(1)
@@ -249,9 +237,6 @@ class LinearAttention:
     def layer_outputs(self, theta, batch: Batch) -> np.ndarray:
         """Per-layer predictors ``f`` (B, L) with ``yhat = f.mean(axis=1)``.
 
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=4), 2)
         >>> r = np.random.default_rng(0); X = r.standard_normal((3, 6, 2)); xt = r.standard_normal((3, 2))
         >>> bt = Batch(X, X[:, :, 0], xt, xt[:, 0], xt, np.zeros((3, 2)), np.zeros((3, 2, 2)), np.zeros((3, 0), int))
@@ -282,9 +267,6 @@ class LinearAttention:
     def predict(self, theta, batch: Batch) -> np.ndarray:
         """Predictions ``yhat`` (B,).
 
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear"), 2)
         >>> X = np.ones((1, 3, 2)); v = np.ones((1, 2))
         >>> bt = Batch(X, np.ones((1, 3)), v, np.ones(1), v, v, np.ones((1, 2, 2)), np.zeros((1, 0), int))
@@ -299,9 +281,6 @@ class LinearAttention:
         The labels enter only through ``u = X^T y / P``, so ``c = X (d yhat / d u) / P``, and
         ``d yhat / d u = Wy^T G^1`` from the reverse recurrence seeded with ``d yhat / d f_l = 1/L``.
 
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=2), 2)
         >>> r = np.random.default_rng(0); X = r.standard_normal((1, 4, 2)); y = r.standard_normal((1, 4))
         >>> bt = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.zeros((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 0), int))
@@ -336,9 +315,6 @@ class LinearAttention:
 
         ``A^l_(t,j) = (1/(P N)) h_x,t^T B_l h_x,j = (1/(P N)) x_j^T Et_l x_test``.
 
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> from depthscale.sims.config import ModelConfig
         >>> m = LinearAttention(ModelConfig(model="linear", depth=3), 2)
         >>> X = np.ones((1, 5, 2)); v = np.ones((1, 2))
         >>> bt = Batch(X, np.ones((1, 5)), v, np.ones(1), v, v, np.ones((1, 2, 2)), np.zeros((1, 0), int))
@@ -423,7 +399,6 @@ def population_loss(model_or_params, theta, lam, omega) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> lam = np.array([1.0, 0.5]); om = np.array([1.0, 1.0])
     >>> r = population_loss({"kappa": [1.0]}, None, lam, om)
     >>> bool(np.isclose(r, (1 - 1.0) ** 2 + 0.5 * (1 - 0.5) ** 2))

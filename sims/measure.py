@@ -41,6 +41,8 @@ from depthscale.theory.clt import decompose
 from depthscale.theory.validate import check_int
 
 _ATTN_ELEMS = 1 << 22  # attention is requested in sub-batches of at most this many weights
+# the loss and its decomposition over layers (defined above): the headline numbers of a run's record
+LOSS_KEYS = ("final_loss", "final_loss_se", "A_L", "C_L", "gap", "identity_residual")
 
 
 def _is_distribution(a: np.ndarray) -> bool:

@@ -30,6 +30,7 @@ from scipy.optimize import minimize, nnls
 from depthscale.sims.baselines import (
     KAPPA_RANGE,
     N_GRID,
+    HeadMixture,
     SingleHead,
     check_fit_inputs,
     check_head_task,
@@ -63,17 +64,10 @@ class ConvexMixture:
 
 
 @dataclass(frozen=True)
-class SignedMixture:
-    """Best signed mixture of ``len(kappas)`` temperatures (``kappas`` increasing, ``gains``), same
-    fields as ``ConvexMixture``. Gains of nearly coinciding kappas can be large and opposite (a head
-    plus its kappa-derivative): the loss is stable there, the individual gains are not."""
-
-    kappas: tuple
-    gains: tuple
-    fit_loss: float
-    loss: float
-    se: float
-    sq_err: np.ndarray
+class SignedMixture(HeadMixture):
+    """Best signed mixture of ``len(kappas)`` temperatures (``kappas`` increasing, ``gains``). Gains of
+    nearly coinciding kappas can be large and opposite (a head plus its kappa-derivative): the loss is
+    stable there, the individual gains are not."""
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,6 @@ class SoftmaxAttention:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from depthscale.sims.config import ModelConfig
     >>> from depthscale.sims.batch import Batch
     >>> model = SoftmaxAttention(ModelConfig(depth=2), d=3)
     >>> theta = model.init(np.random.default_rng(0))
@@ -61,6 +59,22 @@ class SoftmaxAttention:
     >>> loss, grad = model.loss_and_grad(theta, batch)
     >>> grad.shape == (model.n_params,)
     True
+
+    On a context of identical tokens every score is equal, so each layer attends uniformly and, with
+    the starting gains ``g_l = 1``, predicts the mean label (here also the target: loss 0):
+
+    >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
+    >>> th = m.init(np.random.default_rng(0))
+    >>> X = np.ones((1, 4, 2)); y = np.array([[1.0, 2.0, 3.0, 6.0]])
+    >>> b = Batch(X, y, X[:, 0], np.array([3.0]), X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
+    >>> m.attention(th, b).shape
+    (1, 2, 4)
+    >>> np.round(m.label_weights(th, b), 12).tolist()
+    [[0.25, 0.25, 0.25, 0.25]]
+    >>> np.round(m.layer_outputs(th, b), 12).tolist(), np.round(m.predict(th, b), 12).tolist()
+    ([[3.0, 3.0]], [3.0])
+    >>> round(m.loss_and_grad(th, b)[0], 12)
+    0.0
     """
 
     def __init__(self, cfg: ModelConfig, d: int):
@@ -331,16 +345,7 @@ class SoftmaxAttention:
 
     # ------------------------------------------------------------------ public API
     def loss_and_grad(self, theta: np.ndarray, batch) -> tuple[float, np.ndarray]:
-        """Mean squared error over the batch and its exact gradient w.r.t. ``theta``.
-
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> m = SoftmaxAttention(ModelConfig(depth=1), 2)
-        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 3.0]])
-        >>> b = Batch(X, y, X[:, 0], np.array([2.0]), X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
-        >>> round(m.loss_and_grad(m.init(np.random.default_rng(0)), b)[0], 12)  # equal scores: yhat = mean y
-        0.0
-        """
+        """Mean squared error over the batch and its exact gradient w.r.t. ``theta``."""
         out = self._run(theta, batch, want_grad=True)
         return out["loss"], out["grad"]
 
@@ -348,56 +353,22 @@ class SoftmaxAttention:
         """Per-layer predictors f (B, L) with ``yhat = f.mean(axis=1)``.
 
         f_l is L times the readout of layer l's increment of the test token's stream.
-
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> m = SoftmaxAttention(ModelConfig(depth=3), 2)
-        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 3.0]])
-        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
-        >>> np.round(m.layer_outputs(m.init(np.random.default_rng(0)), b), 12).tolist()
-        [[2.0, 2.0, 2.0]]
         """
         return self._run(theta, batch)["f"]
 
     def predict(self, theta: np.ndarray, batch) -> np.ndarray:
-        """Predictions yhat (B,).
-
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
-        >>> X = np.ones((1, 3, 2)); y = np.array([[1.0, 2.0, 6.0]])
-        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
-        >>> np.round(m.predict(m.init(np.random.default_rng(0)), b), 12).tolist()
-        [3.0]
-        """
+        """Predictions yhat (B,)."""
         return self._run(theta, batch)["f"].mean(axis=1)
 
     def label_weights(self, theta: np.ndarray, batch):
         """``c = d yhat / d y`` (B, P), so that ``yhat = c . y``; ``None`` for ``stream="single"``.
 
         For the core model ``c = (1/L) sum_l g_l p_l``.
-
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
-        >>> X = np.ones((1, 4, 2)); y = np.zeros((1, 4))
-        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
-        >>> np.round(m.label_weights(m.init(np.random.default_rng(0)), b), 12).tolist()
-        [[0.25, 0.25, 0.25, 0.25]]
         """
         if self.cfg.stream == "single":
             return None
         return self._run(theta, batch, unit=True)["c"]
 
     def attention(self, theta: np.ndarray, batch) -> np.ndarray:
-        """The test token's softmax attention weights over the context, per layer: (B, L, P).
-
-        >>> import numpy as np
-        >>> from depthscale.sims.batch import Batch
-        >>> m = SoftmaxAttention(ModelConfig(depth=2), 2)
-        >>> X = np.ones((1, 4, 2)); y = np.zeros((1, 4))
-        >>> b = Batch(X, y, X[:, 0], y[:, 0], X[:, 0], np.ones((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 1), int))
-        >>> m.attention(m.init(np.random.default_rng(0)), b).shape
-        (1, 2, 4)
-        """
+        """The test token's softmax attention weights over the context, per layer: (B, L, P)."""
         return self._run(theta, batch, want_attn=True)["attn"]

@@ -39,13 +39,7 @@ def register(subparsers) -> None:
         help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when the free discrete"
         f" optimum's estimated CPU time, 7 s x (max depth / 1024)^3, exceeds {LINEAR_SECONDS_MAX:.0f} s",
     )
-    lin.add_argument(
-        "--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)"
-    )
-    lin.add_argument(
-        "--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)"
-    )
-    lin.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_scales_and_json(lin)
     lin.set_defaults(func=handle_linear)
 
     flo = sub.add_parser("floor", help="Monte Carlo floor T - h^T G^+ h of linear attention on the top-k task")
@@ -64,13 +58,7 @@ def register(subparsers) -> None:
     flo.add_argument(
         "--degree", type=int, default=4, help="polynomial degree of the linear model's features, 1..64 (default 4)"
     )
-    flo.add_argument(
-        "--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)"
-    )
-    flo.add_argument(
-        "--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)"
-    )
-    flo.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_scales_and_json(flo)
     flo.set_defaults(func=handle_floor)
 
     clt = sub.add_parser("clt", help="exact finite-depth losses of the central-limit aggregation models")
@@ -87,6 +75,17 @@ def register(subparsers) -> None:
     clt.set_defaults(func=handle_clt)
 
     add_softmax_floor_parser(sub)
+
+
+def _add_scales_and_json(parser) -> None:
+    """The last options of ``linear`` and ``floor``: the spectrum scales and ``--json``."""
+    parser.add_argument(
+        "--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)"
+    )
+    parser.add_argument(
+        "--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 # --------------------------------------------------------------------------- linear

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from depthscale.derivations.cli import emit
 from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
-from depthscale.derivations.commands.sweep import add_run_options, check_executor, progress_lines
+from depthscale.derivations.commands.sweep import add_run_options, check_run_options, run_sweep
 
 PRESETS = ("smoke", "cpu", "protocol", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
@@ -76,7 +76,7 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 
 def handle(args) -> int:
     from depthscale.sims.store import Store, check_store_file
-    from depthscale.sims.sweeps import plan, sweep
+    from depthscale.sims.sweeps import plan
     from depthscale.theory.validate import check_choice
 
     check_choice("preset", args.preset, PRESETS)
@@ -85,10 +85,7 @@ def handle(args) -> int:
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
     args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
     check_contexts(args)
-    from depthscale.sims.budget import parse_duration
-
-    executor = check_executor(args.executor, args.workers, args.scheduler)
-    budget = parse_duration(args.budget) if args.budget is not None else None
+    executor, budget = check_run_options(args)
     store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write")
@@ -97,19 +94,7 @@ def handle(args) -> int:
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     with Store(store_path) as st:
-        todo = len(plan(runs, st, args.retry_failed)[0])
-        log = None if args.quiet or sys.stderr.isatty() else progress_lines(todo)
-        res = sweep(
-            runs,
-            st,
-            executor=executor,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            retry_failed=args.retry_failed,
-            quiet=args.quiet,
-            on_result=log,
-            budget=budget,
-        )
+        res, logged = run_sweep(runs, st, args, executor, budget)
         statuses = st.statuses()
         if res.out_of_budget:
             sys.stderr.write(
@@ -124,7 +109,7 @@ def handle(args) -> int:
             )
             return 130
         records = list(st.records())
-    if log is not None:
+    if logged:
         sys.stderr.write("depthscale: sweep finished; writing the report (fits, theory Monte Carlo)\n")
     try:
         with Store(store_path, mode="read") as st:

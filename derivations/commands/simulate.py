@@ -16,17 +16,12 @@ VARIANTS = {
     "merged": ("qk", "merged"),
 }
 
-SUMMARY_KEYS = (
-    "final_loss",
-    "final_loss_se",
-    "A_L",
-    "C_L",
-    "gap",
-    "identity_residual",
-    "converged",
-    "steps",
-    "wall_seconds",
-)
+# options passed unchanged to the config field of the same name
+CONFIG_OPTIONS = {
+    "task": ("task", "k", "a", "b", "d", "P", "c_lambda", "c_omega"),
+    "model": ("model", "depth", "width", "init_scale", "dtype"),
+    "train": ("lr", "batch", "steps", "warmup", "schedule", "window", "tol", "eval_contexts"),
+}
 
 
 def register(sub) -> None:
@@ -88,28 +83,10 @@ def build_config(args):
         if name in model_fields and model_fields[name] != value:
             raise ValueError(f"variant={v!r}: conflicts with another --variant setting {name}")
         model_fields[name] = value
-    task = TaskConfig(
-        task=args.task, k=args.k, a=args.a, b=args.b, d=args.d, P=args.P, c_lambda=args.c_lambda, c_omega=args.c_omega
-    )
-    model = ModelConfig(
-        model=args.model,
-        depth=args.depth,
-        width=args.width,
-        init_scale=args.init_scale,
-        dtype=args.dtype,
-        **model_fields,
-    )
-    train = TrainConfig(
-        lr=args.lr,
-        batch=args.batch,
-        steps=args.steps,
-        warmup=args.warmup,
-        schedule=args.schedule,
-        window=args.window,
-        tol=args.tol,
-        eval_contexts=args.eval_contexts,
-    )
-    return RunConfig(task, model, train)
+    opts = {part: {name: getattr(args, name) for name in names} for part, names in CONFIG_OPTIONS.items()}
+    task = TaskConfig(**opts["task"])
+    model = ModelConfig(**opts["model"], **model_fields)
+    return RunConfig(task, model, TrainConfig(**opts["train"]))
 
 
 def handle(args) -> int:
@@ -125,11 +102,13 @@ def handle(args) -> int:
 
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    from depthscale.sims.measure import LOSS_KEYS
     from depthscale.sims.runner import run
 
     # with a spare core, the next training batch is generated while the model computes
     record = run(config, seed, progress=not args.quiet and sys.stderr.isatty(), prefetch=numba.get_num_threads() > 1)
     record.pop("arrays", None)
-    text = "\n".join(f"{k:>18}: {record.get(k)}" for k in SUMMARY_KEYS + ("status", "reason"))
+    keys = (*LOSS_KEYS, "converged", "steps", "wall_seconds", "status", "reason")
+    text = "\n".join(f"{k:>18}: {record.get(k)}" for k in keys)
     emit(record, args.json, text)
     return 0 if record["status"] == "ok" else 1

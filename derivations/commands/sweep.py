@@ -103,6 +103,38 @@ def check_executor(executor: str | None, workers: int | None, scheduler: str | N
     return executor
 
 
+def check_run_options(args) -> tuple[str, float | None]:
+    """The validated ``add_run_options`` values: the executor's name and the budget in seconds (or None)."""
+    from depthscale.sims.budget import parse_duration
+
+    executor = check_executor(args.executor, args.workers, args.scheduler)
+    return executor, parse_duration(args.budget) if args.budget is not None else None
+
+
+def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
+    """Sweep ``runs`` into the open ``store`` with the ``add_run_options`` values and ``--quiet``.
+
+    With stderr not a terminal (a log file), one line per finished run replaces the progress bar.
+    Returns the sweep's result and whether such lines were written.
+    """
+    from depthscale.sims.sweeps import plan, sweep
+
+    log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, store, args.retry_failed)[0]))
+    res = sweep(
+        runs,
+        store,
+        executor=executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        retry_failed=args.retry_failed,
+        quiet=args.quiet,
+        on_result=log,
+        budget=budget,
+        **kw,
+    )
+    return res, log is not None
+
+
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
     import socket
 
@@ -142,13 +174,10 @@ def progress_lines(todo: int):
 
 
 def handle(args) -> int:
-    from depthscale.sims.budget import parse_duration
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store, check_store_file
-    from depthscale.sims.sweeps import plan, sweep
 
-    executor = check_executor(args.executor, args.workers, args.scheduler)
-    budget = parse_duration(args.budget) if args.budget is not None else None
+    executor, budget = check_run_options(args)
     store_path = Path(args.store)
     check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
     runs = load_grid(args.grid)
@@ -159,20 +188,7 @@ def handle(args) -> int:
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
     with Store(store_path) as st:
-        log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, st, args.retry_failed)[0]))
-        res = sweep(
-            runs,
-            st,
-            run_fn=run_fn,
-            executor=executor,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            retry_failed=args.retry_failed,
-            quiet=args.quiet,
-            on_result=log,
-            lockstep=not args.no_lockstep,
-            budget=budget,
-        )
+        res, _ = run_sweep(runs, st, args, executor, budget, run_fn=run_fn, lockstep=not args.no_lockstep)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
     text = (

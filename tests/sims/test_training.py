@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
+from depthscale.sims.measure import LOSS_KEYS
 from depthscale.sims.models import make_model
 from depthscale.sims.runner import run
 from depthscale.sims.training import Adam, lr_at, settled, train
@@ -99,12 +100,7 @@ def test_run_record_has_contract_fields():
         "steps",
         "wall_seconds",
         "train_curve",
-        "final_loss",
-        "final_loss_se",
-        "A_L",
-        "C_L",
-        "gap",
-        "identity_residual",
+        *LOSS_KEYS,
         "mode_losses",
         "top1_mass",
         "baseline",
