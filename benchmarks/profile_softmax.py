@@ -47,11 +47,15 @@ def st_embed_gemm(X, WxT, Xh):
 
 
 @njit
+def rms_scratch(H):
+    """The scratch of ``_rms_rows`` / ``_rms_rows_back`` for rows shaped like H: S (P, N), ones (N,), rowsum (P,)."""
+    P, N = H.shape
+    return np.empty((P, N), H.dtype), np.ones(N, H.dtype), np.empty(P, H.dtype)
+
+
+@njit
 def st_embed(X, WxT, Xh, r):
-    P, N = Xh.shape
-    S = np.empty((P, N), X.dtype)
-    ones = np.ones(N, X.dtype)
-    rowsum = np.empty(P, X.dtype)
+    S, ones, rowsum = rms_scratch(Xh)
     for b in range(X.shape[0]):
         np.dot(X[b], WxT, Xh)
         _rms_rows(Xh, r, RMS_EPS, S, ones, rowsum)
@@ -103,10 +107,7 @@ def st_dX(Z, U, dX):
 
 @njit
 def st_rms_back(B, dX, Xh, r):
-    P, N = dX.shape
-    S = np.empty((P, N), dX.dtype)
-    ones = np.ones(N, dX.dtype)
-    rowsum = np.empty(P, dX.dtype)
+    S, ones, rowsum = rms_scratch(dX)
     for b in range(B):
         _rms_rows_back(dX, Xh, r, S, ones, rowsum)
 

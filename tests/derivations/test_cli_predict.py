@@ -5,17 +5,12 @@ import types
 import mpmath as mp
 import numpy as np
 import pytest
+from cli_calls import run, with_option
 
 from depthscale.derivations.cli import main
 
 COLUMNS = "L constrained constrained_opt gamma_opt beta_form gamma_asymptote free_continuum free_discrete".split()
 KEYS = set(COLUMNS)
-
-
-def run(capsys, argv):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def brute_sum(a, b, d, L, s=1.0):
@@ -133,12 +128,8 @@ def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change
         raise AssertionError("linear_floor called with invalid input")
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=must_not_run))
-    argv = dict(
-        zip(["--a", "--b", "--k", "--d", "--P", "--contexts", "--seed"], ["1", "1", "2", "16", "64", "10", "0"])
-    )
-    argv[change[0]] = change[1]
-    flat = [t for kv in argv.items() for t in kv]
-    code, out, err = run(capsys, ["predict", "floor", *flat, "--degree", "0" if name == "degree" else "4", "--json"])
+    argv = "predict floor --a 1 --b 1 --k 2 --d 16 --P 64 --contexts 10 --seed 0 --degree 4 --json".split()
+    code, out, err = run(capsys, with_option(argv, *change))
     assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
 
 

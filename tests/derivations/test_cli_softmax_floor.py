@@ -6,18 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from cli_calls import run, with_option
 
-from depthscale.derivations.cli import main
 from depthscale.derivations.commands.infer_scale import example_floors_text
 from depthscale.derivations.scale_match import match_score, rank, read_floors
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.tasks import eval_batches, make_batch
-
-
-def run(capsys, argv):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def bf_heads(batch, kappas):
@@ -94,12 +88,7 @@ def test_softmax_floor_contract_and_values(capsys):
     ],
 )
 def test_softmax_floor_bad_input(capsys, change, name):
-    argv = list(ARGS)
-    if change[0] in argv:
-        argv[argv.index(change[0]) + 1] = change[1]
-    else:
-        argv += list(change)
-    code, out, err = run(capsys, argv)
+    code, out, err = run(capsys, with_option(ARGS, *change))
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and name in err
 

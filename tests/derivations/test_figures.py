@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from PIL import Image
+from synthetic import record
 
 from depthscale.derivations import figures, reference_values
 from depthscale.derivations.analysis import curve_key, curves
@@ -20,27 +21,14 @@ SEEDS = (0, 1, 2)
 
 
 def make_record(
-    model="softmax",
-    task="topk",
-    a=0.5,
-    b=0.5,
-    depth=1,
-    seed=0,
-    *,
-    L0=1.0,
-    c=0.5,
-    alpha=1.0,
-    noise=0.01,
-    d=8,
-    P=64,
-    k=2,
-    qk="factorised",
-    status="ok",
-    converged=True,
+    model="softmax", task="topk", a=0.5, b=0.5, depth=1, seed=0, *, L0=1.0, c=0.5, alpha=1.0, status="ok", **kw
 ):
-    """A run record whose losses follow known laws: R_L = L0 + c L^-alpha (+ seed noise), identity exact."""
+    """A run record (``synthetic.record``, d = 8 and P = 64 unless given) whose losses follow known laws:
+    R_L = L0 + c L^-alpha (+ seed noise of s.d. 0.01), identity exact."""
+    kw = {"d": 8, "P": 64, **kw}
+    d = kw["d"]
     rng = np.random.default_rng(1000 * seed + depth + int(100 * a) + 7 * int(100 * b))
-    R = L0 + c * depth ** (-alpha) + noise * rng.standard_normal()
+    R = L0 + c * depth ** (-alpha) + 0.01 * rng.standard_normal()
     C = L0 + 0.2 * c * depth ** (-alpha)  # shared error, slightly above the floor
     A = C + depth * (R - C)  # exact identity R = C + (A - C)/L
     kk = np.arange(1, d + 1, dtype=float)
@@ -49,23 +37,12 @@ def make_record(
         norm = (1 - 0.5 * lam / lam[0]) ** (2 * depth)  # sequential: strong modes first
     else:
         norm = np.full(d, 0.2 + 0.8 / depth)  # parallel: every mode falls together
-    return {
-        "key": f"{model}-{task}-{a}-{b}-{depth}-{seed}",
-        "config": {
-            "task": {"task": task, "k": k, "a": a, "b": b, "d": d, "P": P, "c_lambda": 1.0, "c_omega": 1.0},
-            "model": {"model": model, "depth": depth, "qk": qk, "value": "shared", "stream": "two"},
-            "train": {"lr": 3e-3},
-        },
-        "seed": seed,
-        "status": status,
-        "reason": None if status == "ok" else "synthetic failure",
-        "converged": converged,
-        "final_loss": R if status == "ok" else None,
-        "final_loss_se": 0.005,
-        "A_L": A if depth > 1 else R,
-        "C_L": C if depth > 1 else None,
-        "mode_losses": (lam * om * norm).tolist() if status == "ok" else None,
-    }
+    modes = (lam * om * norm).tolist()
+    rec = record(model, task, a=a, b=b, depth=depth, seed=seed, loss=R, **kw)
+    rec.update(final_loss_se=0.005, A_L=A if depth > 1 else R, C_L=C if depth > 1 else None, mode_losses=modes)
+    if status != "ok":
+        rec.update(status=status, reason="synthetic failure", final_loss=None, mode_losses=None)
+    return rec
 
 
 LAWS = {  # (model, task, a, b) -> (L0, c, alpha)

@@ -6,8 +6,6 @@ import base64
 import io
 import os
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 from PIL import Image
+from tex_compile import compile_tex, needs_pdflatex
 
 from depthscale.derivations import render
 from depthscale.derivations.render import ReportContext, format_value, tex_escape, write_report
@@ -316,18 +315,10 @@ def test_latex_structure_balances(report):
     assert body.count("$") % 2 == 0
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+@needs_pdflatex
 def test_latex_compiles(report):
     _, out, _, _ = report
-    for _ in range(2):
-        res = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
-            cwd=out,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert res.returncode == 0, res.stdout[-2000:]
+    compile_tex(out, "report.tex", runs=2)
     assert (out / "report.pdf").stat().st_size > 1000
 
 

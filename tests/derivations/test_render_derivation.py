@@ -6,18 +6,18 @@ formula must be in the LaTeX subset that the MathML path converts, and every ``<
 the HTML must parse as XML and contain only presentation-MathML elements.
 """
 
+import dataclasses
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
 import sympy as sp
+from tex_compile import compile_tex, needs_pdflatex
 
 from depthscale.derivations.mathml import latex_to_mathml
 from depthscale.derivations.render_derivation import render_derivation
-from depthscale.theory.derivation import DERIVATIONS, Derivation, Step, build_derivation
+from depthscale.theory.derivation import DERIVATIONS, Derivation, build_derivation
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -54,7 +54,6 @@ ASCII_SYMBOL = re.compile(
     r"xi|oo|inf)(?![A-Za-z])|->|<=|>=|!=|<<|>>"
 )
 
-x = sp.Symbol("x", positive=True)
 z = sp.Symbol("zeta", positive=True)
 L = sp.Symbol("L", positive=True, integer=True)
 
@@ -173,19 +172,12 @@ def test_html_is_xml_with_valid_mathml_and_no_ascii_maths(rendered):
     assert "_" not in text and "^" not in text and "$" not in text and "\\" not in text
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+@needs_pdflatex
 def test_latex_document_compiles(rendered, tmp_path):
     _, out = rendered
     (tmp_path / "d.tex").write_text(out["tex"], encoding="utf-8")
-    res = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "d.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stdout[-2000:]
-    assert "undefined" not in res.stdout.lower()
+    log = compile_tex(tmp_path, "d.tex")
+    assert "undefined" not in log.lower()
 
 
 def test_every_step_in_every_format(rendered):
@@ -216,39 +208,18 @@ def test_conventional_notation_of_the_named_functions():
 
 
 @pytest.fixture(scope="module")
-def toy():
-    good = Step(
-        "Euler <integral> & co",
-        sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)),
-        sp.gamma(z),
-        r"Uses 50% of \$money_# {braces} ~ ^ \ and <tags> & ζ → ∞, with $\zeta > 0$.",
-        assumptions={z: (0.5, 2)},
-        transforms=(),
-    )
-    asym = Step(
-        "Stirling",
-        sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1),
-        (2 * L) ** (-z),
-        "Stirling.",
-        assumptions={z: (0.2, 3)},
-        relation="~",
-        limit=L,
-        tolerance=1e-5,
-        note=r"for large $L$",
-    )
-    bad = Step(
-        "Wrong",
-        sp.beta(z, L),
-        sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1),
-        "Off by one.",
-        assumptions={z: (0.2, 3), L: (1, 5)},
-        transforms=("expand_func",),
+def toy(euler_step, stirling_step, off_by_one_step):
+    # the steps of known truth from tests/conftest.py; the first with hostile prose
+    good = dataclasses.replace(
+        euler_step,
+        title="Euler <integral> & co",
+        justification=r"Uses 50% of \$money_# {braces} ~ ^ \ and <tags> & ζ → ∞, with $\zeta > 0$.",
     )
     return Derivation(
         "A <toy> & test",
         "Intro with <b>markup</b> & 100% text.",
         [(z, "exponent", r"$\zeta > 0$"), (L, "depth", r"$L \ge 1$")],
-        [good, asym, bad],
+        [good, stirling_step, off_by_one_step],
         "Done & dusted.",
     )
 

@@ -266,13 +266,17 @@ def _gap_at(P_ctx, n, lam, om, kappas, m, theta, seed, chunk=2000):
     return diffs.mean(), diffs.std(ddof=1) / np.sqrt(n)
 
 
+def _sampled_setting():
+    """The setting of the sampled-context tests: d = 6, lambda_k = omega_k = 1/k, two layers."""
+    k = np.arange(1, 7, dtype=float)
+    kappas = np.array([1.2, 0.8])
+    m, theta = _iso_model(kappas, k.size)
+    return k**-1.0, k**-1.0, kappas, m, theta
+
+
 @pytest.mark.slow
 def test_sampled_contexts_approach_population_like_one_over_P():
-    d = 6
-    k = np.arange(1, d + 1, dtype=float)
-    lam, om = k**-1.0, k**-1.0
-    kappas = np.array([1.2, 0.8])
-    m, theta = _iso_model(kappas, d)
+    lam, om, kappas, m, theta = _sampled_setting()
     pop = population_loss(m, theta, lam, om)
     res = {}
     # the paired difference has variance ~ 1/P while the gap is ~ 1/P: more contexts at larger P
@@ -293,11 +297,7 @@ def test_sampled_contexts_approach_population_like_one_over_P():
 
 def test_sampled_contexts_gap_shrinks_with_P():
     # the quick version of the slow test above: the gap at P = 1024 is far below the gap at P = 64
-    d = 6
-    k = np.arange(1, d + 1, dtype=float)
-    lam, om = k**-1.0, k**-1.0
-    kappas = np.array([1.2, 0.8])
-    m, theta = _iso_model(kappas, d)
+    lam, om, kappas, m, theta = _sampled_setting()
     g64, s64 = _gap_at(64, 4000, lam, om, kappas, m, theta, seed=7)
     g1k, s1k = _gap_at(1024, 4000, lam, om, kappas, m, theta, seed=8)
     assert g64 > 4 * s64

@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from subprocs import integrity, sigkill_after
 
 from depthscale.sims.store import Store, flatten
 
@@ -189,18 +190,11 @@ def test_sigkill_writer_leaves_readable_store(tmp_path):
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
-    try:
+    with sigkill_after(proc):
         for _ in range(30):  # let it commit a few runs, then kill it mid-stream
             proc.stdout.readline()
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    con = sqlite3.connect(path)
-    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    con.close()
+    assert integrity(path) == "ok"
     with Store(path) as st:
         keys = st.keys()
         assert len(keys) >= 30

@@ -9,6 +9,7 @@ import textwrap
 import time
 
 import pytest
+from subprocs import integrity, sigkill_after
 
 from depthscale.sims.grid import load_grid, run_key
 from depthscale.sims.store import Store
@@ -283,9 +284,7 @@ def _wait_for_rows(proc, store, n, timeout=60):
 
 
 def _check_and_resume(tmp_path, store):
-    con = sqlite3.connect(store)
-    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    con.close()
+    assert integrity(store) == "ok"
     sys.path.insert(0, str(tmp_path))
     try:
         from slowmod import slow_run  # noqa: F401 - the same grid as the driver
@@ -306,13 +305,8 @@ def _check_and_resume(tmp_path, store):
 
 def test_sigkill_mid_sweep(tmp_path):
     proc, store = _start_driver(tmp_path, "serial")
-    try:
+    with sigkill_after(proc):
         _wait_for_rows(proc, store, 3)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == -signal.SIGKILL
     _check_and_resume(tmp_path, store)
 

@@ -45,20 +45,10 @@ def test_integrable_singularity_near_zero_is_resolved():
     assert s.check().passed
 
 
-def test_asymptotic_step_passes_and_wrong_exponent_fails():
-    good = Step(
-        "Stirling",
-        sp.gamma(2 * L + 1) / sp.gamma(2 * L + z + 1),
-        (2 * L) ** (-z),
-        "j",
-        assumptions={z: (0.2, 3)},
-        relation="~",
-        limit=L,
-        tolerance=1e-5,
-    )
-    r = good.check()
+def test_asymptotic_step_passes_and_wrong_exponent_fails(stirling_step):
+    r = stirling_step.check()
     assert r.passed and r.method == "ratio"
-    bad = dataclasses.replace(good, rhs=(2 * L) ** (-z - sp.Rational(1, 100)))
+    bad = dataclasses.replace(stirling_step, rhs=(2 * L) ** (-z - sp.Rational(1, 100)))
     assert not bad.check().passed
 
 
@@ -98,24 +88,8 @@ def test_invalid_step_arguments_raise():
         build_derivation("nope")
 
 
-def test_derivation_check_reports_each_step():
-    good = Step(
-        "Euler",
-        sp.Integral(x ** (z - 1) * sp.exp(-x), (x, 0, sp.oo)),
-        sp.gamma(z),
-        "Euler's integral.",
-        assumptions={z: (0.5, 2)},
-        transforms=(),
-    )
-    bad = Step(
-        "Wrong",
-        sp.beta(z, L),
-        sp.gamma(z) * sp.gamma(L) / sp.gamma(L + z + 1),
-        "Off by one.",
-        assumptions={z: (0.2, 3), L: (1, 5)},
-        transforms=("expand_func",),
-    )
-    res = Derivation("Toy", "t", [], [good, bad]).check()
+def test_derivation_check_reports_each_step(euler_step, off_by_one_step):
+    res = Derivation("Toy", "t", [], [euler_step, off_by_one_step]).check()
     assert [r.passed for r in res.steps] == [True, False]
     assert not res.all_passed and res.failed() == ["Wrong"]
 
