@@ -22,46 +22,41 @@ from numba import njit, prange
 
 
 @njit(cache=True)
-def _example(
-    Xb,
-    yb,
-    xt,
-    Et,
-    Wv,
-    gv,
-    Wy,
-    scal,
-    per_layer,
-    want_bwd,
-    want_params,
-    tgt,
-    Sxx,
-    u,
-    a,
-    C,
-    T2s,
-    Q,
-    T1,
-    T3,
-    G,
-    dT2,
-    dT1,
-    tdd,
-    tNN,
-    f_out,
-    dE,
-    dWv,
-    qacc,
-    dWy,
-    du_out,
-):
+def _workspace(X, L, N):
+    """Per-chunk scratch of ``_example``: Sxx, u, a, C, T2s, Q, T1, T3, G, dT2, dT1, tdd, tNN."""
+    d = X.shape[2]
+    dt = X.dtype
+    Nd = (N, d)
+    return (
+        np.empty((d, d), dt),
+        np.empty(d, dt),
+        np.empty((L, d), dt),
+        np.empty((L, N, d), dt),
+        np.empty((L, N, d), dt),
+        np.empty((L, N), dt),
+        np.empty(Nd, dt),
+        np.empty(Nd, dt),
+        np.empty(Nd, dt),
+        np.empty(Nd, dt),
+        np.empty(Nd, dt),
+        np.empty((d, d), dt),
+        np.empty((N, N), dt),
+    )
+
+
+@njit(cache=True)
+def _example(Xb, yb, xt, tgt, model, scal, per_layer, want_bwd, want_params, ws, f_out, du_out, grads):
     """Forward (and backward) pass of one example.
 
     scal = [1/(L N), 1/N, 1/P, s_mul, s_add]: the backward seed per layer is
     s = (s_mul * (yhat - tgt) + s_add) / L, i.e. d loss_b / d f_l for the loss (s_mul = 2/B,
     s_add = 0) or d yhat / d f_l for label weights (s_mul = 0, s_add = 1).
-    Returns yhat.
+    ``model = (Et, Wv, gv, Wy)``, ``ws`` the scratch from ``_workspace`` and ``grads = (dE, dWv,
+    qacc, dWy)`` the chunk's gradient accumulators. Returns yhat.
     """
+    Et, Wv, gv, Wy = model
+    Sxx, u, a, C, T2s, Q, T1, T3, G, dT2, dT1, tdd, tNN = ws
+    dE, dWv, qacc, dWy = grads
     L = Et.shape[0]
     N = Wy.shape[0]
     d = xt.shape[0]
@@ -189,54 +184,14 @@ def linear_pass(X, y, xt, target, Et, Wv, gv, Wy, scal, per_layer, want_bwd, wan
     dWv = np.zeros((nbwd, Lv, N, N), dt)
     qacc = np.zeros((nbwd, Lv, N), dt)
     dWy = np.zeros((nbwd, N), dt)
+    model = (Et, Wv, gv, Wy)
     for ch in prange(nchunks):
         b0 = (B * ch) // nchunks
         b1 = (B * (ch + 1)) // nchunks
-        Sxx = np.empty((d, d), dt)
-        u = np.empty(d, dt)
-        a = np.empty((L, d), dt)
-        C = np.empty((L, N, d), dt)
-        T2s = np.empty((L, N, d), dt)
-        Q = np.empty((L, N), dt)
-        T1 = np.empty((N, d), dt)
-        T3 = np.empty((N, d), dt)
-        G = np.empty((N, d), dt)
-        dT2 = np.empty((N, d), dt)
-        dT1 = np.empty((N, d), dt)
-        tdd = np.empty((d, d), dt)
-        tNN = np.empty((N, N), dt)
+        ws = _workspace(X, L, N)
+        grads = (dE[ch], dWv[ch], qacc[ch], dWy[ch])
         for b in range(b0, b1):
             _example(
-                X[b],
-                y[b],
-                xt[b],
-                Et,
-                Wv,
-                gv,
-                Wy,
-                scal,
-                per_layer,
-                want_bwd,
-                want_params,
-                target[b],
-                Sxx,
-                u,
-                a,
-                C,
-                T2s,
-                Q,
-                T1,
-                T3,
-                G,
-                dT2,
-                dT1,
-                tdd,
-                tNN,
-                f[b],
-                dE[ch],
-                dWv[ch],
-                qacc[ch],
-                dWy[ch],
-                du[b],
+                X[b], y[b], xt[b], target[b], model, scal, per_layer, want_bwd, want_params, ws, f[b], du[b], grads
             )
     return f, du, dE, dWv, qacc, dWy

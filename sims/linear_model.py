@@ -193,24 +193,8 @@ class LinearAttention:
         """
         p = self.unpack(theta)
         X, y, xt, tg = self._arrays(batch)
-        B = X.shape[0]
         B_qk, Et, Wv, gv = self._effective(p)
-        scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 2.0 / B, 0.0], self.dtype)
-        f, _, dE, dWv, qacc, dWy = linear_pass(
-            X,
-            y,
-            xt,
-            tg,
-            Et,
-            Wv,
-            gv,
-            np.ascontiguousarray(p["W_y"]),
-            scal,
-            self.cfg.value == "per-layer",
-            True,
-            True,
-            batch_chunks(B),
-        )
+        f, _, dE, dWv, qacc, dWy = self._pass(p, X, y, xt, tg, 2.0 / X.shape[0], 0.0, True, True)
         yhat = f.astype(np.float64).mean(axis=1)
         loss = float(np.mean((yhat - tg) ** 2))
         # chunks are added in a fixed order
@@ -243,26 +227,8 @@ class LinearAttention:
         >>> m.layer_outputs(m.init(r), bt).shape
         (3, 4)
         """
-        p = self.unpack(theta)
         X, y, xt, tg = self._arrays(batch)
-        _, Et, Wv, gv = self._effective(p)
-        scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], 0.0, 0.0], self.dtype)
-        f = linear_pass(
-            X,
-            y,
-            xt,
-            tg,
-            Et,
-            Wv,
-            gv,
-            np.ascontiguousarray(p["W_y"]),
-            scal,
-            self.cfg.value == "per-layer",
-            False,
-            False,
-            batch_chunks(X.shape[0]),
-        )[0]
-        return f
+        return self._pass(self.unpack(theta), X, y, xt, tg, 0.0, 0.0, False, False)[0]
 
     def predict(self, theta, batch: Batch) -> np.ndarray:
         """Predictions ``yhat`` (B,).
@@ -288,27 +254,9 @@ class LinearAttention:
         >>> bool(np.isclose((m.label_weights(th, bt) * y).sum(), m.predict(th, bt)[0]))
         True
         """
-        p = self.unpack(theta)
         X, y, xt, tg = self._arrays(batch)
-        _, Et, Wv, gv = self._effective(p)
-        P = X.shape[1]
-        scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / P, 0.0, 1.0], self.dtype)
-        du = linear_pass(
-            X,
-            y,
-            xt,
-            tg,
-            Et,
-            Wv,
-            gv,
-            np.ascontiguousarray(p["W_y"]),
-            scal,
-            self.cfg.value == "per-layer",
-            True,
-            False,
-            batch_chunks(X.shape[0]),
-        )[1]
-        return np.matmul(X, du[:, :, None])[:, :, 0] / P
+        du = self._pass(self.unpack(theta), X, y, xt, tg, 0.0, 1.0, True, False)[1]
+        return np.matmul(X, du[:, :, None])[:, :, 0] / X.shape[1]
 
     def attention(self, theta, batch: Batch) -> np.ndarray:
         """Raw masked scores of the test token over the context, (B, L, P).
@@ -343,6 +291,16 @@ class LinearAttention:
     def qk_maps(self, theta) -> np.ndarray:
         """Each layer's query-key map on the inputs ``W_x^T B_l W_x``, shape (L, d, d)."""
         return input_qk_maps(self.cfg.qk, self.unpack(theta), self.L, self.N)
+
+    def _pass(self, p, X, y, xt, tg, s_mul, s_add, want_bwd, want_params):
+        """One kernel pass; the backward seed per layer is ``(s_mul (yhat - tg) + s_add) / L`` (see ``linear_pass``)."""
+        _, Et, Wv, gv = self._effective(p)
+        scal = np.array([1.0 / (self.L * self.N), 1.0 / self.N, 1.0 / X.shape[1], s_mul, s_add], self.dtype)
+        W_y = np.ascontiguousarray(p["W_y"])
+        per_layer = self.cfg.value == "per-layer"
+        return linear_pass(
+            X, y, xt, tg, Et, Wv, gv, W_y, scal, per_layer, want_bwd, want_params, batch_chunks(X.shape[0])
+        )
 
     def _effective(self, p):
         B_qk = self._qk(p)

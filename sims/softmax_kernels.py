@@ -197,6 +197,62 @@ def _softmax(z, ib):
         _softmax_inplace(z, ib, ib.view(np.float64))
 
 
+@njit(cache=True)
+def _norm_scratch(H):
+    """Scratch for ``_rms_rows``/``_rms_rows_back`` on rows like H (P, N), and int64 softmax scratch.
+
+    Returns r (P,), S (P, N), ones (N,), rowsum (P,) in H's dtype and ib (P,) int64.
+    """
+    P, N = H.shape
+    dt = H.dtype
+    return np.empty(P, dt), np.empty((P, N), dt), np.ones(N, dt), np.empty(P, dt), np.empty(P, np.int64)
+
+
+@njit(cache=True)
+def _add_product(acc, A, B, tmp):
+    """``acc += A @ B`` through the scratch ``tmp`` (one BLAS product, then an add in fixed order)."""
+    np.dot(A, B, tmp)
+    for i in range(tmp.shape[0]):
+        for j in range(tmp.shape[1]):
+            acc[i, j] += tmp[i, j]
+
+
+@njit(cache=True)
+def _test_attention(Ml, x, Hh, u, p, ib):
+    """The test token's attention of one layer: ``u = M_l^T x``, ``p = softmax(Hh u)``."""
+    N = Ml.shape[0]
+    for j in range(N):
+        acc = 0.0
+        for a in range(N):
+            acc += Ml[a, j] * x[a]
+        u[j] = acc
+    np.dot(Hh, u, p)
+    _softmax(p, ib)
+
+
+@njit(cache=True)
+def _test_attention_back(Ml, x, du, dMl, dx):
+    """Back through ``u = M_l^T x``: ``dM_l += x du^T`` and ``dx = M_l du`` (overwritten)."""
+    N = Ml.shape[0]
+    for a in range(N):
+        xa = x[a]
+        acc = 0.0
+        for j in range(N):
+            dMl[a, j] += xa * du[j]
+            acc += Ml[a, j] * du[j]
+        dx[a] = acc
+
+
+@njit(cache=True)
+def _context_attention(Xh, Ml, Vl, G, A, AV, ib):
+    """Context tokens attending to each other: ``G = Xh M_l``, ``A = softmax_rows(G Xh^T)``, ``AV = A V_l``."""
+    np.dot(Xh, Ml, G)
+    np.dot(G, Xh.T, A)
+    for i in range(A.shape[0]):
+        _softmax(A[i], ib)
+    np.dot(A, Vl, AV)
+
+
 @njit(cache=True, parallel=True)
 def core_pass(
     X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn
@@ -215,11 +271,7 @@ def core_pass(
         b0 = c * B // nchunks
         b1 = (c + 1) * B // nchunks
         Xh = np.empty((P, N), X.dtype)
-        r = np.empty(P, X.dtype)
-        S = np.empty((P, N), X.dtype)  # scratch of the RMS norms
-        ones = np.ones(N, X.dtype)
-        rowsum = np.empty(P, X.dtype)
-        ib = np.empty(P, np.int64)
+        r, S, ones, rowsum, ib = _norm_scratch(Xh)
         Z = np.empty((L, P), X.dtype)
         dX = np.empty((P, N), X.dtype)
         tmp = np.empty((N, d), X.dtype)
@@ -253,10 +305,7 @@ def core_pass(
             np.dot(Z, Xh, dU[b])
             np.dot(Z.T, U[b], dX)
             _rms_rows_back(dX, Xh, r, S, ones, rowsum)
-            np.dot(dX.T, X[b], tmp)
-            for a in range(N):
-                for k in range(d):
-                    dWx_acc[c, a, k] += tmp[a, k]
+            _add_product(dWx_acc[c], dX.T, X[b], tmp)
 
 
 @njit(cache=True, parallel=True)
@@ -307,11 +356,7 @@ def ctx_pass(
         b1 = (c + 1) * B // nchunks
         dt = X.dtype
         Xh = np.empty((P, N), dt)
-        r = np.empty(P, dt)
-        S = np.empty((P, N), dt)  # scratch of the RMS norms
-        ones = np.ones(N, dt)
-        rowsum = np.empty(P, dt)
-        ib = np.empty(P, np.int64)
+        r, S, ones, rowsum, ib = _norm_scratch(Xh)
         Hs = np.empty((L, P, N), dt)  # H_y^(l-1) read by layer l
         Vs = np.empty((L, P, N), dt)
         ps = np.empty((L, P), dt)
@@ -331,6 +376,7 @@ def ctx_pass(
         dht = np.empty(N, dt)
         dp = np.empty(P, dt)
         du = np.empty(N, dt)
+        dxt_l = np.empty(N, np.float64)  # float64 as the scalar sums it holds
         for b in range(b0, b1):
             np.dot(X[b], WxT, Xh)
             _rms_rows(Xh, r, eps, S, ones, rowsum)
@@ -340,13 +386,7 @@ def ctx_pass(
             ht[:] = 0.0
             for l in range(L):
                 lv = l if Lv > 1 else 0
-                for j in range(N):
-                    acc = 0.0
-                    for a in range(N):
-                        acc += M[l, a, j] * xt[b, a]
-                    us[l, j] = acc
-                np.dot(Xh, us[l], ps[l])
-                _softmax(ps[l], ib)
+                _test_attention(M[l], xt[b], Xh, us[l], ps[l], ib)
                 np.dot(Hs[l], WvT[lv], Vs[l])
                 fl = 0.0
                 for a in range(N):
@@ -357,11 +397,7 @@ def ctx_pass(
                     fl += Wo[a] * pv
                 f_out[b, l] = fl
                 if l < L - 1:  # the last layer's context update is never read
-                    np.dot(Xh, M[l], G)
-                    np.dot(G, Xh.T, A)
-                    for i in range(P):
-                        _softmax(A[i], ib)
-                    np.dot(A, Vs[l], AV)
+                    _context_attention(Xh, M[l], Vs[l], G, A, AV, ib)
                     for i in range(P):
                         for a in range(N):
                             Hs[l + 1, i, a] = Hs[l, i, a] + mL * AV[i, a]
@@ -386,11 +422,7 @@ def ctx_pass(
                         dV[i, a] = ps[l, i] * dht[a] / L
                 if l < L - 1:
                     # recompute this layer's context attention instead of storing L (P,P) blocks
-                    np.dot(Xh, M[l], G)
-                    np.dot(G, Xh.T, A)
-                    for i in range(P):
-                        _softmax(A[i], ib)
-                    np.dot(A, Vs[l], AV)
+                    _context_attention(Xh, M[l], Vs[l], G, A, AV, ib)
                     dmb = 0.0
                     for i in range(P):
                         for a in range(N):
@@ -408,18 +440,9 @@ def ctx_pass(
                         for j in range(P):
                             dA[i, j] = A[i, j] * mL * (dA[i, j] - rs)
                     np.dot(dA, Xh, dG)
-                    np.dot(dA.T, G, tPN)
-                    for i in range(P):
-                        for a in range(N):
-                            dXh[i, a] += tPN[i, a]
-                    np.dot(Xh.T, dG, tNN)
-                    for a in range(N):
-                        for j in range(N):
-                            dM_acc[c, l, a, j] += tNN[a, j]
-                    np.dot(dG, M[l].T, tPN)
-                    for i in range(P):
-                        for a in range(N):
-                            dXh[i, a] += tPN[i, a]
+                    _add_product(dXh, dA.T, G, tPN)
+                    _add_product(dM_acc[c, l], Xh.T, dG, tNN)
+                    _add_product(dXh, dG, M[l].T, tPN)
                 # the test token's attention of layer l
                 np.dot(Vs[l], dht, dp)
                 pdp = 0.0
@@ -431,22 +454,12 @@ def ctx_pass(
                     for a in range(N):
                         dXh[i, a] += dp[i] * us[l, a]
                 np.dot(Xh.T, dp, du)
+                _test_attention_back(M[l], xt[b], du, dM_acc[c, l], dxt_l)
                 for a in range(N):
-                    xa = xt[b, a]
-                    acc = 0.0
-                    for j in range(N):
-                        dM_acc[c, l, a, j] += xa * du[j]
-                        acc += M[l, a, j] * du[j]
-                    dxt[b, a] += acc
+                    dxt[b, a] += dxt_l[a]
                 # values V = H_y^(l-1) W_v^T
-                np.dot(dV.T, Hs[l], tNN)
-                for a in range(N):
-                    for j in range(N):
-                        dWv_acc[c, lv, a, j] += tNN[a, j]
-                np.dot(dV, Wv[lv], tPN)
-                for i in range(P):
-                    for a in range(N):
-                        dHy[i, a] += tPN[i, a]
+                _add_product(dWv_acc[c, lv], dV.T, Hs[l], tNN)
+                _add_product(dHy, dV, Wv[lv], tPN)
             for i in range(P):
                 ci = 0.0
                 for a in range(N):
@@ -458,10 +471,7 @@ def ctx_pass(
                     acc += dHy[i, a] * y[b, i]
                 dWy_acc[c, a] += acc
             _rms_rows_back(dXh, Xh, r, S, ones, rowsum)
-            np.dot(dXh.T, X[b], tNd)
-            for a in range(N):
-                for k in range(d):
-                    dWx_acc[c, a, k] += tNd[a, k]
+            _add_product(dWx_acc[c], dXh.T, X[b], tNd)
 
 
 @njit(cache=True, parallel=True)
@@ -505,11 +515,7 @@ def single_pass(
         b1 = (c + 1) * B // nchunks
         dt = X.dtype
         Hh = np.empty((P, N), dt)
-        r = np.empty(P, dt)
-        S = np.empty((P, N), dt)  # scratch of the RMS norms
-        ones = np.ones(N, dt)
-        rowsum = np.empty(P, dt)
-        ib = np.empty(P, np.int64)
+        r, S, ones, rowsum, ib = _norm_scratch(Hh)
         hs = np.empty((L + 1, N), dt)
         hh = np.empty((L, N), dt)
         rt = np.empty(L, dt)
@@ -525,6 +531,7 @@ def single_pass(
         dp = np.empty(P, dt)
         du = np.empty(N, dt)
         dhh = np.empty(N, dt)
+        dhh64 = np.empty(N, np.float64)  # the scalar sums before rounding to dt
         for b in range(b0, b1):
             np.dot(X[b], WxT, Hh)
             for i in range(P):
@@ -548,13 +555,7 @@ def single_pass(
                 rt[l] = rr
                 for a in range(N):
                     hh[l, a] = hs[l, a] * rr
-                for j in range(N):
-                    acc = 0.0
-                    for a in range(N):
-                        acc += M[l, a, j] * hh[l, a]
-                    us[l, j] = acc
-                np.dot(Hh, us[l], ps[l])
-                _softmax(ps[l], ib)
+                _test_attention(M[l], hh[l], Hh, us[l], ps[l], ib)
                 np.dot(Hh.T, ps[l], cs[l])
                 fl = z0
                 for a in range(N):
@@ -595,15 +596,11 @@ def single_pass(
                     dZ[l, i] = ps[l, i] * (dp[i] - pdp)
                 np.dot(Hh.T, dZ[l], du)
                 # u = M^T hhat, then the test token's RMS norm
+                _test_attention_back(M[l], hh[l], du, dM_acc[c, l], dhh64)
                 dot = 0.0
                 for a in range(N):
-                    acc = 0.0
-                    ha = hh[l, a]
-                    for j in range(N):
-                        dM_acc[c, l, a, j] += ha * du[j]
-                        acc += M[l, a, j] * du[j]
-                    dhh[a] = acc
-                    dot += acc * ha
+                    dhh[a] = dhh64[a]
+                    dot += dhh64[a] * hh[l, a]
                 dot /= N
                 for a in range(N):
                     dh[a] += rt[l] * (dhh[a] - hh[l, a] * dot)
@@ -611,16 +608,11 @@ def single_pass(
                 for k in range(d):
                     dWx_acc[c, a, k] += dh[a] * Xtest[b, k]
             np.dot(ps.T, dC, dHh)
-            np.dot(dZ.T, us, tPN)
-            for i in range(P):
-                for a in range(N):
-                    dHh[i, a] += tPN[i, a]
+            _add_product(dHh, dZ.T, us, tPN)
             _rms_rows_back(dHh, Hh, r, S, ones, rowsum)
-            np.dot(dHh.T, X[b], tNd)
+            _add_product(dWx_acc[c], dHh.T, X[b], tNd)
             for a in range(N):
                 acc = 0.0
                 for i in range(P):
                     acc += dHh[i, a] * y[b, i]
                 dWy_acc[c, a] += acc
-                for k in range(d):
-                    dWx_acc[c, a, k] += tNd[a, k]
