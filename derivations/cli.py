@@ -5,13 +5,16 @@ sub-command and sets ``func(args) -> int``. Command modules import only the stan
 ``depthscale.theory.validate`` at module level; everything heavy (sympy, numba, matplotlib) is
 imported inside the handler that needs it, so ``depthscale ... --help`` and argument errors are
 fast. Bad input of any kind (a ``ValueError`` or an ``OSError`` such as an unwritable ``--out``)
-ends as one line on stderr and exit status 2; Ctrl-C ends with status 130.
+ends as one line on stderr and exit status 2; Ctrl-C ends with status 130, and so does SIGTERM (what
+``kill`` and batch schedulers send at a time limit), through the same path: workers are stopped,
+finished runs stay in the store, rerunning resumes.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from pathlib import Path
 
@@ -152,6 +155,12 @@ def _one_line(exc: BaseException) -> str:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM takes Ctrl-C's path; left at its default it would kill this process alone and leave
+    # the process-pool workers computing runs nobody will store.
+    try:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:  # called from a thread other than the main one: signals are not ours to set
+        pass
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # the reader went away (`depthscale ... | head`): not an error of the input

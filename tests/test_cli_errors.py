@@ -408,8 +408,27 @@ DRIVER = textwrap.dedent(
 )
 
 
+def _stat(pid) -> list[str]:
+    """State and parent of a process from Linux /proc (empty when it is gone or there is no /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+    except (OSError, IndexError):
+        return []
+
+
+def _children(pid: int) -> set[int]:
+    """PIDs of the live processes whose parent is ``pid``."""
+    return {int(p.name) for p in Path("/proc").glob("[0-9]*") if _stat(p.name)[1:] == [str(pid)]}
+
+
+def _running(pids) -> set[int]:
+    return {p for p in pids if _stat(p)[:1] not in ([], ["Z"])}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 @pytest.mark.parametrize("executor", ["serial", pytest.param("process", marks=pytest.mark.slow)])
-def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor):
+def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor, sig):
+    # SIGTERM (kill, a scheduler's time limit) takes the same path as Ctrl-C: workers stopped, store whole.
     from depthscale.sims.store import Store
 
     (tmp_path / "slowmod.py").write_text(SLOW_MODULE)
@@ -449,12 +468,17 @@ def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor)
                 except sqlite3.OperationalError:  # tables not created yet
                     pass
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        workers = _children(proc.pid)
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)  # stops promptly: no report is computed
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr
+    t0 = time.time()  # no worker outlives the command (one left running would compute for nobody)
+    while _running(workers) and time.time() - t0 < 10:
+        time.sleep(0.1)
+    assert not _running(workers), workers
     progress = [ln for ln in stderr.splitlines() if ln.startswith("depthscale: run ")]
     final = [ln for ln in stderr.splitlines() if not ln.startswith("depthscale: run ")]
     assert len(progress) >= 3, stderr  # stderr is not a terminal: one line per finished run
