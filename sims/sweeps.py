@@ -310,6 +310,7 @@ def sweep(
     if not todo:
         return SweepResult(total, skipped, skipped_failed, 0, 0, 0, False, (), time.perf_counter() - t0)
     jobs = _jobs(todo, lockstep)
+    version = code_version()  # now, with the code the workers load: the tree may change while runs go on
     rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
 
     if own:
@@ -368,7 +369,7 @@ def sweep(
             for fut in finished:
                 members, seed = pending.pop(fut)
                 for rec in records_of(members, seed, fut):
-                    rec.setdefault("code_version", code_version())
+                    rec.setdefault("code_version", version)
                     store.put(rec)  # one transaction per finished run
                     if rec["status"] == "failed":
                         failed += 1

@@ -348,3 +348,26 @@ def test_store_from_an_older_context_generator_is_read_only_for_the_engine(tmp_p
             sweep(runs, st, executor="serial", quiet=True)
         assert len(st) == 1
         assert sweep(runs, st, run_fn=fake_run, executor="serial", quiet=True).done == len(runs) - 1
+
+
+def test_code_version_is_read_before_the_first_run(tmp_path, runs, monkeypatch):
+    # The stamp must name the code the runs execute; read after the first run finishes, it would name
+    # whatever the working tree holds by then (a long sweep outlives edits and commits).
+    import depthscale.sims.sweeps as sweeps_mod
+
+    events = []
+
+    def version():
+        events.append("version")
+        return f"v{len(events)}"
+
+    def run(config, seed):
+        events.append("run")
+        return fake_run(config, seed)
+
+    monkeypatch.setattr(sweeps_mod, "code_version", version)
+    with Store(tmp_path / "s.sqlite") as st:
+        sweep(runs[:3], st, run_fn=run, executor="serial", quiet=True)
+        stamps = {r["code_version"] for r in st.records()}
+    assert events[0] == "version" and events.count("version") == 1 and events.count("run") == 3
+    assert stamps == {"v1"}
