@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
+from depthscale.derivations import fits
 from depthscale.derivations.analysis import Curve
 from depthscale.derivations.render import format_estimate as est
 from depthscale.derivations.verdicts import ClaimResult, decisive, not_run, unidentified
@@ -230,6 +231,14 @@ def _without_fit(cid: str, statement: str, expected, tolerance: str, f, note: st
     return None
 
 
+def _alpha_in_range(a: float, se: float):
+    """True when alpha lies in ALPHA_RANGE and is measured precisely, False when outside it by 2 s.e., else None."""
+    lo, hi = ALPHA_RANGE
+    if a + 2 * se < lo or a - 2 * se > hi:
+        return False
+    return True if lo <= a <= hi and 2 * se <= hi - lo else None
+
+
 def _budget_note(row: ProtocolRow) -> str:
     return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
 
@@ -254,23 +263,21 @@ def inverse_depth(ev):
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         near = r.nearest_floor(f.params["L0"])
-        lo, hi = ALPHA_RANGE
         # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.
-        inside = lo <= a <= hi and 2 * se <= hi - lo
-        outside = a + 2 * se < lo or a - 2 * se > hi
+        in_range = _alpha_in_range(a, se)
         det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
-        if outside:
+        if in_range is False:
             ok = False
         elif near is None:
             ok, det = None, det + "; no reference floors for this task"
         else:
             name, rel = near
-            ok = (abs(rel) <= FLOOR_RTOL) if inside else None
+            ok = (abs(rel) <= FLOOR_RTOL) if in_range else None
         if near is not None:
             det += f", nearest floor {near[0]} ({pct(near[1])})"
         det += f"; c = {est(f.params['c'], f.se['c'])}"
-        if not inside and not outside:
-            det += f"; alpha ± 2 s.e. straddles [{lo:g}, {hi:g}] or is wider than it: too imprecise to decide"
+        if in_range is None:
+            det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
         v, det = _verdict(ok, [r], det + _budget_note(r))
         out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
     return out
@@ -334,6 +341,51 @@ def amplitude_follows_disagreement(ev):
                 note=f"(rho with A_L: {rho_a:.2f})",
             )
         )
+    return out
+
+
+def disagreement_term(ev):
+    """Per protocol: the averaged-away term ``(A_L - C_L) / L`` of ``R_L = C_L + (A_L - C_L) / L`` falls as
+    ``L^-alpha`` with alpha in [0.8, 1.2], the central-limit premise that the disagreement A_L - C_L does not
+    grow with depth. Fitted over L >= 2 (at L = 1 there is no pair of layers) as a pure power law, which is
+    identified whenever three or more depths are finite."""
+    statement = (
+        f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
+        "(A_L - C_L flat in depth, as the central-limit mechanism assumes)"
+    )
+    rs = rows(ev)
+    if not rs:
+        return [not_run("protocol-disagreement", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
+    out = []
+    for r in rs:
+        cid = f"protocol-disagreement {r.protocol.name} {task_label(r.curve)}"
+        L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
+        keep = (L >= 2) & np.isfinite(D) & (D > 0)
+        if keep.sum() < 3:
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    ALPHA_RANGE,
+                    None,
+                    None,
+                    "2 s.e.",
+                    "not run",
+                    "fewer than 3 depths >= 2 with A_L - C_L > 0",
+                )
+            )
+            continue
+        f = fits.fit_power_law(L[keep], D[keep] / L[keep])
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f)) is not None:
+            out.append(missing)
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        det = (
+            f"alpha = {est(a, se)}: A_L - C_L grows as L^{1 - a:.2f} "
+            f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
+        )
+        v, det = _verdict(_alpha_in_range(a, se), [r], det + _budget_note(r))
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
     return out
 
 
@@ -420,7 +472,14 @@ def top16_floor(ev):
     return out or [not_run("protocol-top16-floor", statement, "no top-16 protocol-study runs")]
 
 
-CLAIMS = (inverse_depth, amplitude_follows_disagreement, cosine_not_inverse, beats_convex, top16_floor)
+CLAIMS = (
+    inverse_depth,
+    disagreement_term,
+    amplitude_follows_disagreement,
+    cosine_not_inverse,
+    beats_convex,
+    top16_floor,
+)
 
 
 # ------------------------------------------------------------------------------------------------ report pieces

@@ -13,7 +13,7 @@ from depthscale.sims.grid import load_grid
 DEPTHS = (1, 2, 4, 8, 16, 32)
 
 
-def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1)):
+def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1), gap_growth=0.0):
     out = []
     for seed in seeds:
         for j, L in enumerate(DEPTHS):
@@ -25,7 +25,7 @@ def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1)):
                     "seed": seed,
                     "converged": True,
                     "final_loss": (R_inf + c * L**-alpha) * wiggle,
-                    "gap": gap if L > 1 else 0.0,
+                    "gap": gap * L**gap_growth * wiggle if L > 1 else 0.0,
                     "A_L": 3.0 - 2 * gap,
                     "qk_similarity": 0.5,
                     "config": {
@@ -98,6 +98,15 @@ def test_amplitude_follows_disagreement_and_not_the_single_layer():
     anti = {n: (R, c, a, 1.0 - g) for n, (R, c, a, g) in LAWS.items()}
     (r,) = ps.amplitude_follows_disagreement(_evidence(anti))
     assert r.verdict == "fail" and r.measured < 0
+
+
+@pytest.mark.parametrize("growth", [0.0, 0.6, -0.5])
+def test_disagreement_term_exponent_is_one_minus_the_growth_of_the_disagreement(growth):
+    # (A_L - C_L)/L with A_L - C_L = g L^growth falls as L^-(1 - growth): inverse depth only when flat
+    recs = _records(P["constant-3e-3"], 1.9, 0.2, 1.0, 0.3, gap_growth=growth)
+    (r,) = ps.disagreement_term(Evidence(curves(recs), {}))
+    assert r.measured == pytest.approx(1 - growth, abs=0.01) and r.error < 0.01
+    assert r.verdict == ("pass" if growth == 0.0 else "fail")
 
 
 def test_cosine_not_inverse_and_beats_convex():
