@@ -3,7 +3,7 @@
 1. ``depthscale predict linear --a 2 --b 1 --d 1000000 --depths 1,2,...,64 --json``, timed as an
    in-process call of the command-line entry point (output captured); the first call (which also
    imports the theory modules) is reported apart from the median of the following calls.
-2. Theory at full scale, numerics only: ``linear_laws`` (the table ``predict linear`` prints) for
+2. Theory at full scale, numerics only: ``linear_law_columns`` (the table ``predict linear`` prints) for
    (a, b) = (2, 1) and depths 1..64 at d = 10^6 and 10^7, each law timed apart, on a fresh
    spectrum per call (the mode rules are cached across calls, as in one process). ``--large``
    adds one depth L = 4096 at d = 10^7.
@@ -65,17 +65,17 @@ def run_predict():
 
 
 def full_scale(d: int, depths) -> dict:
-    """Wall and CPU seconds of the whole ``linear_laws`` table and of each law at (a, b) = (2, 1)."""
+    """Wall and CPU seconds of the whole ``linear_law_columns`` table and of each law at (a, b) = (2, 1)."""
     from depthscale.theory.equal_step import gamma_opt, r_con
     from depthscale.theory.free_poly import free_discrete
-    from depthscale.theory.linear_laws import linear_laws
+    from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum
 
     def spec():
         return PowerLawSpectrum(2.0, 1.0, d)
 
     out = {"d": d, "depths": [int(depths[0]), int(depths[-1])] if len(depths) > 1 else [int(depths[0])]}
-    out["table"] = timed(lambda: linear_laws(spec(), depths))[:2]
+    out["table"] = timed(lambda: linear_law_columns(spec(), depths))[:2]
     out["constrained"] = timed(lambda: r_con(spec(), depths))[:2]
     out["gamma_opt"] = timed(lambda: gamma_opt(spec(), depths))[:2]
     out["free_discrete"] = timed(lambda: free_discrete(spec(), depths))[:2]
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     print(f"  first call (with imports): wall {pred['first_wall_s']:.3f} s, CPU {pred['first_cpu_s']:.3f} s")
     if rest:
         print(f"  median of {len(rest)} more: wall {pred['median_wall_s']:.3f} s, CPU {pred['median_cpu_s']:.3f} s")
-    print("theory at full scale, (a, b) = (2, 1), linear_laws (wall s / CPU s):")
+    print("theory at full scale, (a, b) = (2, 1), linear_law_columns (wall s / CPU s):")
     for row in scale:
         L = "-".join(map(str, row["depths"]))
         parts = "  ".join(

@@ -1,7 +1,8 @@
 """Theory against simulation: fits, claims, figures, reports and the command line.
 
 Public names are re-exported lazily: ``from depthscale.derivations import X`` imports only the
-module that defines ``X``.
+module that defines ``X``. ``render_derivation`` is imported from its module of the same name: at
+package level that name is the module.
 """
 
 from depthscale.theory.exports import lazy_exports
@@ -17,7 +18,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha"
     ),
     render="ReportContext format_estimate format_value render_report write_report",
-    render_derivation="render_derivation",
     mathml="latex_to_mathml",
     typeset="math_latex math_mathml prose tex_escape",
     reporting="build_context figure_entries gather_theory results_tables",

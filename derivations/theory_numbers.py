@@ -39,7 +39,7 @@ def slopes(spectra, d: int = 10**6) -> dict:
 
 def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
     """The ``predict linear`` numbers for each spectrum (a table per spectrum)."""
-    from depthscale.theory.linear_laws import linear_laws
+    from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum
 
     L = np.array(depths, dtype=np.int64)
@@ -47,7 +47,7 @@ def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
     tables = []
     for a, b in spectra:
         spec = PowerLawSpectrum(a=a, b=b, d=d)
-        laws = linear_laws(spec, L)
+        laws = linear_law_columns(spec, L)
         cols = {k: laws[k] for k in order if k in laws}
         names = list(cols)
         rows = [[int(l)] + [float(cols[n][i]) for n in names] for i, l in enumerate(L)]

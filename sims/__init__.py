@@ -1,7 +1,8 @@
 """numba-accelerated simulations: tasks, models, training, measurement, sweeps and the results store.
 
 Public names are re-exported lazily: ``from depthscale.sims import X`` imports only the
-module that defines ``X``.
+module that defines ``X``. ``reference_floors`` is imported from its module of the same name: at
+package level that name is the module.
 """
 
 import os
@@ -19,7 +20,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "SingleHead TwoHeads fit_single_head fit_two_heads head_inputs head_outputs optimal_gains paired_difference"
     ),
     reference_floors=(
-        "ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture reference_floors"
+        "ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture"
     ),
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",

@@ -18,6 +18,8 @@ def lazy_exports(package: str, **modules: str) -> tuple:
     exports = {}
     for module, names in modules.items():
         for name in names.split():
+            if name in modules:  # importing that submodule would bind its name on the package, hiding the export
+                raise ValueError(f"{name!r} is both an exported name and a submodule of {package!r}")
             if name in exports:
                 raise ValueError(f"{name!r} is exported by both {exports[name]!r} and {module!r}")
             exports[name] = module

@@ -15,7 +15,7 @@ LINEAR_LAWS = (
 ASYMPTOTIC_LAWS = ("beta_form", "gamma_asymptote", "free_continuum")
 
 
-def linear_laws(spec, depths) -> dict:
+def linear_law_columns(spec, depths) -> dict:
     """Columns ``{law: ndarray}`` of the linear-attention laws at ``depths`` (integers >= 1).
 
     ``constrained``: equal-step loss at the reference step ``L / lambda_1``; ``gamma_opt`` and
@@ -32,7 +32,7 @@ def linear_laws(spec, depths) -> dict:
     --------
     >>> import numpy as np
     >>> from depthscale.theory.spectra import PowerLawSpectrum
-    >>> cols = linear_laws(PowerLawSpectrum(2.0, 1.0, 1000), [1, 8])
+    >>> cols = linear_law_columns(PowerLawSpectrum(2.0, 1.0, 1000), [1, 8])
     >>> [k for k in LINEAR_LAWS if k in cols] == list(cols)
     True
     >>> bool(np.all(cols["free_discrete"] <= cols["constrained_opt"] * (1 + 1e-12)))
@@ -56,4 +56,4 @@ def linear_laws(spec, depths) -> dict:
     return {k: np.asarray(cols[k], dtype=np.float64) for k in LINEAR_LAWS if k in cols}
 
 
-__all__ = ["linear_laws", "LINEAR_LAWS", "ASYMPTOTIC_LAWS"]
+__all__ = ["linear_law_columns", "LINEAR_LAWS", "ASYMPTOTIC_LAWS"]

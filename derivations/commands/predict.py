@@ -102,12 +102,12 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     for L in depth_list:
         check_int("depths", L, lo=1, hi=DEPTH_MAX)
     check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
-    from depthscale.theory.linear_laws import linear_laws
+    from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum, as_depths
 
     Ls, _ = as_depths(depths, "depths")
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
-    cols = linear_laws(spec, Ls)
+    cols = linear_law_columns(spec, Ls)
     rows = []
     for i, L in enumerate(Ls):
         row = {"L": int(L)}

@@ -226,14 +226,14 @@ def test_clt_real_module_against_covariance_sums(capsys, model, opt):
 
 
 def test_predict_and_report_tables_share_one_computation():
-    """``predict linear`` rows and the report's linear table are the theory's ``linear_laws`` columns."""
+    """``predict linear`` rows and the report's linear table are the theory's ``linear_law_columns`` columns."""
     from depthscale.derivations.commands.predict import linear_rows
     from depthscale.derivations.theory_numbers import linear_table
-    from depthscale.theory.linear_laws import linear_laws
+    from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum
 
     Ls = [1, 8, 64]
-    cols = linear_laws(PowerLawSpectrum(2.0, 1.0, 3000), Ls)
+    cols = linear_law_columns(PowerLawSpectrum(2.0, 1.0, 3000), Ls)
     rows = linear_rows(2.0, 1.0, 3000, Ls)["rows"]
     (table,) = linear_table([(2.0, 1.0)], 3000, depths=Ls)
     for i, L in enumerate(Ls):

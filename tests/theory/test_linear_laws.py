@@ -5,14 +5,14 @@ import pytest
 
 from depthscale.theory.equal_step import beta_form, gamma_opt, r_con
 from depthscale.theory.free_poly import free_continuum, free_discrete
-from depthscale.theory.linear_laws import ASYMPTOTIC_LAWS, LINEAR_LAWS, linear_laws
+from depthscale.theory.linear_laws import ASYMPTOTIC_LAWS, LINEAR_LAWS, linear_law_columns
 from depthscale.theory.spectra import PowerLawSpectrum
 
 
 def test_columns_and_values():
     spec = PowerLawSpectrum(2.0, 1.0, 5000, 1.2, 0.9)
     Ls = [1, 4, 32]
-    cols = linear_laws(spec, Ls)
+    cols = linear_law_columns(spec, Ls)
     assert list(cols) == list(LINEAR_LAWS)
     g, r = gamma_opt(spec, Ls)
     np.testing.assert_array_equal(cols["constrained"], r_con(spec, Ls))
@@ -28,11 +28,11 @@ def test_columns_and_values():
 
 @pytest.mark.parametrize("a,b", [(0.5, 0.25), (0.0, 1.0)])
 def test_asymptotic_laws_absent_outside_their_range(a, b):
-    cols = linear_laws(PowerLawSpectrum(a, b, 100), [2, 8])
+    cols = linear_law_columns(PowerLawSpectrum(a, b, 100), [2, 8])
     assert not set(ASYMPTOTIC_LAWS) & set(cols)
     assert list(cols) == [k for k in LINEAR_LAWS if k not in ASYMPTOTIC_LAWS]
 
 
 def test_bad_depths():
     with pytest.raises(ValueError, match="^depths="):
-        linear_laws(PowerLawSpectrum(1.0, 1.0, 10), [0, 2])
+        linear_law_columns(PowerLawSpectrum(1.0, 1.0, 10), [0, 2])
