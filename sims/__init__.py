@@ -19,9 +19,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     baselines=(
         "SingleHead TwoHeads fit_single_head fit_two_heads head_inputs head_outputs optimal_gains paired_difference"
     ),
-    reference_floors=(
-        "ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture"
-    ),
+    reference_floors="ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
     grid="load_grid parse_grid",
