@@ -239,6 +239,11 @@ def _alpha_in_range(a: float, se: float):
     return True if lo <= a <= hi and 2 * se <= hi - lo else None
 
 
+def _row_id(claim: str, row: ProtocolRow) -> str:
+    """A per-curve claim row's id: the claim, the protocol and the task."""
+    return f"{claim} {row.protocol.name} {task_label(row.curve)}"
+
+
 def _budget_note(row: ProtocolRow) -> str:
     return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
 
@@ -256,7 +261,7 @@ def inverse_depth(ev):
         return [not_run("protocol-inverse-depth", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
     out = []
     for r in rs:
-        cid = f"protocol-inverse-depth {r.protocol.name} {task_label(r.curve)}"
+        cid = _row_id("protocol-inverse-depth", r)
         f = r.fit
         if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f, _budget_note(r))) is not None:
             out.append(missing)
@@ -358,7 +363,7 @@ def disagreement_term(ev):
         return [not_run("protocol-disagreement", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
     out = []
     for r in rs:
-        cid = f"protocol-disagreement {r.protocol.name} {task_label(r.curve)}"
+        cid = _row_id("protocol-disagreement", r)
         L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
         keep = (L >= 2) & np.isfinite(D) & (D > 0)
         if keep.sum() < 3:
@@ -426,7 +431,7 @@ def beats_convex(ev):
         L = max(deep)
         diff, se = r.excess[L]["convex"]
         ok = diff < -2 * se
-        cid = f"protocol-beats-convex {r.protocol.name} {task_label(r.curve)}"
+        cid = _row_id("protocol-beats-convex", r)
         v, det = _verdict(
             ok,
             [r],
@@ -446,7 +451,7 @@ def top16_floor(ev):
     for r in rows(ev):
         if r.curve.k != 16:
             continue
-        cid = f"protocol-top16-floor {r.protocol.name} {task_label(r.curve)}"
+        cid = _row_id("protocol-top16-floor", r)
         f = r.fit
         if f.failure or not f.identified or not r.floors:
             why = f.failure or unidentified({"R_inf + c L^-alpha": f}) or "no reference floors"
