@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import depthscale.sims.softmax_model as sm  # noqa: E402
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
-from depthscale.sims.softmax_kernels import RMS_EPS, _rms_rows, _rms_rows_back, _softmax  # noqa: E402
+from depthscale.sims.softmax_kernels import RMS_EPS, _norm_scratch, _rms_rows, _rms_rows_back, _softmax  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import Adam  # noqa: E402
 
@@ -47,15 +47,8 @@ def st_embed_gemm(X, WxT, Xh):
 
 
 @njit
-def rms_scratch(H):
-    """The scratch of ``_rms_rows`` / ``_rms_rows_back`` for rows shaped like H: S (P, N), ones (N,), rowsum (P,)."""
-    P, N = H.shape
-    return np.empty((P, N), H.dtype), np.ones(N, H.dtype), np.empty(P, H.dtype)
-
-
-@njit
 def st_embed(X, WxT, Xh, r):
-    S, ones, rowsum = rms_scratch(Xh)
+    _, S, ones, rowsum, _ = _norm_scratch(Xh)  # r is the caller's
     for b in range(X.shape[0]):
         np.dot(X[b], WxT, Xh)
         _rms_rows(Xh, r, RMS_EPS, S, ones, rowsum)
@@ -107,7 +100,7 @@ def st_dX(Z, U, dX):
 
 @njit
 def st_rms_back(B, dX, Xh, r):
-    S, ones, rowsum = rms_scratch(dX)
+    _, S, ones, rowsum, _ = _norm_scratch(dX)
     for b in range(B):
         _rms_rows_back(dX, Xh, r, S, ones, rowsum)
 
