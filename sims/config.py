@@ -43,7 +43,7 @@ def _floats(cfg) -> None:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """One in-context regression task (SCIENCE.md section 2)."""
+    """One in-context regression task (docs/sources.md, Data)."""
 
     task: str = "topk"
     k: int = 2
@@ -83,7 +83,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """An attention model of SCIENCE.md section 3 and its variants."""
+    """An attention model of docs/sources.md (Models) and its variants."""
 
     model: str = "softmax"
     depth: int = 1
