@@ -141,7 +141,7 @@ class TrainConfig:
         check_real("eps", self.eps, lo=0, lo_open=True)
         check_int("window", self.window, lo=1)
         check_real("tol", self.tol, lo=0, lo_open=True)
-        check_int("eval_contexts", self.eval_contexts, lo=1)
+        check_int("eval_contexts", self.eval_contexts, lo=2)  # a standard error needs two
         check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True)
 
 

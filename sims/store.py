@@ -398,10 +398,16 @@ class Store:
         row = self._conn.execute("SELECT record FROM runs WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
-        rec = json.loads(row[0])
+        rec = self._decode(key, row[0])
         if arrays:
             rec["arrays"] = self.load_arrays(key)
         return rec
+
+    def _decode(self, key: str, text: str) -> dict:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
@@ -448,10 +454,10 @@ class Store:
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
         for key, config_text, text in rows:
             if conds:
-                cfg = json.loads(config_text)
+                cfg = self._decode(key, config_text)
                 if not all(_get_path(cfg, k) in vals for k, vals in conds.items()):
                     continue
-            rec = json.loads(text)
+            rec = self._decode(key, text)
             if arrays:
                 rec["arrays"] = self.load_arrays(key)
             yield rec
@@ -459,7 +465,7 @@ class Store:
     def failed(self) -> list:
         """``[{"key", "config", "seed", "reason"}]`` for every failed run."""
         rows = self._conn.execute("SELECT key, config, seed, reason FROM runs WHERE status='failed' ORDER BY key")
-        return [{"key": k, "config": json.loads(c), "seed": s, "reason": r} for k, c, s, r in rows]
+        return [{"key": k, "config": self._decode(k, c), "seed": s, "reason": r} for k, c, s, r in rows]
 
     # -- export ----------------------------------------------------------------------------
     def export_csv(self, path) -> int:

@@ -187,3 +187,19 @@ def test_cost_model_prefers_runs_of_the_same_size():
 def test_bad_budgets(bad):
     with pytest.raises(ValueError, match="budget="):
         cost.parse_duration(bad)
+
+
+def test_a_blown_up_finite_run_keeps_its_errors_without_overflow():
+    # init 100 and lr 10 give errors beyond float32's range from the first step on, so the relative
+    # divergence rule does not fire; the stored per-context errors must still be the finite values
+    import warnings
+
+    task = TaskConfig(task="topk", k=2, d=4, P=16)
+    train = TrainConfig(steps=30, batch=32, eval_contexts=64, window=10, lr=10.0)
+    config = RunConfig(task, ModelConfig(model="linear", depth=3, init_scale=100.0), train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = run(config, 0)
+    sq = rec["arrays"]["sq_err"]
+    assert rec["status"] == "ok" and rec["final_loss"] > 1e39  # beyond float32 (max 3.4e38)
+    assert np.all(np.isfinite(sq)) and np.mean(sq) == pytest.approx(rec["final_loss"], rel=1e-12)
