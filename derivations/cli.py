@@ -81,12 +81,16 @@ def parse_list(name: str, text: str, kind=int) -> list:
     >>> parse_list("depths", "1, 2,4")
     [1, 2, 4]
     """
+    what = f"{name}={text!r}: must be a comma-separated list of distinct {kind.__name__} values"
+    parts = [t.strip() for t in text.split(",")]
+    if "" in parts:  # "", "1,,2", "4,"
+        raise ValueError(what)
     try:
-        items = [kind(t) for t in text.split(",") if t.strip() != ""]
+        items = [kind(t) for t in parts]
     except ValueError:
-        raise ValueError(f"{name}={text!r}: must be a comma-separated list of {kind.__name__} values") from None
-    if not items:
-        raise ValueError(f"{name}={text!r}: must list at least one value")
+        raise ValueError(what) from None
+    if len(set(items)) != len(items):
+        raise ValueError(what + " (a value is repeated)")
     return items
 
 

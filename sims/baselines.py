@@ -1,4 +1,4 @@
-"""Temperature-only attention baselines ("room for depth", SCIENCE.md section 9).
+"""Temperature-only attention baselines ("room for depth", docs/sources.md, the pilots).
 
 Single head: ``yhat = g * softmax_i(kappa * cos(x_test, x_i)) . y``. For a fixed ``kappa`` the best
 gain is the least-squares one, ``g = E[s y*] / E[s^2]`` with ``s = p(kappa) . y``, and the loss is

@@ -1,11 +1,18 @@
 """What a sweep job will cost, so a time budget stops starting work that would not finish.
 
-A run's cost is modelled as ``rate x units`` with ``units = steps x batch x P x N^2 x (19 + L)``:
-at d = N = 16, P = 128, batch 1024 one softmax step costs about ``a + b L`` with ``a/b = 19``
-(25 ms at L = 1, 104 ms at L = 64 on one core), and every term of the step scales with
-``batch x P x N^2``. The rate (seconds per unit) is the median over the finished runs of the same
-model kind in the store (their ``wall_seconds`` include evaluation and their share of the data),
-or a conservative default measured on a 2-core machine when the store has none.
+A run's cost is modelled as ``rate x units``, with units proportional to its arithmetic:
+
+- softmax: ``units = steps x batch x P x N^2 x (19 + L)``. At d = N = 16, P = 128, batch 1024 a
+  step costs about ``a + b L`` with ``a/b = 19`` (25 ms at L = 1, 104 ms at L = 64 on one core),
+  and every term of it scales with ``batch x P x N^2``.
+- linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``
+  once (``2 P d^2`` flops) and then does about eight ``N x d x d`` products per layer
+  (``16 N d^2``); the data generation also scales with ``P d^2``.
+
+The rate (seconds per unit) is the median over the store's finished runs of the same model kind,
+d and P (their ``wall_seconds`` include evaluation and their share of the data), else of the same
+kind, else a conservative default measured on a 2-core machine: BLAS runs small products at
+different fractions of its peak, so a rate carries over between sizes only roughly.
 """
 
 from __future__ import annotations
@@ -13,17 +20,26 @@ from __future__ import annotations
 import re
 import statistics
 
-DEFAULT_RATE = 6e-11  # seconds per unit, one busy core (measured about 4e-11 for softmax at d=16, P=128)
+# seconds per unit on one busy core; measured about 4.5e-11 (softmax) and 1.2e-10 (linear, d = 32)
+DEFAULT_RATES = {"softmax": 6e-11, "linear": 2e-10}
 
 
 def run_units(config) -> float:
     """Work units of one run at its step cap (see the module docstring)."""
-    N = config.model.n(config.task.d)
-    return float(config.train.steps) * config.train.batch * config.task.P * N * N * (19 + config.model.depth)
+    d, P, L = config.task.d, config.task.P, config.model.depth
+    N = config.model.n(d)
+    per_context = d * d * (P + 8 * N * L) if config.model.model == "linear" else P * N * N * (19 + L)
+    return float(config.train.steps) * config.train.batch * per_context
+
+
+def _kinds(config) -> tuple:
+    """The keys a run's rate is filed under, most specific first."""
+    kind = config.model.model
+    return ((kind, config.task.d, config.task.P), kind)
 
 
 def rates(records) -> dict:
-    """Seconds per unit by model kind, from finished (``ok``) records that carry ``wall_seconds``."""
+    """Seconds per unit by ``(kind, d, P)`` and by kind, from finished (``ok``) records with ``wall_seconds``."""
     from depthscale.sims.config import RunConfig
 
     seen: dict = {}
@@ -33,13 +49,19 @@ def rates(records) -> dict:
         config = RunConfig.from_dict(rec["config"])
         units = run_units(config) * rec.get("steps", config.train.steps) / max(config.train.steps, 1)
         if units > 0:
-            seen.setdefault(config.model.model, []).append(rec["wall_seconds"] / units)
+            for key in _kinds(config):
+                seen.setdefault(key, []).append(rec["wall_seconds"] / units)
     return {kind: statistics.median(v) for kind, v in seen.items()}
 
 
 def job_seconds(configs, rate_by_kind: dict) -> float:
     """Estimated seconds of one job (a lockstep group runs its configs one after another on one core)."""
-    return sum(rate_by_kind.get(c.model.model, DEFAULT_RATE) * run_units(c) for c in configs)
+    total = 0.0
+    for c in configs:
+        specific, kind = _kinds(c)
+        rate = rate_by_kind.get(specific, rate_by_kind.get(kind, DEFAULT_RATES[kind]))
+        total += rate * run_units(c)
+    return total
 
 
 def parse_duration(text: str) -> float:

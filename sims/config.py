@@ -43,7 +43,7 @@ def _floats(cfg) -> None:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """One in-context regression task (SCIENCE.md section 2)."""
+    """One in-context regression task (docs/sources.md, Data)."""
 
     task: str = "topk"
     k: int = 2
@@ -83,7 +83,7 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """An attention model of SCIENCE.md section 3 and its variants."""
+    """An attention model of docs/sources.md (Models) and its variants."""
 
     model: str = "softmax"
     depth: int = 1
@@ -141,7 +141,7 @@ class TrainConfig:
         check_real("eps", self.eps, lo=0, lo_open=True)
         check_int("window", self.window, lo=1)
         check_real("tol", self.tol, lo=0, lo_open=True)
-        check_int("eval_contexts", self.eval_contexts, lo=1)
+        check_int("eval_contexts", self.eval_contexts, lo=2)  # a standard error needs two
         check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True)
 
 

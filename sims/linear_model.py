@@ -1,4 +1,4 @@
-r"""Two-stream linear attention with 1/L residual branches (SCIENCE.md section 3), exactly and fast.
+r"""Two-stream linear attention with 1/L residual branches (docs/sources.md, Models), exactly and fast.
 
 The model
 ---------

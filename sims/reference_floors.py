@@ -1,4 +1,4 @@
-"""Infinite-depth reference floors of the softmax tasks (SCIENCE.md section 10).
+"""Infinite-depth reference floors of the softmax tasks (docs/reference-floors.md).
 
 Three floors, each a predictor built from temperature-only heads
 ``p(kappa) = softmax_i(kappa cos(x_test, x_i))``:

@@ -87,7 +87,12 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
         record.update({k: _plain(v) for k, v in ev.items()})
         record["baseline"] = baseline
         # the trained parameters, so later measurements need no retraining
-        record["arrays"] = {"sq_err": sq_err.astype(np.float32), "theta": np.asarray(res.theta, np.float64)}
+        # float32 halves the store; errors beyond its range (a blown-up but finite run) stay float64
+        fits32 = np.all(sq_err <= np.finfo(np.float32).max)
+        record["arrays"] = {
+            "sq_err": sq_err.astype(np.float32) if fits32 else sq_err,
+            "theta": np.asarray(res.theta, np.float64),
+        }
     record["wall_seconds"] = res.wall_seconds + time.perf_counter() - t0
     return record
 

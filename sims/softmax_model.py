@@ -1,4 +1,4 @@
-"""The softmax-attention model of SCIENCE.md section 3, with hand-derived gradients (numba).
+"""The softmax-attention model of docs/sources.md (Models), with hand-derived gradients (numba).
 
 Two streams (default): ``H_x = W_x X`` is fixed and RMS-normalised without gain,
 ``xhat = h / sqrt(mean(h^2) + 1e-6)``; ``H_y^0 = W_y y_in`` with the test label slot 0. Layer l

@@ -126,13 +126,34 @@ _TABLES = {"meta", "runs", "arrays"}
 MODES = ("read", "write")
 
 
-def check_store_file(path, mode: str = "read") -> bool:
+def _versions(con) -> tuple[int, int]:
+    """``(schema_version, contexts_version)`` of an open store. A store from before the contexts
+    field holds version-1 contexts, or none yet if it has no runs."""
+    schema = int(con.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()[0])
+    row = con.execute("SELECT value FROM meta WHERE name='contexts_version'").fetchone()
+    if row is not None:
+        return schema, int(row[0])
+    empty = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    return schema, CONTEXTS_VERSION if empty else 1
+
+
+def contexts_mismatch(path, have: int) -> str:
+    """The refusal for adding this engine's runs to a store drawn on other contexts."""
+    return (
+        f"store={str(path)!r}: holds runs on version-{have} contexts; this depthscale draws version "
+        f"{CONTEXTS_VERSION}, whose runs would not share evaluation contexts with them: use a new store"
+    )
+
+
+def check_store_file(path, mode: str = "read", contexts: int | None = None) -> bool:
     """Check, without changing anything, that ``path`` may be opened as a store in ``mode``.
 
     ``"read"``: an existing depthscale results store. ``"write"``: that, or a path that does not
     exist yet or is an empty file (where a new store is created). Anything else (a directory, a
-    foreign file, another application's SQLite database, a 0-byte file for reading) raises
-    ``ValueError`` naming the path; the file is only read. Returns True if the store exists already.
+    foreign file, another application's SQLite database, a 0-byte file for reading, a store of
+    another schema version, or in write mode with ``contexts`` given a store whose runs were drawn
+    on other contexts) raises ``ValueError`` naming the path; the file is only read. Returns True
+    if the store exists already.
 
     >>> import os, tempfile
     >>> check_store_file(os.path.join(tempfile.mkdtemp(), "new.sqlite"), "write")
@@ -165,6 +186,7 @@ def check_store_file(path, mode: str = "read") -> bool:
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             meta = tables >= _TABLES and con.execute("SELECT 1 FROM meta WHERE name='schema_version'").fetchone()
+            schema, have = _versions(con) if meta else (SCHEMA_VERSION, CONTEXTS_VERSION)
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -175,6 +197,10 @@ def check_store_file(path, mode: str = "read") -> bool:
             f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
             " not a depthscale results store"
         )
+    if schema != SCHEMA_VERSION:
+        raise ValueError(f"store={name!r}: schema version {schema} is not supported (expected {SCHEMA_VERSION})")
+    if mode == "write" and contexts is not None and have != contexts:
+        raise ValueError(contexts_mismatch(name, have))
     return True
 
 
@@ -205,6 +231,8 @@ class Store:
         tables added, no files created); writing methods then fail. Either mode refuses anything
         that is not a depthscale store with a ``ValueError`` and leaves it untouched (see
         :func:`check_store_file`).
+    contexts : int, optional
+        In write mode, also refuse (untouched) a store whose runs were drawn on other contexts.
 
     Examples
     --------
@@ -220,23 +248,14 @@ class Store:
     1
     """
 
-    def __init__(self, path, timeout: float = 60.0, mode: str = "write"):
+    def __init__(self, path, timeout: float = 60.0, mode: str = "write", contexts: int | None = None):
         self.path = Path(path)
         self.mode = check_choice("mode", mode, MODES)
-        check_store_file(self.path, mode)
+        check_store_file(self.path, mode, contexts)
         if mode == "read":
             try:
                 self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=timeout, isolation_level=None)
-                row = self._conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
-                if int(row[0]) != SCHEMA_VERSION:
-                    raise ValueError(
-                        f"store={str(path)!r}: schema version {row[0]} is not supported (expected {SCHEMA_VERSION})"
-                    )
-                row = self._conn.execute("SELECT value FROM meta WHERE name='contexts_version'").fetchone()
-                if row is None:  # as in write mode: stores from before the field held version 1 contexts
-                    empty = self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
-                    row = (CONTEXTS_VERSION if empty else 1,)
-                self.contexts_version = int(row[0])
+                self.contexts_version = _versions(self._conn)[1]
                 self.journal_mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
             except sqlite3.DatabaseError as exc:
                 raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
@@ -253,19 +272,12 @@ class Store:
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
                         self._conn.execute(stmt)
-                row = self._conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
-                if row is None:
-                    self._conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                elif int(row[0]) != SCHEMA_VERSION:
-                    raise ValueError(
-                        f"store={str(path)!r}: schema version {row[0]} is not supported (expected {SCHEMA_VERSION})"
-                    )
-                row = self._conn.execute("SELECT value FROM meta WHERE name='contexts_version'").fetchone()
-                if row is None:  # stores from before the field held version 1 contexts
-                    empty = self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
-                    row = (str(CONTEXTS_VERSION if empty else 1),)
-                    self._conn.execute("INSERT INTO meta VALUES ('contexts_version', ?)", row)
-                self.contexts_version = int(row[0])
+                # versions were checked read-only above; a new store gets this engine's
+                self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.contexts_version = _versions(self._conn)[1]
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('contexts_version', ?)", (str(self.contexts_version),)
+                )
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -386,10 +398,16 @@ class Store:
         row = self._conn.execute("SELECT record FROM runs WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
-        rec = json.loads(row[0])
+        rec = self._decode(key, row[0])
         if arrays:
             rec["arrays"] = self.load_arrays(key)
         return rec
+
+    def _decode(self, key: str, text: str) -> dict:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
@@ -436,10 +454,10 @@ class Store:
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
         for key, config_text, text in rows:
             if conds:
-                cfg = json.loads(config_text)
+                cfg = self._decode(key, config_text)
                 if not all(_get_path(cfg, k) in vals for k, vals in conds.items()):
                     continue
-            rec = json.loads(text)
+            rec = self._decode(key, text)
             if arrays:
                 rec["arrays"] = self.load_arrays(key)
             yield rec
@@ -447,7 +465,7 @@ class Store:
     def failed(self) -> list:
         """``[{"key", "config", "seed", "reason"}]`` for every failed run."""
         rows = self._conn.execute("SELECT key, config, seed, reason FROM runs WHERE status='failed' ORDER BY key")
-        return [{"key": k, "config": json.loads(c), "seed": s, "reason": r} for k, c, s, r in rows]
+        return [{"key": k, "config": self._decode(k, c), "seed": s, "reason": r} for k, c, s, r in rows]
 
     # -- export ----------------------------------------------------------------------------
     def export_csv(self, path) -> int:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.sims.grid import run_key
 from depthscale.sims.provenance import code_version
+from depthscale.sims.store import contexts_mismatch
 from depthscale.sims.threads import limit_worker_threads
 from depthscale.theory.validate import check_choice, check_int, check_real
 
@@ -283,10 +284,7 @@ def sweep(
     runs = list(runs)
     if run_fn is None:
         if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
-            raise ValueError(
-                f"store={str(store.path)!r}: holds runs on version-{store.contexts_version} contexts; this depthscale "
-                f"draws version {CONTEXTS_VERSION}, whose runs would not share evaluation contexts with them: use a new store"
-            )
+            raise ValueError(contexts_mismatch(store.path, store.contexts_version))
         from depthscale.sims.runner import run_group
 
         job_fn = run_group

@@ -1,4 +1,4 @@
-"""Contexts of the in-context regression tasks (SCIENCE.md section 2), generated fast and reproducibly.
+"""Contexts of the in-context regression tasks (docs/sources.md, Data), generated fast and reproducibly.
 
 One context: a fresh Haar rotation ``O`` (QR of a Gaussian matrix, the columns of Q multiplied by
 ``sign(diag R)``), ``Sigma = O diag(lam) O^T``, ``Omega = O diag(omega) O^T``,

@@ -3,7 +3,7 @@
 Stopping rule (recorded with every run): compare the mean training loss of the last ``window`` steps
 with that of the ``window`` steps before; the run has *converged* when the drop is at most ``tol``
 (relative) plus twice its standard error. At batch 1024 the per-step loss fluctuates by several per
-cent, so a rule without the noise term fires or fails on noise (SCIENCE.md section 9).
+cent, so a rule without the noise term fires or fails on noise (the second pilot, docs/sources.md).
 - ``constant``: stop as soon as the rule fires (or at the step cap, then ``converged = False``).
 - ``cosine``: the schedule fixes the length; the rule is evaluated at the end.
 - ``plateau``: each time the rule fires the learning rate is halved; after five halvings the run

@@ -31,8 +31,9 @@ CLT = ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0.5"]
 
 # (id, argv, the parameter the one stderr line must name). Paths are relative to a prepared
 # directory holding: foreign.sqlite (another application's SQLite database), empty.sqlite (0 bytes),
-# notes.txt (text), store.sqlite (a depthscale store with one run), grid.toml (a valid tiny grid),
-# big.toml (a valid grid whose run cannot fit in memory).
+# notes.txt (text), store.sqlite (a depthscale store with one run), corrupt.sqlite (that store with
+# its record garbled), grid.toml (a valid tiny grid), big.toml (a valid grid whose run cannot fit in
+# memory).
 CASES = [
     # derive
     ("derive-out-unwritable", ["derive", "linear", "--out", UNWRITABLE + "/d.md"], "out="),
@@ -116,6 +117,7 @@ CASES = [
     ("simulate-memory", ["simulate", "--d", "100000", "--P", "1000000"], "d=100000, P=1000000"),
     ("simulate-eval-memory", ["simulate", "--eval-contexts", "100000000000"], "eval-contexts="),
     ("simulate-d", ["simulate", "--d", "0"], "d="),
+    ("simulate-eval-one", ["simulate", "--eval-contexts", "1"], "eval_contexts=1"),
     ("simulate-P", ["simulate", "--P", "10000000"], "P="),
     ("simulate-lr-nan", ["simulate", "--lr", "nan"], "lr="),
     ("simulate-steps", ["simulate", "--steps", "-1"], "steps="),
@@ -137,6 +139,9 @@ CASES = [
     ("linear-depth-limit", LINEAR + ["--d", "100", "--depths", "8,5000"], "depths="),
     ("linear-depths-zero", LINEAR + ["--d", "100", "--depths", "0"], "depths="),
     ("linear-depths-text", LINEAR + ["--d", "100", "--depths", "8,x"], "depths="),
+    ("linear-depths-empty-item", LINEAR + ["--d", "100", "--depths", "1,,2"], "depths="),
+    ("linear-depths-repeated", LINEAR + ["--d", "100", "--depths", "2,1,2"], "repeated"),
+    ("fit-kind-trailing-comma", ["fit", "--store", "store.sqlite", "--kind", "offset,"], "kind="),
     ("linear-d", LINEAR + ["--d", "100000000", "--depths", "4"], "d="),
     ("linear-a", ["predict", "linear", "--a", "-1", "--b", "1", "--d", "10", "--depths", "4"], "a="),
     ("clt-r", CLT + ["--model", "ar1", "--r", "1"], "r="),
@@ -148,8 +153,11 @@ CASES = [
         "sigma2=",
     ),
     # the parser itself
+    ("fit-corrupt-record", ["fit", "--store", "corrupt.sqlite"], "store='corrupt.sqlite'"),
+    ("report-corrupt-record", ["report", "--store", "corrupt.sqlite", "--out", "new"], "store='corrupt.sqlite'"),
     ("unknown-command", ["frobnicate"], "command"),
     ("missing-command", [], "command"),
+    ("predict-missing-what", ["predict"], "{linear,floor,clt,softmax-floor}"),
     ("unknown-option", ["fit", "--store", "store.sqlite", "--colour"], "--colour"),
     ("bad-int", ["simulate", "--d", "ten"], "--d"),
 ]
@@ -183,6 +191,14 @@ def _prepare(directory: Path) -> None:
                 "C_L": float("nan"),
             }
         )
+    con = sqlite3.connect(directory / "store.sqlite")
+    con.execute("PRAGMA journal_mode=DELETE")  # one file, so the copy below is the whole store
+    con.close()
+    (directory / "corrupt.sqlite").write_bytes((directory / "store.sqlite").read_bytes())
+    con = sqlite3.connect(directory / "corrupt.sqlite")
+    con.execute("UPDATE runs SET record = '{not json'")
+    con.commit()
+    con.close()
 
 
 def _snapshot(directory: Path) -> dict:

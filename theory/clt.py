@@ -1,4 +1,4 @@
-"""Central-limit aggregation of layer predictors (SCIENCE.md section 5).
+"""Central-limit aggregation of layer predictors (docs/theory/clt.md).
 
 A depth-L model whose prediction is the equal-weight mean of L per-layer predictors ``f_l`` has
 layer errors ``e_l = f_l - y*`` with second-moment matrix ``M_lm = E[e_l e_m]``. Exactly,

@@ -21,6 +21,8 @@ described in :mod:`depthscale.derivations.typeset`.
 Examples
 --------
 >>> import sympy as sp
+
+from depthscale.theory.derivation_index import BUILDERS
 >>> x = sp.Symbol("x", positive=True)
 >>> step = Step("Square of a sum", (x + 1) ** 2, x**2 + 2 * x + 1, "Expand the square.",
 ...             assumptions={x: (0.1, 3)}, transforms=("expand",))
@@ -41,6 +43,8 @@ from dataclasses import dataclass, field
 import mpmath
 import numpy as np
 import sympy as sp
+
+from depthscale.theory.derivation_index import BUILDERS
 
 __all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
 
@@ -514,12 +518,7 @@ def _lazy(module: str, func: str):
     return build
 
 
-DERIVATIONS = {
-    "linear": _lazy("derive_equal_step", "equal_step_derivation"),
-    "free": _lazy("derive_free", "free_polynomial_derivation"),
-    "modes": _lazy("derive_modes", "modes_derivation"),
-    "clt": _lazy("derive_clt", "clt_derivation"),
-}
+DERIVATIONS = {name: _lazy(*where) for name, where in BUILDERS.items()}
 
 
 def build_derivation(name: str) -> Derivation:

@@ -1,4 +1,4 @@
-"""Equal-step (constrained) linear attention in the population limit (SCIENCE.md section 4, items 1-2).
+"""Equal-step (constrained) linear attention in the population limit (docs/theory/linear.md).
 
 With ``L`` identical layers of step ``gamma`` the residual polynomial is ``(1 - gamma lambda / L)^L``
 and the loss is ``R_con(L, gamma) = sum_k lambda_k omega_k (1 - gamma lambda_k / L)^(2L)``. For

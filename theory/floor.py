@@ -1,4 +1,4 @@
-"""The difficult-task floor of linear attention (SCIENCE.md section 4, item 5).
+"""The difficult-task floor of linear attention (docs/claims.md, linear-floor).
 
 A depth-L linear-attention model in the population limit predicts ``yhat = beta^T p(Sigma) q`` with
 ``p`` a polynomial without constant term. On the top-k task the target is ``y* = beta^T t``, ``t``

@@ -1,4 +1,4 @@
-"""Free (untied) linear attention: the best residual polynomial of degree <= L (SCIENCE.md section 4, item 3).
+"""Free (untied) linear attention: the best residual polynomial of degree <= L (docs/theory/free.md).
 
 Untied isotropic layers realise any residual ``r(lambda) = prod_l (1 - gamma_l lambda / L)`` with
 ``r(0) = 1``. The loss ``sum_k w_k r(lambda_k)^2`` (``w_k = lambda_k omega_k``) is minimised by the

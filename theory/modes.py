@@ -1,4 +1,4 @@
-"""Mode-wise picture of equal-step linear attention (SCIENCE.md section 4, item 4).
+"""Mode-wise picture of equal-step linear attention (docs/theory/modes.md).
 
 At the reference step ``gamma = L / lambda_1`` mode k keeps the fraction
 ``(1 - lambda_k / lambda_1)^(2L) ~ exp(-L / tau_k)`` of its loss, ``tau_k = k^a / 2``: strong modes

@@ -1,4 +1,4 @@
-"""Power-law spectra of the in-context regression task (SCIENCE.md section 2).
+"""Power-law spectra of the in-context regression task (docs/sources.md, Data).
 
 ``lambda_k = c_lambda k^-a`` (input covariance) and ``omega_k = c_omega k^-b`` (teacher
 covariance), k = 1..d. The depth exponent of linear attention is ``zeta = (a + b - 1) / a``.

@@ -24,7 +24,6 @@ def register(subparsers) -> None:
     >>> register(sub)
     """
     p = subparsers.add_parser("derive", help="render a machine-checked derivation (Markdown, HTML or LaTeX)")
-    # the names live with the derivations, which import sympy: a wrong name is answered with the list
     p.add_argument("name", help="name of the derivation (an unknown name is answered with the list)")
     p.add_argument("--format", default="md", help="md, html or tex (default md)")
     p.add_argument(
@@ -52,17 +51,18 @@ def _target(out: str, name: str, fmt: str) -> tuple[str, bool]:
 
 def handler(args) -> int:
     """Validate, check the derivation, render it, write it; see the module docstring for exit codes."""
+    from depthscale.theory.derivation_index import BUILDERS
+
+    name = check_choice("name", args.name, tuple(BUILDERS))  # before sympy is imported
     fmt = check_choice("format", args.format, tuple(FORMATS))
-    path, is_dir = _target(args.out, args.name, fmt)
+    path, is_dir = _target(args.out, name, fmt)
     if os.path.isdir(path):
         raise ValueError(f"out={args.out!r}: {path!r} is a directory, not a file")
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
     from depthscale.derivations.render_derivation import render_derivation  # sympy: only once the paths are good
-    from depthscale.theory.derivation import DERIVATIONS, build_derivation
-
-    name = check_choice("name", args.name, tuple(DERIVATIONS))
+    from depthscale.theory.derivation import build_derivation
 
     der = build_derivation(name)
     result = der.check()

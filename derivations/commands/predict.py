@@ -27,7 +27,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation, softmax reference floors"
     )
-    sub = parser.add_subparsers(dest="predict_command", required=True)
+    # the metavar names the missing choice in argparse's "required" error (not the internal dest)
+    sub = parser.add_subparsers(dest="predict_command", required=True, metavar="{linear,floor,clt,softmax-floor}")
 
     lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
     lin.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a")

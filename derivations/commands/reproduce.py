@@ -75,6 +75,7 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 
 
 def handle(args) -> int:
+    from depthscale.sims.config import CONTEXTS_VERSION
     from depthscale.sims.store import Store, check_store_file
     from depthscale.sims.sweeps import plan
     from depthscale.theory.validate import check_choice
@@ -88,12 +89,12 @@ def handle(args) -> int:
     executor, budget = check_run_options(args)
     store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
-        check_store_file(store_path, "write")
+        check_store_file(store_path, "write", CONTEXTS_VERSION)
     runs = preset_runs(args.preset)
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    with Store(store_path) as st:
+    with Store(store_path, contexts=CONTEXTS_VERSION) as st:
         res, logged = run_sweep(runs, st, args, executor, budget)
         statuses = st.statuses()
         if res.out_of_budget:

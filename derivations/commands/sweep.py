@@ -174,20 +174,23 @@ def progress_lines(todo: int):
 
 
 def handle(args) -> int:
+    from depthscale.sims.config import CONTEXTS_VERSION
     from depthscale.sims.grid import load_grid
     from depthscale.sims.store import Store, check_store_file
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
-    check_store_file(store_path, "write")  # a new path, an empty file or a depthscale store; else untouched
-    runs = load_grid(args.grid)
     run_fn = resolve_run_fn(args.run_fn)
+    # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
+    contexts = CONTEXTS_VERSION if run_fn is None else None
+    check_store_file(store_path, "write", contexts)
+    runs = load_grid(args.grid)
     if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
         from depthscale.sims.runner import check_memory_of
 
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
-    with Store(store_path) as st:
+    with Store(store_path, contexts=contexts) as st:
         res, _ = run_sweep(runs, st, args, executor, budget, run_fn=run_fn, lockstep=not args.no_lockstep)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}

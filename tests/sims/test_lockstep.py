@@ -141,14 +141,14 @@ def test_budget_stops_starting_jobs_and_a_rerun_continues(tmp_path, monkeypatch)
         return {"status": "ok", "final_loss": 1.0}
 
     runs = _grid() + load_grid({"seeds": [2, 3], "model": {"depth": [1, 2]}, "task": {"d": 4, "P": 16}})
-    monkeypatch.setattr(cost, "DEFAULT_RATE", 0.0)  # estimates 0: only elapsed time stops the sweep
+    monkeypatch.setitem(cost.DEFAULT_RATES, "softmax", 0.0)  # estimates 0: only elapsed time stops the sweep
     with Store(tmp_path / "s.sqlite") as st:
         res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=1.0)
         assert res.out_of_budget and 1 <= res.done < len(runs) and res.not_started == len(runs) - res.done
         res2 = sweep(runs, st, run_fn=slow, executor="serial", quiet=True)
         assert res2.done == len(runs) - res.done and len(st) == len(runs)
     # an estimate longer than the budget starts nothing
-    monkeypatch.setattr(cost, "DEFAULT_RATE", 1.0)
+    monkeypatch.setitem(cost.DEFAULT_RATES, "softmax", 1.0)
     with Store(tmp_path / "t.sqlite") as st:
         res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=60.0)
         assert res.out_of_budget and res.done == 0 and res.not_started == len(runs) and len(st) == 0
@@ -159,10 +159,47 @@ def test_cost_model_calibrates_on_finished_runs():
     rec = {"status": "ok", "config": config.to_dict(), "steps": config.train.steps, "wall_seconds": 2.0}
     rate = cost.rates([rec])["softmax"]
     assert cost.job_seconds([config], {"softmax": rate}) == pytest.approx(2.0)
-    assert cost.job_seconds([config], {}) == pytest.approx(cost.DEFAULT_RATE * cost.run_units(config))
+    assert cost.job_seconds([config], {}) == pytest.approx(cost.DEFAULT_RATES["softmax"] * cost.run_units(config))
+
+
+def test_cost_model_prefers_runs_of_the_same_size():
+    small = _configs(depths=(4,))[0]
+
+    def resized(**task):
+        c = small.to_dict()
+        c["task"].update(task)
+        return RunConfig.from_dict(c)
+
+    big = resized(d=8, P=32)
+    recs = [
+        {"status": "ok", "config": c.to_dict(), "steps": c.train.steps, "wall_seconds": w}
+        for c, w in ((small, 1.0), (big, 50.0))
+    ]
+    r = cost.rates(recs)
+    assert cost.job_seconds([small], r) == pytest.approx(1.0)
+    assert cost.job_seconds([big], r) == pytest.approx(50.0)
+    # an unseen size falls back to the kind's median rate
+    other = resized(d=6)
+    assert cost.job_seconds([other], r) == pytest.approx(r["softmax"] * cost.run_units(other))
 
 
 @pytest.mark.parametrize("bad", ["", "0", "-1h", "2x", "h", "1.5.h"])
 def test_bad_budgets(bad):
     with pytest.raises(ValueError, match="budget="):
         cost.parse_duration(bad)
+
+
+def test_a_blown_up_finite_run_keeps_its_errors_without_overflow():
+    # init 100 and lr 10 give errors beyond float32's range from the first step on, so the relative
+    # divergence rule does not fire; the stored per-context errors must still be the finite values
+    import warnings
+
+    task = TaskConfig(task="topk", k=2, d=4, P=16)
+    train = TrainConfig(steps=30, batch=32, eval_contexts=64, window=10, lr=10.0)
+    config = RunConfig(task, ModelConfig(model="linear", depth=3, init_scale=100.0), train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = run(config, 0)
+    sq = rec["arrays"]["sq_err"]
+    assert rec["status"] == "ok" and rec["final_loss"] > 1e39  # beyond float32 (max 3.4e38)
+    assert np.all(np.isfinite(sq)) and np.mean(sq) == pytest.approx(rec["final_loss"], rel=1e-12)

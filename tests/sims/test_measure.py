@@ -83,7 +83,7 @@ def test_loss_and_identity_against_bruteforce(ev, data):
     assert ev["A_L"] == pytest.approx(np.mean(layer), rel=1e-10)
     assert ev["C_L"] == pytest.approx(np.mean(cross), rel=1e-10)
     assert ev["gap"] == pytest.approx(np.mean(layer) - np.mean(cross), rel=1e-10)
-    # the identity, and the gap as the spread of the layers around the ensemble (SCIENCE.md 5, M0)
+    # the identity, and the gap as the spread of the layers around the ensemble (aggregation model M0, docs/theory/clt.md)
     assert abs(ev["final_loss"] - ev["C_L"] - ev["gap"] / L) <= 1e-10 * ev["final_loss"]
     assert ev["identity_residual"] < 1e-10
     spread = np.mean(np.sum((f - f.mean(axis=1, keepdims=True)) ** 2, axis=1)) / (L - 1)

@@ -268,3 +268,33 @@ def test_read_mode_sees_a_running_writer(tmp_path):
             assert reader.keys() == ["h1-0"]
             writer.put(make_record(key="h1-1", seed=1))
             assert reader.keys() == ["h1-0", "h1-1"]
+
+
+@pytest.mark.parametrize("meta", [("schema_version", "999"), ("contexts_version", "1")])
+def test_a_store_of_other_versions_is_refused_before_anything_changes(tmp_path, capsys, meta):
+    # The refusal must come before the journal switch: a committed store (rollback journal) stays
+    # byte for byte what it was, for the library and for the command line.
+    from depthscale.derivations.cli import main
+    from depthscale.sims.config import CONTEXTS_VERSION
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as st:
+        st.put(make_record())
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.execute("UPDATE meta SET value = ? WHERE name = ?", (meta[1], meta[0]))
+    con.commit()
+    con.close()
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = [0]\n")
+    before = _snapshot(tmp_path)
+    match = "schema version 999" if meta[0] == "schema_version" else "version-1 contexts"
+    with pytest.raises(ValueError, match=match):
+        Store(path, contexts=CONTEXTS_VERSION)
+    assert main(["sweep", str(grid), "--store", str(path), "--executor", "serial"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err
+    assert _snapshot(tmp_path) == before
+    if meta[0] == "contexts_version":  # reading it, or writing runs of a custom run function, is still allowed
+        with Store(path, mode="read") as st:
+            assert st.contexts_version == 1 and len(st) == 1

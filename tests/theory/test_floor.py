@@ -182,7 +182,7 @@ def test_linear_floor_rejects_bad_input(kwargs):
 
 
 def test_leading_order_flat_spectrum_matches_paper():
-    # SCIENCE.md section 7: (a, b) = (0, 0), top-2, d = 128, P = 1024 -> 59.37
+    # the paper's value (docs/sources.md): (a, b) = (0, 0), top-2, d = 128, P = 1024 -> 59.37
     lo = floor_leading_order(0, 0, 2, 128, 1024)
     assert lo.floor == pytest.approx(59.37, rel=0.01)
     assert lo.d_eff == pytest.approx(128)

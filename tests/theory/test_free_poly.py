@@ -138,7 +138,7 @@ def test_free_discrete_large_d_is_monotone_and_below_continuum():
     spec = PowerLawSpectrum(2.0, 1.0, 10**6)
     vals = free_discrete(spec, [8, 32, 128])
     assert np.all(np.diff(vals) < 0) and np.all(vals > 0)
-    # the discrete optimum falls faster than the continuum 2 zeta law (SCIENCE.md caveat)
+    # the discrete optimum falls faster than the continuum 2 zeta law (docs/theory/free.md)
     assert vals[2] < free_continuum(spec, 128)
 
 
