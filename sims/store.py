@@ -186,7 +186,7 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             meta = tables >= _TABLES and con.execute("SELECT 1 FROM meta WHERE name='schema_version'").fetchone()
-            schema, have = _versions(con) if meta else (SCHEMA_VERSION, CONTEXTS_VERSION)
+            versions = _versions(con) if meta else None
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -197,6 +197,7 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
             f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
             " not a depthscale results store"
         )
+    schema, have = versions
     if schema != SCHEMA_VERSION:
         raise ValueError(f"store={name!r}: schema version {schema} is not supported (expected {SCHEMA_VERSION})")
     if mode == "write" and contexts is not None and have != contexts:
