@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import signal
 import sys
 from pathlib import Path
@@ -22,9 +23,14 @@ COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "report", "reproduc
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse prints usage plus the error; we want a single line."""
+    """argparse prints usage plus the error; we want a single line, naming what is allowed."""
 
     def error(self, message):  # noqa: D401 - argparse hook
+        # "argument --depth: invalid int value: 'x'" names no range; the option's help does.
+        m = re.match(r"argument ([^\s:/]+)(?:/\S+)?: invalid ", message)
+        action = self._option_string_actions.get(m.group(1)) if m else None
+        if action is not None and action.help:
+            message += f"; allowed: {action.help}"
         sys.stderr.write(f"depthscale: error: {message}\n")
         raise SystemExit(2)
 
@@ -127,7 +133,7 @@ def check_out_dir(name: str, value) -> Path:
         raise ValueError(f"{name}={value!r}: must be a directory path")
     path = Path(value)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{name}={str(value)!r}: must be a directory (a file is in the way)")
+        raise ValueError(f"{name}={str(value)!r}: must be a directory (something else is in the way)")
     _probe_writable(name, value, _nearest_existing(path))
     return path
 

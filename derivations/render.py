@@ -369,7 +369,7 @@ def _check_out(out_dir) -> Path:
         _bad("out", out_dir, "a directory path")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        _bad("out", str(out), "a directory (a file is in the way)")
+        _bad("out", str(out), "a directory (something else is in the way)")
     for parent in out.parents:  # the nearest existing ancestor must be a writable directory
         if parent.exists():
             if not parent.is_dir():
@@ -559,6 +559,9 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
 def write_report(ctx: ReportContext, out_dir) -> dict:
     """Write ``report.md``, ``report.html``, ``report.tex`` and ``figures/*.png`` into ``out_dir``.
 
+    Rebuilding a report (``out_dir`` holds a ``report.md``) removes the figures of the report's own
+    names that this build does not draw; no other file is touched.
+
     Everything (the context and the directory) is validated and rendered before the first byte is
     written; a bad value raises ``ValueError`` naming it and leaves the disk untouched. Each file is
     written to a temporary name and renamed into place.
@@ -581,7 +584,7 @@ def write_report(ctx: ReportContext, out_dir) -> dict:
     >>> write_report(ReportContext(title="t"), d / "blocker")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: out=...: must be a directory (a file is in the way)
+    ValueError: out=...: must be a directory (something else is in the way)
     """
     view, texts = _render(ctx)
     out = _check_out(out_dir)
@@ -589,11 +592,16 @@ def write_report(ctx: ReportContext, out_dir) -> dict:
     umask = os.umask(0o022)
     os.umask(umask)
     mode = 0o666 & ~umask
+    rebuild = (out / "report.md").is_file()
     out.mkdir(parents=True, exist_ok=True)
     if figures:
         (out / "figures").mkdir(exist_ok=True)
     for f in figures:
         _atomic_write(out / f["file"], f["png"], mode)
+    if rebuild:  # a figure the previous report drew and this one does not would outlive its report
+        for f in view["figures"]:
+            if f["png"] is None and (out / f["file"]).is_file():
+                (out / f["file"]).unlink()
     paths = {}
     for fmt in ("tex", "md", "html"):
         target = out / f"report.{fmt}"

@@ -34,7 +34,7 @@ from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
 from depthscale.sims.tasks import batches, eval_batches
 from depthscale.sims.threads import numba_threads, run_parallel
-from depthscale.theory.validate import check_int, check_real
+from depthscale.theory.validate import SEED_MAX, check_int, check_real
 
 KAPPA_RANGE = (1e-2, 1e4)
 N_GRID = 49  # 8 points per decade over KAPPA_RANGE
@@ -315,7 +315,7 @@ def check_head_task(task, seed, n_fit, n_eval, chunk):
     """Validate the task and context counts of a head fit; returns ``(n_fit, n_eval, chunk)``."""
     if not isinstance(task, TaskConfig):
         raise ValueError(f"task={task!r}: must be a TaskConfig")
-    check_int("seed", seed, lo=0, hi=2**63 - 1)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
     return check_int("n_fit", n_fit, lo=2), check_int("n_eval", n_eval, lo=2), check_int("chunk", chunk, lo=1)
 
 

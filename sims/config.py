@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from depthscale.theory.spectra import PowerLawSpectrum
-from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX, check_choice, check_int, check_real
+from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 TASKS = ("easy-exact", "easy-fresh", "topk")
 MODELS = ("linear", "softmax")
@@ -185,7 +185,7 @@ def rng_for(obj, seed: int, purpose: str) -> np.random.Generator:
     >>> a == rng_for(TaskConfig(), 0, "eval").standard_normal()
     True
     """
-    check_int("seed", seed, lo=0, hi=2**63 - 1)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
     words = [int(config_hash(obj)[i : i + 8], 16) for i in range(0, 24, 8)]
     tag = int(hashlib.sha256(purpose.encode()).hexdigest()[:8], 16)
     return np.random.default_rng(np.random.SeedSequence([*words, seed, tag]))

@@ -35,7 +35,7 @@ import tomllib
 from pathlib import Path
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
-from depthscale.theory.validate import check_int
+from depthscale.theory.validate import SEED_MAX, check_int
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")
@@ -112,7 +112,7 @@ def _expand_block(where: str, block: dict) -> list:
         raise ValueError(f"{where}seeds: missing; give a list of seeds, e.g. seeds = [0, 1, 2]")
     seeds = _as_list(where, "seeds", block["seeds"])
     seeds = [
-        check_int(f"{where}seeds", s, lo=0, hi=2**63 - 1) if not isinstance(s, bool) else _bad_seed(where, s)
+        check_int(f"{where}seeds", s, lo=0, hi=SEED_MAX) if not isinstance(s, bool) else _bad_seed(where, s)
         for s in seeds
     ]
     per_section = {s: _section_axes(where, s, block.get(s, {})) for s in SECTIONS}

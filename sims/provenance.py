@@ -4,6 +4,7 @@ the working tree had uncommitted changes). Stamped on every record by the sweep 
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,13 +19,22 @@ def code_version() -> str:
     except PackageNotFoundError:
         base = "unknown"
     here = Path(__file__).resolve().parent
+    # `git status` would otherwise refresh the index (a write) of a checkout that may be the user's
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=True
+            ["git", "rev-parse", "--short=10", "HEAD"],
+            cwd=here,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
             cwd=here,
+            env=env,
             capture_output=True,
             text=True,
             timeout=10,

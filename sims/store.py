@@ -160,6 +160,8 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     False
     """
     check_choice("mode", mode, MODES)
+    if str(path) == "":
+        raise ValueError("store='': must be a file path")
     path = Path(path)
     name = str(path)
     if path.is_dir():
@@ -250,9 +252,9 @@ class Store:
     """
 
     def __init__(self, path, timeout: float = 60.0, mode: str = "write", contexts: int | None = None):
-        self.path = Path(path)
         self.mode = check_choice("mode", mode, MODES)
-        check_store_file(self.path, mode, contexts)
+        check_store_file(path, mode, contexts)
+        self.path = Path(path)
         if mode == "read":
             try:
                 self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=timeout, isolation_level=None)

@@ -160,6 +160,13 @@ CASES = [
     ("predict-missing-what", ["predict"], "{linear,floor,clt,softmax-floor}"),
     ("unknown-option", ["fit", "--store", "store.sqlite", "--colour"], "--colour"),
     ("bad-int", ["simulate", "--d", "ten"], "--d"),
+    ("bad-int-names-the-range", ["simulate", "--depth", "abc"], "allowed: number of layers L, 1 <= L <="),
+    ("derive-out-special-file", ["derive", "linear", "--out", os.devnull], "not a special file"),
+    ("infer-scale-floors-directory", ["infer-scale", "--d", "16", "--P", "128", "--floors", "."], "not a directory"),
+    ("fit-store-empty-path", ["fit", "--store", ""], "store=''"),
+    ("sweep-store-empty-path", ["sweep", "grid.toml", "--store", ""], "store=''"),
+    ("floor-seed-beyond-64-bit", FLOOR[:-1] + ["99999999999999999999", "--d", "4", "--P", "8"], "seed="),
+    ("simulate-threads-beyond-cores", ["simulate", "--threads", "100000"], "threads="),
 ]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
 
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 
@@ -428,7 +428,7 @@ def stable_median_scaling(s, depths, n, seed) -> StableScaling:
     if np.unique(L).size < 2:
         raise ValueError(f"depths={depths!r}: must contain at least two distinct depths")
     n = check_int("n", n, lo=100)
-    seed = check_int("seed", seed, lo=0)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     z = 1.959963984540054
     j_lo = max(int(np.floor(n / 2 - z * np.sqrt(n) / 2)), 0)

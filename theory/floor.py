@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from depthscale.theory.validate import D_MAX, P_MAX, check_int, check_memory, check_real
+from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_int, check_memory, check_real
 
 # Composite Gauss-Legendre rule on [-_X_MAX, _X_MAX]: the integrand is bounded by |x| phi(x), whose
 # mass beyond 12 is below 1e-30, and panels of width 0.05 resolve the order-statistic peak even at
@@ -226,7 +226,7 @@ def sample_floor_moments(
     n = check_int("contexts", contexts, lo=1)
     degree = check_int("degree", degree, lo=1, hi=64)
     m = check_int("queries", queries, lo=1, hi=100_000)
-    seed = check_int("seed", seed, lo=0)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
     rcond = check_real("rcond", rcond, lo=0, hi=1, hi_open=True)
     chunk = check_int("chunk", chunk, lo=1)
     check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))

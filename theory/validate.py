@@ -82,6 +82,7 @@ D_MAX = 100_000  # input dimension d of a task: simulations and the Monte Carlo 
 P_MAX = 1_000_000  # context length P
 DEPTH_MAX = 4096  # layers L of a model or of the depth-indexed linear-attention laws
 MODES_MAX = 10_000_000  # modes d of a theory spectrum (no contexts are drawn, so it can be larger)
+SEED_MAX = 2**63 - 1  # random seeds: stores keep them as signed 64-bit SQLite integers
 
 
 def physical_memory() -> int | None:

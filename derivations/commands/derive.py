@@ -40,6 +40,9 @@ def _target(out: str, name: str, fmt: str) -> tuple[str, bool]:
     without an extension means a directory (created on writing)."""
     if not out:
         raise ValueError(f"out={out!r}: must be a file or directory path")
+    if os.path.exists(out) and not (os.path.isdir(out) or os.path.isfile(out)):
+        # a device or a pipe: the file is written by renaming a temporary file onto it
+        raise ValueError(f"out={out!r}: must be a regular file or a directory, not a special file")
     if os.path.isdir(out) or out.endswith((os.sep, "/")) or not os.path.splitext(out)[1]:
         return os.path.join(out, f"derivation-{name}.{fmt}"), True
     parent = os.path.dirname(os.path.abspath(out))

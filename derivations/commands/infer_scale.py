@@ -50,6 +50,8 @@ def _read(path: str) -> str:
     if path == "example":
         return example_floors_text()
     p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"floors={path!r}: must be a CSV file, not a directory")
     if not p.is_file():
         raise ValueError(f"floors={path!r}: no such file")
     try:

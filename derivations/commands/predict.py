@@ -12,7 +12,7 @@ import math
 from depthscale.derivations.cli import emit, parse_list
 from depthscale.derivations.commands.softmax_floor import add_softmax_floor_parser
 from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
-from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, check_choice, check_int, check_real
+from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 # Work limit of ``predict linear``. The sums over modes cost O(1) in d (exact head plus quadrature of
 # the tail, theory/mode_sums.py); the free discrete optimum costs about 7 s x (L / 1024)^3 of CPU at
@@ -158,7 +158,7 @@ def handle_floor(args) -> int:
     P = check_int("P", args.P, lo=1, hi=P_MAX)
     k = check_int("k", args.k, lo=1, hi=P)
     contexts = check_int("contexts", args.contexts, lo=2)
-    seed = check_int("seed", args.seed, lo=0)
+    seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
     degree = check_int("degree", args.degree, lo=1, hi=64)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)

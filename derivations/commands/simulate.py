@@ -65,7 +65,7 @@ def register(sub) -> None:
     p.add_argument("--tol", type=float, default=2e-3, help="convergence tolerance, relative (default 0.002)")
     p.add_argument("--eval-contexts", type=int, default=10240, help="fresh evaluation contexts (default 10240)")
     p.add_argument("--seed", type=int, default=0, help="random seed, integer >= 0 (default 0)")
-    p.add_argument("--threads", type=int, default=0, help="numba threads (0: all cores)")
+    p.add_argument("--threads", type=int, default=0, help="numba threads, 0 <= threads <= cores (0: all cores)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print one JSON object (strict: missing values are null)")
     p.set_defaults(func=handle)
@@ -94,14 +94,15 @@ def handle(args) -> int:
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0)
-    threads = check_int("threads", args.threads, lo=0)
+    import numba
+
+    # numba cannot start more threads than it was configured with (the machine's cores by default)
+    threads = check_int("threads", args.threads, lo=0, hi=numba.config.NUMBA_NUM_THREADS)
     from depthscale.sims.runner import check_memory_of
 
     check_memory_of(config, prefetch=True)  # before anything is allocated
-    import numba
-
     if threads:
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(threads)
     from depthscale.sims.measure import LOSS_KEYS
     from depthscale.sims.runner import run
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from depthscale.derivations.cli import emit
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
 
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
 
@@ -152,7 +152,7 @@ def floor_options(args) -> dict:
     n_grid = check_int("n_kappa", args.n_kappa, lo=3, hi=10_000)
     kappa_grid(kappa_range, n_grid)
     return {
-        "seed": check_int("seed", args.seed, lo=0, hi=2**63 - 1),
+        "seed": check_int("seed", args.seed, lo=0, hi=SEED_MAX),
         "n_fit": n_fit,
         "n_eval": n_eval,
         "kappa_range": kappa_range,

@@ -183,7 +183,7 @@ def handle(args) -> int:
     run_fn = resolve_run_fn(args.run_fn)
     # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
     contexts = CONTEXTS_VERSION if run_fn is None else None
-    check_store_file(store_path, "write", contexts)
+    check_store_file(args.store, "write", contexts)
     runs = load_grid(args.grid)
     if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
         from depthscale.sims.runner import check_memory_of

@@ -344,7 +344,7 @@ def listing(root: Path) -> list:
 def test_file_in_the_way_raises_and_writes_nothing(tmp_path):
     blocker = tmp_path / "out"
     blocker.write_text("keep me")
-    with pytest.raises(ValueError, match=r"^out=.*out'.*a file is in the way"):
+    with pytest.raises(ValueError, match=r"^out=.*out'.*something else is in the way"):
         write_report(make_context(), blocker)
     assert blocker.read_text() == "keep me" and listing(tmp_path) == ["out"]
     with pytest.raises(ValueError, match=r"^out=.*is a file"):
@@ -362,6 +362,25 @@ def test_figures_entry_in_the_way_raises_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match=r"^out=.*report\.html"):
         write_report(make_context(), tmp_path)
     assert listing(tmp_path) == ["report.html"]
+
+
+def test_rebuild_removes_its_own_undrawn_figures_only(tmp_path):
+    ctx = make_context()
+    write_report(ctx, tmp_path)
+    assert (tmp_path / "figures" / "overview.png").is_file()
+    (tmp_path / "figures" / "mine.png").write_bytes(b"user's file")  # not a name of the report's
+    (tmp_path / "figures" / "floors.png").write_bytes(tiny_png())  # drawn by an earlier build
+    undrawn = [{**f, "png": None, "why_missing": "gone"} if f["name"] == "overview" else f for f in ctx.figures]
+    write_report(make_context(figures=undrawn), tmp_path)
+    left = listing(tmp_path / "figures")
+    assert "overview.png" not in left and "floors.png" not in left
+    assert "mine.png" in left and "modes.png" in left
+    # a folder without a report is not a rebuild: a file of a figure's name there stays
+    other = tmp_path / "fresh"
+    (other / "figures").mkdir(parents=True)
+    (other / "figures" / "floors.png").write_bytes(b"someone's")
+    write_report(ctx, other)
+    assert (other / "figures" / "floors.png").read_bytes() == b"someone's"
 
 
 @pytest.mark.parametrize(
