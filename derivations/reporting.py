@@ -32,6 +32,8 @@ def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int)
         "derivations": checks,
         "slopes": theory_numbers.slopes(lin_spectra),
         "floor": theory_numbers.floors(topk, floor_contexts) if topk else {},
+        # the floor of the class a trained model has at its P: polynomials in its context covariance
+        "floor_context": theory_numbers.floors(topk, floor_contexts, covariance="context") if topk else {},
     }
     if reference_contexts:
         theory["floor_reference"] = theory_numbers.floor_reference(reference_contexts)
@@ -41,9 +43,13 @@ def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int)
     if theory["floor"]:
         tables.append(
             {
-                "title": f"Linear floor T - h^T G^+ h (Monte Carlo, {floor_contexts} contexts, degree 4)",
-                "columns": ["(a,b)", "k", "d", "P", "floor", "s.e."],
-                "rows": [[f"({a:g},{b:g})", k, d, P, v, s] for (a, b, k, d, P), (v, s) in theory["floor"].items()],
+                "title": f"Linear floor T - h^T G^+ h (Monte Carlo, {floor_contexts} contexts, degree 4): "
+                "features Sigma^r q (population, the paper's) and S^r q with S = X^T X / P (context)",
+                "columns": ["(a,b)", "k", "d", "P", "population", "s.e.", "context", "s.e."],
+                "rows": [
+                    [f"({a:g},{b:g})", k, d, P, v, s, *theory["floor_context"][(a, b, k, d, P)]]
+                    for (a, b, k, d, P), (v, s) in theory["floor"].items()
+                ],
             }
         )
     if "floor_reference" in theory:
@@ -188,8 +194,8 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
     floor_rows = []
     for c in cs:
         key = (c.a, c.b, c.k, c.d, c.P)
-        if c.model == "linear" and c.task == "topk" and key in theory.get("floor", {}):
-            v, s = theory["floor"][key]
+        if c.model == "linear" and c.task == "topk" and key in theory.get("floor_context", {}):
+            v, s = theory["floor_context"][key]
             floor_rows.append(
                 {
                     "label": f"({c.a:g},{c.b:g}) d={c.d}",
@@ -197,7 +203,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
                     "measured_se": c.se[-1],
                     "reference": v,
                     "reference_se": s,
-                    "group": "trained linear vs theory",
+                    "group": "trained linear vs context floor",
                 }
             )
     for (a, b), (v, s, ref) in theory.get("floor_reference", {}).items():

@@ -62,13 +62,13 @@ def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
     return tables
 
 
-def floors(conditions, contexts: int, seed: int = 0) -> dict:
-    """``T - h^T G^+ h`` for each (a, b, k, d, P): {key: (floor, stderr)}."""
+def floors(conditions, contexts: int, seed: int = 0, covariance: str = "population") -> dict:
+    """``T - h^T G^+ h`` for each (a, b, k, d, P): {key: (floor, stderr)} (``covariance``: see ``linear_floor``)."""
     from depthscale.theory.floor import linear_floor
 
     out = {}
     for a, b, k, d, P in sorted(set(conditions)):
-        r = linear_floor(a, b, k, d, P, contexts, seed)
+        r = linear_floor(a, b, k, d, P, contexts, seed, covariance=covariance)
         out[(a, b, k, d, P)] = (float(r.floor), float(r.stderr))
     return out
 

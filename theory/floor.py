@@ -12,6 +12,12 @@ it: the irreducible loss is
 ``E[t | q] ~ gamma_(P,k) Sigma q / sqrt(tr Sigma^2)`` with ``gamma_(P,k)`` (:func:`gamma_pk`) the
 expected mean of the top k of P standard normals, a direction a degree-one polynomial already
 reaches: hence the plateau (:func:`floor_leading_order`).
+
+A trained model sees P tokens, not Sigma: its polynomial is in the context covariance
+``S = X^T X / P`` (docs/science.md), and ``S q = (1/P) sum_i x_i (x_i^T q)`` already weights each
+token by its similarity to the query, which is what the top-k target rewards. ``covariance=
+"context"`` gives the floor of that class, ``Phi(q) = [S q, ..., S^D q]`` with ``G`` by Monte Carlo
+too; the population floor above is its P -> infinity limit.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_int, check_memory, check_real
+from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
 # Composite Gauss-Legendre rule on [-_X_MAX, _X_MAX]: the integrand is bounded by |x| phi(x), whose
 # mass beyond 12 is below 1e-30, and panels of width 0.05 resolve the order-statistic peak even at
@@ -152,9 +158,11 @@ class FloorResult:
     degree : highest power D of Sigma in the polynomial.
     T : Monte Carlo ``E[t^T Omega t]`` (plain sample mean).
     h : (D,) Monte Carlo ``E[Phi^T Omega t]`` (plain sample mean).
-    G : (D, D) exact ``tr(Omega Sigma^(r+s+1))``.
+    G : (D, D) exact ``tr(Omega Sigma^(r+s+1))`` (``covariance="context"``: Monte Carlo
+        ``E[Phi^T Omega Phi]`` with ``Phi = [S q, ..., S^D q]``).
     contexts : number of contexts; each is probed with ``queries`` independent queries.
     queries : queries per context.
+    covariance : ``"population"`` or ``"context"`` (see :func:`linear_floor`).
     """
 
     floor: float
@@ -166,6 +174,7 @@ class FloorResult:
     G: np.ndarray
     contexts: int
     queries: int = 1
+    covariance: str = "population"
 
 
 def _control_basis(lam, omega, degree, rcond):
@@ -202,6 +211,41 @@ def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queri
     return 8.0 * chunk * P * (2 * d + 2 * queries) + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
 
 
+def _draw_contexts(lam, k, P, n, m, seed, chunk):
+    """Contexts in the eigenbasis, ``chunk`` at a time: yields ``(slice, X, q, t)`` with the inputs
+    ``X (c, P, d)``, ``m`` queries ``q (c, m, d)`` per context and their top-k means ``t (c, m, d)``.
+
+    Queries and contexts come from separate child streams of ``SeedSequence(seed)``, so the draws
+    do not depend on ``chunk``. ``X`` is overwritten by the next chunk.
+    """
+    d = lam.size
+    sqrt_lam = np.sqrt(lam)
+    query_ss, context_ss = np.random.SeedSequence(seed).spawn(2)
+    qrng = np.random.default_rng(query_ss)
+    # SFC64 generates the P d context normals (the dominant cost) about 20 % faster than PCG64
+    rng = np.random.Generator(np.random.SFC64(context_ss))
+    buf = np.empty((chunk, P, d))
+    sq = np.empty((chunk, P, d))
+    for start in range(0, n, chunk):
+        c = min(chunk, n - start)
+        Z = buf[:c]
+        rng.standard_normal(out=Z)
+        q = qrng.standard_normal((c, m, d)) * sqrt_lam  # (c, m, d)
+        # cosine(x_i, q) with x_i = sqrt(lam) z_i: numerator z_i . (sqrt(lam) q), squared norm
+        # z_i^2 . lam; |q| is common to all tokens and does not change the ranking.
+        np.square(Z, out=sq[:c])
+        inv_norm = 1.0 / np.sqrt(sq[:c] @ lam)  # (c, P)
+        score = (Z @ np.swapaxes(q * sqrt_lam, 1, 2)) * inv_norm[:, :, None]  # (c, P, m)
+        score = np.swapaxes(score, 1, 2)  # (c, m, P)
+        if k < P:
+            top = np.argpartition(-score, k - 1, axis=2)[:, :, :k]
+        else:
+            top = np.broadcast_to(np.arange(P), (c, m, P))
+        t = Z[np.arange(c)[:, None, None], top].mean(axis=2) * sqrt_lam  # (c, m, d)
+        Z *= sqrt_lam  # the inputs x_i
+        yield slice(start, start + c), Z, q, t
+
+
 def sample_floor_moments(
     a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12, chunk=4
 ):
@@ -231,15 +275,10 @@ def sample_floor_moments(
     chunk = check_int("chunk", chunk, lo=1)
     check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
     lam, omega = _spectra(a, b, d, c_lambda, c_omega)
-    sqrt_lam = np.sqrt(lam)
     lam_pows = lam[None, :] ** np.arange(1, degree + 1)[:, None]  # (D, d)
     W = _control_basis(lam, omega, degree, rcond)
     J = W.shape[0]
 
-    query_ss, context_ss = np.random.SeedSequence(seed).spawn(2)
-    qrng = np.random.default_rng(query_ss)
-    # SFC64 generates the P d context normals (the dominant cost) about 20 % faster than PCG64
-    rng = np.random.Generator(np.random.SFC64(context_ss))
     out = {
         "T": np.empty(n),
         "h": np.empty((n, degree)),
@@ -247,33 +286,55 @@ def sample_floor_moments(
         "gT": np.empty((n, J)),
         "gh": np.empty((n, J, degree)),
     }
-    buf = np.empty((chunk, P, d))
-    sq = np.empty((chunk, P, d))
-    for start in range(0, n, chunk):
-        c = min(chunk, n - start)
-        Z = buf[:c]
-        rng.standard_normal(out=Z)
-        q = qrng.standard_normal((c, m, d)) * sqrt_lam  # (c, m, d)
-        # cosine(x_i, q) with x_i = sqrt(lam) z_i: numerator z_i . (sqrt(lam) q), squared norm
-        # z_i^2 . lam; |q| is common to all tokens and does not change the ranking.
-        np.square(Z, out=sq[:c])
-        inv_norm = 1.0 / np.sqrt(sq[:c] @ lam)  # (c, P)
-        score = (Z @ np.swapaxes(q * sqrt_lam, 1, 2)) * inv_norm[:, :, None]  # (c, P, m)
-        score = np.swapaxes(score, 1, 2)  # (c, m, P)
-        if k < P:
-            top = np.argpartition(-score, k - 1, axis=2)[:, :, :k]
-        else:
-            top = np.broadcast_to(np.arange(P), (c, m, P))
-        t = Z[np.arange(c)[:, None, None], top].mean(axis=2) * sqrt_lam  # (c, m, d)
+    for sl, _, q, t in _draw_contexts(lam, k, P, n, m, seed, chunk):
         T = (t * t) @ omega  # (c, m)
         h = (q * t * omega) @ lam_pows.T  # (c, m, D)
         g = (q * q - lam) @ W.T  # (c, m, J)
-        sl = slice(start, start + c)
         out["T"][sl] = T.mean(axis=1)
         out["h"][sl] = h.mean(axis=1)
         out["g"][sl] = g.mean(axis=1)
         out["gT"][sl] = np.einsum("cmj,cm->cj", g, T) / m
         out["gh"][sl] = np.einsum("cmj,cmr->cjr", g, h) / m
+    return out
+
+
+def sample_context_floor_moments(
+    a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, chunk=4
+):
+    """Per-context Monte Carlo averages behind ``linear_floor(..., covariance="context")``.
+
+    As :func:`sample_floor_moments` (the same contexts, queries and targets for the same seed), but
+    the features are powers of each context's own covariance ``S = X^T X / P`` applied to the
+    query, and ``G`` is sampled too. Returns a dict with ``T (n,)``, ``h (n, D)`` and ``G (n, D, D)``.
+
+    Examples
+    --------
+    >>> m = sample_context_floor_moments(0.5, 0.5, 2, 8, 32, contexts=10, seed=0, degree=2, queries=3)
+    >>> m["T"].shape, m["h"].shape, m["G"].shape
+    ((10,), (10, 2), (10, 2, 2))
+    """
+    a, b, d, c_lambda, c_omega = _check_spectrum(a, b, d, c_lambda, c_omega)
+    P = check_int("P", P, lo=1, hi=P_MAX)
+    k = check_int("k", k, lo=1, hi=P)
+    n = check_int("contexts", contexts, lo=1)
+    degree = check_int("degree", degree, lo=1, hi=64)
+    m = check_int("queries", queries, lo=1, hi=100_000)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    chunk = check_int("chunk", chunk, lo=1)
+    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
+    lam, omega = _spectra(a, b, d, c_lambda, c_omega)
+    out = {"T": np.empty(n), "h": np.empty((n, degree)), "G": np.empty((n, degree, degree))}
+    for sl, X, q, t in _draw_contexts(lam, k, P, n, m, seed, chunk):
+        feats = np.empty(q.shape + (degree,))  # (c, m, d, D): S^r q, applied as X^T (X v) / P
+        v = q
+        for r in range(degree):
+            v = np.swapaxes(X, 1, 2) @ (X @ np.swapaxes(v, 1, 2)) / P  # (c, d, m)
+            v = np.swapaxes(v, 1, 2)
+            feats[..., r] = v
+        wt = t * omega
+        out["T"][sl] = np.einsum("cmi,cmi->c", wt, t) / m
+        out["h"][sl] = np.einsum("cmir,cmi->cr", feats, wt) / m
+        out["G"][sl] = np.einsum("cmir,i,cmis->crs", feats, omega, feats) / m
     return out
 
 
@@ -287,7 +348,20 @@ def _floor_from_means(T, h, g, gT, gh, G_pinv):
     return plugin - np.sum(beta * g, axis=-1)
 
 
-def linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12):
+def _context_plugin(T, h, G, rcond):
+    """``T - h^T G^+ h`` for (possibly stacked) sampled moments; G Jacobi-scaled as in ``_scaled_pinv``."""
+    s = np.sqrt(np.diagonal(G, axis1=-2, axis2=-1))
+    hs = h / s
+    inner = np.linalg.pinv(G / (s[..., :, None] * s[..., None, :]), rcond=rcond, hermitian=True)
+    return T - np.einsum("...r,...rs,...s->...", hs, inner, hs)
+
+
+COVARIANCES = ("population", "context")
+
+
+def linear_floor(
+    a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, queries=8, rcond=1e-12, covariance="population"
+):
     """Monte Carlo floor ``R_irr = T - h^T G^+ h`` of linear attention on the top-k task.
 
     Works in the eigenbasis of the covariances. Both ``Sigma = O diag(lambda) O^T`` and
@@ -330,6 +404,10 @@ def linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=
         Independent queries per context, >= 1.
     rcond : float
         Relative eigenvalue cutoff of the pseudo-inverses, in [0, 1).
+    covariance : ``"population"`` (features ``Sigma^r q``: the paper's floor) or ``"context"``
+        (features ``S^r q`` with ``S = X^T X / P`` of the context's own tokens: the class a trained
+        model has at this P). The context floor samples ``G`` too and uses no control variates;
+        ``floor`` is the jackknife bias-corrected plug-in.
 
     Returns
     -------
@@ -342,6 +420,8 @@ def linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=
     True
     """
     n = check_int("contexts", contexts, lo=2)
+    if check_choice("covariance", covariance, COVARIANCES) == "context":
+        return _context_floor(a, b, k, d, P, n, seed, degree, c_lambda, c_omega, queries, rcond)
     mom = sample_floor_moments(
         a, b, k, d, P, n, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, queries=queries, rcond=rcond
     )
@@ -367,6 +447,30 @@ def linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=
         G=G,
         contexts=n,
         queries=int(queries),
+    )
+
+
+def _context_floor(a, b, k, d, P, n, seed, degree, c_lambda, c_omega, queries, rcond):
+    rcond = check_real("rcond", rcond, lo=0, hi=1, hi_open=True)
+    mom = sample_context_floor_moments(
+        a, b, k, d, P, n, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, queries=queries
+    )
+    means = {key: v.mean(axis=0) for key, v in mom.items()}
+    full = float(_context_plugin(means["T"], means["h"], means["G"], rcond))
+    loo = {key: (n * means[key] - v) / (n - 1) for key, v in mom.items()}
+    F_loo = _context_plugin(loo["T"], loo["h"], loo["G"], rcond)
+    F_dot = F_loo.mean()
+    return FloorResult(
+        floor=float(n * full - (n - 1) * F_dot),
+        stderr=float(np.sqrt((n - 1) / n * np.sum((F_loo - F_dot) ** 2))),
+        plugin=full,
+        degree=int(degree),
+        T=float(means["T"]),
+        h=means["h"],
+        G=means["G"],
+        contexts=n,
+        queries=int(queries),
+        covariance="context",
     )
 
 

@@ -59,6 +59,12 @@ def register(subparsers) -> None:
     flo.add_argument(
         "--degree", type=int, default=4, help="polynomial degree of the linear model's features, 1..64 (default 4)"
     )
+    flo.add_argument(
+        "--covariance",
+        default="population",
+        help="features Sigma^r q (population: the paper's floor, default) or S^r q with S = X^T X / P of each "
+        "context (context: the floor of a trained model at this P)",
+    )
     _add_scales_and_json(flo)
     flo.set_defaults(func=handle_floor)
 
@@ -162,11 +168,14 @@ def handle_floor(args) -> int:
     degree = check_int("degree", args.degree, lo=1, hi=64)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
+    covariance = check_choice("covariance", args.covariance, ("population", "context"))
     from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 
-    res = linear_floor(a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega)
-    out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree)}
-    emit(out, args.json, _table(["floor", "stderr", "degree"], [out]))
+    res = linear_floor(
+        a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, covariance=covariance
+    )
+    out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree), "covariance": covariance}
+    emit(out, args.json, _table(list(out), [out]))
     return 0
 
 

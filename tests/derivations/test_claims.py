@@ -95,11 +95,14 @@ def test_identity_and_controls():
 def test_linear_floor_against_theory_value():
     recs = curve(lambda L: 1.0 + 0.0 / L, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2, 4, 16, 64))
     key = (0.5, 0.5, 2, 8, 32)
-    ok = verdicts(recs, {"floor": {key: (1.0, 0.001)}})
-    far = verdicts(recs, {"floor": {key: (1.3, 0.001)}})
+    # the claim compares with the context-covariance floor; the population floor is only stated
+    ok = verdicts(recs, {"floor_context": {key: (1.0, 0.001)}, "floor": {key: (1.3, 0.001)}})
+    far = verdicts(recs, {"floor_context": {key: (1.3, 0.001)}, "floor": {key: (1.0, 0.001)}})
     assert by_prefix(ok, "linear-floor")[0].verdict == "pass"
+    assert "population floor 1.3" in by_prefix(ok, "linear-floor")[0].reason
     assert by_prefix(far, "linear-floor")[0].verdict == "fail"
     assert by_prefix(ok, "linear-saturation")[0].verdict == "pass"
+    assert by_prefix(verdicts(recs, {"floor": {key: (1.0, 0.001)}}), "linear-floor")[0].verdict == "not run"
 
 
 def test_baseline_claim_uses_paired_differences():

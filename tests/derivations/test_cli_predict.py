@@ -99,18 +99,33 @@ def test_argparse_errors_are_one_line(capsys):
 def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
     seen = {}
 
-    def fake_linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0):
+    def fake_linear_floor(a, b, k, d, P, contexts, seed, degree=4, c_lambda=1.0, c_omega=1.0, covariance="x"):
         seen.update(
             a=a, b=b, k=k, d=d, P=P, contexts=contexts, seed=seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega
         )
+        seen["covariance"] = covariance
         return types.SimpleNamespace(floor=np.float64(1.25), stderr=0.01, degree=degree)
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=fake_linear_floor))
     argv = "predict floor --a 0.5 --b 0.25 --k 2 --d 128 --P 1024 --contexts 300 --seed 7 --degree 3 --json".split()
     code, out, _ = run(capsys, argv)
     assert code == 0
-    assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3}
-    assert seen == dict(a=0.5, b=0.25, k=2, d=128, P=1024, contexts=300, seed=7, degree=3, c_lambda=1.0, c_omega=1.0)
+    assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3, "covariance": "population"}
+    assert seen == dict(
+        a=0.5,
+        b=0.25,
+        k=2,
+        d=128,
+        P=1024,
+        contexts=300,
+        seed=7,
+        degree=3,
+        c_lambda=1.0,
+        c_omega=1.0,
+        covariance="population",
+    )
+    code, out, _ = run(capsys, argv + ["--covariance", "context"])
+    assert code == 0 and json.loads(out)["covariance"] == "context" == seen["covariance"]
 
 
 @pytest.mark.parametrize(
@@ -121,6 +136,7 @@ def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
         (("--degree", "0"), "degree"),
         (("--a", "-2"), "a"),
         (("--seed", "-1"), "seed"),
+        (("--covariance", "sample"), "covariance"),
     ],
 )
 def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
@@ -137,7 +153,7 @@ def test_floor_real_module_small_run(capsys):
     pytest.importorskip("depthscale.theory.floor")
     code, out, _ = run(capsys, "predict floor --a 1 --b 1 --k 2 --d 8 --P 32 --contexts 20 --seed 1 --json".split())
     obj = json.loads(out)
-    assert code == 0 and set(obj) == {"floor", "stderr", "degree"} and obj["degree"] == 4
+    assert code == 0 and set(obj) == {"floor", "stderr", "degree", "covariance"} and obj["degree"] == 4
     assert np.isfinite(obj["floor"]) and obj["stderr"] > 0
 
 

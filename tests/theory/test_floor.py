@@ -72,11 +72,12 @@ def test_gamma_pk_rejects_bad_input(P, k):
 # ---------------------------------------------------------------- linear floor: brute force
 
 
-def _brute_force_floor(a, b, k, d, P, degree, n, seed):
+def _brute_force_floor(a, b, k, d, P, degree, n, seed, covariance="population"):
     """Rotated-basis Monte Carlo: Haar O, explicit beta, Cholesky inputs, full least squares.
 
-    Minimises the sample mean of (beta^T t - sum_r c_r beta^T Sigma^r q)^2 over c; returns the
-    minimum and its standard error (the O(degree/n) effect of fitting c is far below it).
+    Minimises the sample mean of (beta^T t - sum_r c_r beta^T M^r q)^2 over c, with M = Sigma or
+    (``covariance="context"``) the explicit matrix X^T X / P of each context; returns the minimum
+    and its standard error (the O(degree/n) effect of fitting c is far below it).
     """
     rng = np.random.default_rng(seed)
     lam = np.arange(1, d + 1, dtype=float) ** (-a)
@@ -94,21 +95,22 @@ def _brute_force_floor(a, b, k, d, P, degree, n, seed):
     sel = np.argsort(-cos, axis=1)[:, :k]
     t = X[np.arange(n)[:, None], sel].mean(axis=1)
     target = np.einsum("ni,ni->n", beta, t)
+    M = Sigma if covariance == "population" else np.einsum("npi,npj->nij", X, X) / P
     feats = np.empty((n, degree))
-    v = q
     for r in range(degree):
-        v = np.einsum("nij,nj->ni", Sigma, v)
+        v = np.einsum("nij,nj->ni", np.linalg.matrix_power(M, r + 1), q)
         feats[:, r] = np.einsum("ni,ni->n", beta, v)
     coef = np.linalg.lstsq(feats, target, rcond=None)[0]
     res2 = (target - feats @ coef) ** 2
     return res2.mean(), res2.std(ddof=1) / np.sqrt(n)
 
 
+@pytest.mark.parametrize("covariance", ["population", "context"])
 @pytest.mark.parametrize("a,b,k,degree", [(0.5, 0.5, 2, 2), (1.0, 0.25, 3, 3)])
-def test_linear_floor_matches_rotated_brute_force(a, b, k, degree):
+def test_linear_floor_matches_rotated_brute_force(a, b, k, degree, covariance):
     d, P = 8, 32
-    bf, bf_se = _brute_force_floor(a, b, k, d, P, degree, n=60_000, seed=11)
-    res = linear_floor(a, b, k, d, P, contexts=1500, seed=3, degree=degree)
+    bf, bf_se = _brute_force_floor(a, b, k, d, P, degree, n=60_000, seed=11, covariance=covariance)
+    res = linear_floor(a, b, k, d, P, contexts=1500, seed=3, degree=degree, covariance=covariance)
     combined = np.hypot(bf_se, res.stderr)
     assert abs(res.floor - bf) < 4 * combined, (res.floor, bf, combined)
     assert combined < 0.03 * bf  # the comparison has teeth
@@ -125,12 +127,13 @@ def test_feature_gram_is_exact_trace():
             assert G[r - 1, s - 1] == pytest.approx(np.trace(W @ np.linalg.matrix_power(S, r + s + 1)), rel=1e-12)
 
 
-def test_linear_floor_stderr_is_honest():
+@pytest.mark.parametrize("covariance", ["population", "context"])
+def test_linear_floor_stderr_is_honest(covariance):
     """Spread of independent replicate estimates matches the reported jackknife error."""
     reps = 30
     vals, ses = [], []
     for seed in range(reps):
-        r = linear_floor(1.0, 1.0, 2, 8, 32, contexts=150, seed=100 + seed, degree=3, queries=4)
+        r = linear_floor(1.0, 1.0, 2, 8, 32, contexts=150, seed=100 + seed, degree=3, queries=4, covariance=covariance)
         vals.append(r.floor)
         ses.append(r.stderr)
     ratio2 = np.var(vals, ddof=1) / np.mean(np.square(ses))
@@ -147,6 +150,22 @@ def test_linear_floor_is_deterministic_and_chunk_independent():
     r1 = linear_floor(0.5, 1.0, 2, 8, 32, 37, seed=4)
     r2 = linear_floor(0.5, 1.0, 2, 8, 32, 37, seed=4)
     assert r1.floor == r2.floor and r1.stderr == r2.stderr
+
+
+def test_context_floor_when_the_target_is_the_context_mean():
+    # k = P: t is the mean of the context, uncorrelated with S^r q (odd in q), so the floor is
+    # E[t^T Omega t] = tr(Omega Sigma) / P exactly
+    d, P = 6, 12
+    r = linear_floor(0.5, 1.0, P, d, P, contexts=4000, seed=5, degree=2, covariance="context")
+    exact = np.sum(np.arange(1, d + 1) ** -1.5) / P
+    assert abs(r.floor - exact) < 4 * r.stderr and r.stderr < 0.03 * exact
+
+
+def test_context_floor_is_below_population_floor_at_small_P():
+    # S q weights each token by its similarity to the query: at P = 32 that beats Sigma q clearly
+    pop = linear_floor(0.0, 0.0, 2, 8, 32, contexts=800, seed=6, degree=2)
+    ctx = linear_floor(0.0, 0.0, 2, 8, 32, contexts=800, seed=6, degree=2, covariance="context")
+    assert ctx.floor < pop.floor - 4 * np.hypot(ctx.stderr, pop.stderr)
 
 
 def test_flat_spectrum_rank_deficient_gram():
@@ -169,6 +188,8 @@ def test_flat_spectrum_rank_deficient_gram():
         dict(rcond=1.5),
         dict(c_lambda=0),
         dict(d=0),
+        dict(covariance="sample"),
+        dict(covariance="context", rcond=-1),
     ],
 )
 def test_linear_floor_rejects_bad_input(kwargs):
