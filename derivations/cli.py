@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
         m = re.match(r"argument ([^\s:/]+)(?:/\S+)?: invalid ", message)
         action = self._option_string_actions.get(m.group(1)) if m else None
         if action is not None and action.help:
-            message += f"; allowed: {action.help}"
+            message += f"; expected: {action.help}"
         sys.stderr.write(f"depthscale: error: {message}\n")
         raise SystemExit(2)
 
@@ -98,6 +98,15 @@ def parse_list(name: str, text: str, kind=int) -> list:
     if len(set(items)) != len(items):
         raise ValueError(what + " (a value is repeated)")
     return items
+
+
+def check_threads(value, lo: int) -> int:
+    """A ``--threads`` value in ``[lo, numba's pool size]`` (the machine's cores unless NUMBA_NUM_THREADS says otherwise)."""
+    import numba
+
+    from depthscale.theory.validate import check_int
+
+    return check_int("threads", value, lo=lo, hi=numba.config.NUMBA_NUM_THREADS)
 
 
 def _nearest_existing(path: Path) -> Path:

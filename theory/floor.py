@@ -14,7 +14,7 @@ expected mean of the top k of P standard normals, a direction a degree-one polyn
 reaches: hence the plateau (:func:`floor_leading_order`).
 
 A trained model sees P tokens, not Sigma: its polynomial is in the context covariance
-``S = X^T X / P`` (docs/science.md), and ``S q = (1/P) sum_i x_i (x_i^T q)`` already weights each
+``S = X^T X / P`` (docs/engine-contract.md), and ``S q = (1/P) sum_i x_i (x_i^T q)`` already weights each
 token by its similarity to the query, which is what the top-k target rewards. ``covariance=
 "context"`` gives the floor of that class, ``Phi(q) = [S q, ..., S^D q]`` with ``G`` by Monte Carlo
 too; the population floor above is its P -> infinity limit.
@@ -196,19 +196,25 @@ def _control_basis(lam, omega, degree, rcond):
 
 
 def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queries: int = 8, chunk: int = 4) -> float:
-    """Bytes of the largest arrays :func:`sample_floor_moments` holds at once (a lower bound).
+    """Bytes of the largest arrays the floor samplers hold at once (a lower bound).
 
     Two ``(chunk, P, d)`` blocks (the context normals and their squares), the ``(chunk, P, queries)``
-    scores with their ranking, and the per-context results (``T``, ``h``, ``g``, ``gT``, ``gh``
-    with at most ``2 degree + 1`` control variates), in float64.
+    scores with their ranking, the queries, targets and context features ``(chunk, queries, d,
+    2 + degree)``, the context covariances ``(chunk, d, d)`` where they are formed, and the
+    per-context results (``T``, ``h``, ``g``, ``gT``, ``gh`` with at most ``2 degree + 1`` control
+    variates), in float64.
 
     >>> floor_memory_bytes(128, 1024) / 2**20
-    8.5
+    9.1875
     >>> floor_memory_bytes(1, 1, contexts=1, degree=1, queries=0, chunk=0)   # 1 + 1 + 3 + 3 + 3 numbers
     88.0
     """
     J = 2 * degree + 1
-    return 8.0 * chunk * P * (2 * d + 2 * queries) + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
+    per_chunk = P * (2 * d + 2 * queries) + queries * d * (2 + degree) + d * min(d, _GEMM_RATIO * queries * degree)
+    return 8.0 * chunk * per_chunk + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
+
+
+_GEMM_RATIO = 4  # form S when d <= this * queries * degree (measured: about 2x faster at d = 128)
 
 
 def _draw_contexts(lam, k, P, n, m, seed, chunk):
@@ -305,7 +311,9 @@ def sample_context_floor_moments(
 
     As :func:`sample_floor_moments` (the same contexts, queries and targets for the same seed), but
     the features are powers of each context's own covariance ``S = X^T X / P`` applied to the
-    query, and ``G`` is sampled too. Returns a dict with ``T (n,)``, ``h (n, D)`` and ``G (n, D, D)``.
+    query, and ``G`` is sampled too. Returns a dict with ``T (n,)``, ``h (n, D)`` and ``G (n, D, D)``
+    of the features ``(S / s)^r q``, with ``s = (sqrt(lambda_1) + sqrt(tr Sigma / P))^2`` a fixed
+    scale that keeps high powers finite (it does not change the floor).
 
     Examples
     --------
@@ -323,18 +331,35 @@ def sample_context_floor_moments(
     chunk = check_int("chunk", chunk, lo=1)
     check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
     lam, omega = _spectra(a, b, d, c_lambda, c_omega)
+    # S / s has norm of order one (s bounds the top eigenvalue of S roughly, as the edge of the
+    # Marchenko-Pastur law), so high powers neither overflow nor underflow; the coefficients absorb
+    # the fixed factor s^-r, so the floor is that of S itself.
+    scale = P * (np.sqrt(lam[0]) + np.sqrt(lam.sum() / P)) ** 2  # X^T X / scale = S / s
+    form_S = d <= _GEMM_RATIO * m * degree  # one GEMM per context beats 2 m D thin products
     out = {"T": np.empty(n), "h": np.empty((n, degree)), "G": np.empty((n, degree, degree))}
     for sl, X, q, t in _draw_contexts(lam, k, P, n, m, seed, chunk):
-        feats = np.empty(q.shape + (degree,))  # (c, m, d, D): S^r q, applied as X^T (X v) / P
+        if form_S:
+            S = np.swapaxes(X, 1, 2) @ X / scale  # (c, d, d), symmetric
+
+            def apply(v, S=S):
+                return v @ S
+
+        else:
+
+            def apply(v, X=X):
+                return (v @ np.swapaxes(X, 1, 2)) @ X / scale
+
+        feats = np.empty(q.shape + (degree,))  # (c, m, d, D): (S / s)^r q
         v = q
         for r in range(degree):
-            v = np.swapaxes(X, 1, 2) @ (X @ np.swapaxes(v, 1, 2)) / P  # (c, d, m)
-            v = np.swapaxes(v, 1, 2)
+            v = apply(v)
             feats[..., r] = v
         wt = t * omega
         out["T"][sl] = np.einsum("cmi,cmi->c", wt, t) / m
         out["h"][sl] = np.einsum("cmir,cmi->cr", feats, wt) / m
         out["G"][sl] = np.einsum("cmir,i,cmis->crs", feats, omega, feats) / m
+    if not all(np.isfinite(v).all() for v in out.values()):
+        raise ValueError(f"degree={degree}: the context features overflow at d={d}, P={P}; use a lower degree")
     return out
 
 
@@ -369,9 +394,11 @@ def linear_floor(
     selection, ``t^T Omega t`` and ``(Sigma^r q)^T Omega t`` are all invariant under rotating every
     input by ``O^T``; so inputs are drawn as ``sqrt(lambda) * z`` with z standard normal, no rotation
     is sampled, and the result is exact, not an approximation. ``beta`` is integrated out
-    analytically (``E[(beta^T v)^2] = v^T Omega v``). ``G`` is computed exactly.
+    analytically (``E[(beta^T v)^2] = v^T Omega v``). For the population floor ``G`` is computed
+    exactly; the context floor (``covariance="context"``, the same invariance holds for
+    ``S = X^T X / P``) samples it and uses no control variates.
 
-    Numerics and statistics:
+    Numerics and statistics (the control variates are the population floor's only):
 
     - ``G`` holds powers of lambda and is badly conditioned: it is rescaled to unit diagonal and
       pseudo-inverted with relative eigenvalue cutoff ``rcond`` (this also handles the exactly

@@ -168,6 +168,7 @@ def handle_floor(args) -> int:
     degree = check_int("degree", args.degree, lo=1, hi=64)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
+    # theory.floor.COVARIANCES, spelled out so that an argument error imports no numpy
     covariance = check_choice("covariance", args.covariance, ("population", "context"))
     from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli import check_threads, emit
 
 VARIANTS = {
     # switch name -> ModelConfig field and value
@@ -90,17 +90,16 @@ def build_config(args):
 
 
 def handle(args) -> int:
-    from depthscale.theory.validate import check_int
+    from depthscale.theory.validate import SEED_MAX, check_int
 
     config = build_config(args)
-    seed = check_int("seed", args.seed, lo=0)
-    import numba
-
-    # numba cannot start more threads than it was configured with (the machine's cores by default)
-    threads = check_int("threads", args.threads, lo=0, hi=numba.config.NUMBA_NUM_THREADS)
+    seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
+    threads = check_threads(args.threads, lo=0)
     from depthscale.sims.runner import check_memory_of
 
     check_memory_of(config, prefetch=True)  # before anything is allocated
+    import numba
+
     if threads:
         numba.set_num_threads(threads)
     from depthscale.sims.measure import LOSS_KEYS

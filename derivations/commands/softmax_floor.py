@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli import check_threads, emit
 from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
 
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
@@ -79,7 +79,9 @@ def add_floor_options(parser, contexts_default=None) -> None:
         default=1.0,
         help="teacher spectrum scale, omega_k = c_omega k^-b (> 0); default 1",
     )
-    parser.add_argument("--threads", type=int, default=1, help="numba threads (results do not depend on it); default 1")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="numba threads, 1..cores (results do not depend on it); default 1"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -158,7 +160,7 @@ def floor_options(args) -> dict:
         "kappa_range": kappa_range,
         "n_grid": n_grid,
         "K": check_int("temperatures", args.temperatures, lo=1, hi=MAX_TEMPERATURES),
-        "threads": check_int("threads", args.threads, lo=1, hi=1024),
+        "threads": check_threads(args.threads, lo=1),
     }
 
 

@@ -105,6 +105,16 @@ def test_linear_floor_against_theory_value():
     assert by_prefix(verdicts(recs, {"floor": {key: (1.0, 0.001)}}), "linear-floor")[0].verdict == "not run"
 
 
+def test_softmax_below_linear_without_linear_runs_uses_the_context_floor():
+    recs = curve(lambda L: 0.5 + 0.4 / L, k=2, a=0.5, b=0.5)  # softmax, fitted floor 0.5
+    key = (0.5, 0.5, 2, 8, 32)
+    below = verdicts(recs, {"floor_context": {key: (0.6, 0.001)}, "floor": {key: (0.4, 0.001)}})
+    above = verdicts(recs, {"floor_context": {key: (0.4, 0.001)}, "floor": {key: (0.6, 0.001)}})
+    (row,) = by_prefix(below, "softmax-below-linear")
+    assert row.verdict == "pass" and row.expected == 0.6 and "context covariance" in row.reason
+    assert by_prefix(above, "softmax-below-linear")[0].verdict == "fail"
+
+
 def test_baseline_claim_uses_paired_differences():
     recs = curve(lambda L: 0.5 + 0.4 / L)
     for r in recs:

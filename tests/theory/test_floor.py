@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from depthscale.theory.floor import feature_gram, floor_leading_order, gamma_pk, linear_floor, sample_floor_moments
+from depthscale.theory.floor import (
+    feature_gram,
+    floor_leading_order,
+    gamma_pk,
+    linear_floor,
+    sample_context_floor_moments,
+    sample_floor_moments,
+)
 
 # ---------------------------------------------------------------- gamma_pk
 
@@ -161,6 +168,25 @@ def test_context_floor_when_the_target_is_the_context_mean():
     assert abs(r.floor - exact) < 4 * r.stderr and r.stderr < 0.03 * exact
 
 
+def test_context_gram_matches_the_wishart_moment():
+    # E[(S q)^T Omega (S q)] = (1 + 1/P) sum lam^3 omega + tr(Sigma^2) tr(Omega Sigma) / P for
+    # S = X^T X / P of Gaussian inputs; the sampler reports it for S / s (its documented scale)
+    d, P, n = 6, 10, 20_000
+    lam, om = np.arange(1, d + 1) ** -0.7, np.arange(1, d + 1) ** -0.4
+    g00 = sample_context_floor_moments(0.7, 0.4, 2, d, P, contexts=n, seed=8, degree=2, queries=8, chunk=500)["G"][
+        :, 0, 0
+    ]
+    s = (np.sqrt(lam[0]) + np.sqrt(lam.sum() / P)) ** 2
+    exact = ((1 + 1 / P) * np.sum(lam**3 * om) + np.sum(lam**2) * np.sum(om * lam) / P) / s**2
+    assert abs(g00.mean() - exact) < 4 * g00.std(ddof=1) / np.sqrt(n) < 0.05 * exact
+
+
+def test_context_floor_keeps_high_powers_finite():
+    # |S| is about d at P = 1: unscaled, S^64 overflows in G (400^128 > 1e308)
+    r = linear_floor(0.0, 0.0, 1, 400, 1, contexts=3, seed=0, degree=64, covariance="context")
+    assert np.isfinite(r.floor) and np.isfinite(r.stderr)
+
+
 def test_context_floor_is_below_population_floor_at_small_P():
     # S q weights each token by its similarity to the query: at P = 32 that beats Sigma q clearly
     pop = linear_floor(0.0, 0.0, 2, 8, 32, contexts=800, seed=6, degree=2)
@@ -195,7 +221,8 @@ def test_flat_spectrum_rank_deficient_gram():
 def test_linear_floor_rejects_bad_input(kwargs):
     args = dict(a=0.5, b=0.5, k=2, d=8, P=32, contexts=10, seed=0)
     args.update(kwargs)
-    with pytest.raises(ValueError, match="must be"):
+    name = [k for k in kwargs if k != "covariance"][0] if len(kwargs) > 1 else next(iter(kwargs))
+    with pytest.raises(ValueError, match=f"^{name}=.*must be"):
         linear_floor(**args)
 
 
