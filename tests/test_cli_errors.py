@@ -160,7 +160,7 @@ CASES = [
     ("predict-missing-what", ["predict"], "{linear,floor,clt,softmax-floor}"),
     ("unknown-option", ["fit", "--store", "store.sqlite", "--colour"], "--colour"),
     ("bad-int", ["simulate", "--d", "ten"], "--d"),
-    ("bad-int-names-the-range", ["simulate", "--depth", "abc"], "allowed: number of layers L, 1 <= L <="),
+    ("bad-int-names-the-range", ["simulate", "--depth", "abc"], "expected: number of layers L, 1 <= L <="),
     ("derive-out-special-file", ["derive", "linear", "--out", os.devnull], "not a special file"),
     ("infer-scale-floors-directory", ["infer-scale", "--d", "16", "--P", "128", "--floors", "."], "not a directory"),
     ("fit-store-empty-path", ["fit", "--store", ""], "store=''"),
