@@ -13,6 +13,10 @@ The rate (seconds per unit) is the median over the store's finished runs of the 
 d and P (their ``wall_seconds`` include evaluation and their share of the data), else of the same
 kind, else a conservative default measured on a 2-core machine: BLAS runs small products at
 different fractions of its peak, so a rate carries over between sizes only roughly.
+
+Units count the step cap. A run that stops by the rule (constant or plateau schedules) may use far
+fewer steps: once finished runs of the same kind, d, P and schedule exist, the estimate takes the
+largest fraction of its cap any of them used (the safe side of what is known).
 """
 
 from __future__ import annotations
@@ -38,20 +42,30 @@ def _kinds(config) -> tuple:
     return ((kind, config.task.d, config.task.P), kind)
 
 
+def _steps_key(config) -> tuple:
+    """Where the fraction of the step cap used is filed: runs of one kind, size and schedule."""
+    return ("steps", config.model.model, config.task.d, config.task.P, config.train.schedule)
+
+
 def rates(records) -> dict:
-    """Seconds per unit by ``(kind, d, P)`` and by kind, from finished (``ok``) records with ``wall_seconds``."""
+    """Seconds per unit by ``(kind, d, P)`` and by kind, from finished (``ok``) records with
+    ``wall_seconds``; and under ``("steps", kind, d, P, schedule)`` the largest fraction of the step
+    cap such runs used."""
     from depthscale.sims.config import RunConfig
 
     seen: dict = {}
+    used: dict = {}
     for rec in records:
         if rec.get("status") != "ok" or not rec.get("wall_seconds"):
             continue
         config = RunConfig.from_dict(rec["config"])
-        units = run_units(config) * rec.get("steps", config.train.steps) / max(config.train.steps, 1)
+        fraction = rec.get("steps", config.train.steps) / max(config.train.steps, 1)
+        units = run_units(config) * fraction
         if units > 0:
             for key in _kinds(config):
                 seen.setdefault(key, []).append(rec["wall_seconds"] / units)
-    return {kind: statistics.median(v) for kind, v in seen.items()}
+            used.setdefault(_steps_key(config), []).append(fraction)
+    return {kind: statistics.median(v) for kind, v in seen.items()} | {k: max(v) for k, v in used.items()}
 
 
 def job_seconds(configs, rate_by_kind: dict) -> float:
@@ -60,7 +74,7 @@ def job_seconds(configs, rate_by_kind: dict) -> float:
     for c in configs:
         specific, kind = _kinds(c)
         rate = rate_by_kind.get(specific, rate_by_kind.get(kind, DEFAULT_RATES[kind]))
-        total += rate * run_units(c)
+        total += rate * run_units(c) * min(rate_by_kind.get(_steps_key(c), 1.0), 1.0)
     return total
 
 

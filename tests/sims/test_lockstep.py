@@ -183,6 +183,23 @@ def test_cost_model_prefers_runs_of_the_same_size():
     assert cost.job_seconds([other], r) == pytest.approx(r["softmax"] * cost.run_units(other))
 
 
+def test_cost_model_learns_how_much_of_the_cap_stopping_runs_use():
+    config = _configs(depths=(4,))[0]
+    cap = config.train.steps
+
+    def rec(c, steps, wall):
+        return {"status": "ok", "config": c.to_dict(), "steps": steps, "wall_seconds": wall}
+
+    # two runs stopped by the rule at about 1/4 and 1/2 of the cap, at 0.1 s per step
+    r = cost.rates([rec(config, cap // 4, 0.1 * (cap // 4)), rec(config, cap // 2, 0.1 * (cap // 2))])
+    assert cost.job_seconds([config], r) == pytest.approx(0.1 * (cap // 2))  # the larger fraction
+    # another schedule of the same size has no such record and is estimated at its cap
+    other = config.to_dict()
+    other["train"]["schedule"] = "constant" if config.train.schedule != "constant" else "cosine"
+    other = RunConfig.from_dict(other)
+    assert cost.job_seconds([other], r) == pytest.approx(0.1 * cap)
+
+
 @pytest.mark.parametrize("bad", ["", "0", "-1h", "2x", "h", "1.5.h"])
 def test_bad_budgets(bad):
     with pytest.raises(ValueError, match="budget="):
