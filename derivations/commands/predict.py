@@ -170,11 +170,13 @@ def handle_floor(args) -> int:
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
     # theory.floor.COVARIANCES, spelled out so that an argument error imports no numpy
     covariance = check_choice("covariance", args.covariance, ("population", "context"))
+    from depthscale.sims.threads import one_blas_thread
     from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 
-    res = linear_floor(
-        a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, covariance=covariance
-    )
+    with one_blas_thread():  # small products: see report.write
+        res = linear_floor(
+            a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, covariance=covariance
+        )
     out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree), "covariance": covariance}
     emit(out, args.json, _table(list(out), [out]))
     return 0
