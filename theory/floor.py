@@ -195,6 +195,9 @@ def _control_basis(lam, omega, degree, rcond):
     return (evecs[:, keep] / np.sqrt(evals[keep])).T @ (F / s[:, None])
 
 
+_GEMM_RATIO = 4  # form S when d <= this * queries * degree (measured: about 2x faster at d = 128)
+
+
 def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queries: int = 8, chunk: int = 4) -> float:
     """Bytes of the largest arrays the floor samplers hold at once (a lower bound).
 
@@ -214,7 +217,19 @@ def floor_memory_bytes(d: int, P: int, contexts: int = 0, degree: int = 4, queri
     return 8.0 * chunk * per_chunk + 8.0 * contexts * (1 + degree + 2 * J + J * degree)
 
 
-_GEMM_RATIO = 4  # form S when d <= this * queries * degree (measured: about 2x faster at d = 128)
+def _sampler_args(a, b, k, d, P, contexts, seed, degree, c_lambda, c_omega, queries, chunk) -> tuple:
+    """The samplers' arguments checked (one-line ``ValueError`` naming the bad one), memory included,
+    and the spectra: ``(k, d, P, n, degree, queries, seed, chunk, lam, omega)``."""
+    a, b, d, c_lambda, c_omega = _check_spectrum(a, b, d, c_lambda, c_omega)
+    P = check_int("P", P, lo=1, hi=P_MAX)
+    k = check_int("k", k, lo=1, hi=P)
+    n = check_int("contexts", contexts, lo=1)
+    degree = check_int("degree", degree, lo=1, hi=64)
+    m = check_int("queries", queries, lo=1, hi=100_000)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    chunk = check_int("chunk", chunk, lo=1)
+    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
+    return (k, d, P, n, degree, m, seed, chunk, *_spectra(a, b, d, c_lambda, c_omega))
 
 
 def _draw_contexts(lam, k, P, n, m, seed, chunk):
@@ -270,17 +285,10 @@ def sample_floor_moments(
     >>> m["T"].shape, m["h"].shape, m["gh"].shape
     ((10,), (10, 2), (10, 5, 2))
     """
-    a, b, d, c_lambda, c_omega = _check_spectrum(a, b, d, c_lambda, c_omega)
-    P = check_int("P", P, lo=1, hi=P_MAX)
-    k = check_int("k", k, lo=1, hi=P)
-    n = check_int("contexts", contexts, lo=1)
-    degree = check_int("degree", degree, lo=1, hi=64)
-    m = check_int("queries", queries, lo=1, hi=100_000)
-    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    k, d, P, n, degree, m, seed, chunk, lam, omega = _sampler_args(
+        a, b, k, d, P, contexts, seed, degree, c_lambda, c_omega, queries, chunk
+    )
     rcond = check_real("rcond", rcond, lo=0, hi=1, hi_open=True)
-    chunk = check_int("chunk", chunk, lo=1)
-    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
-    lam, omega = _spectra(a, b, d, c_lambda, c_omega)
     lam_pows = lam[None, :] ** np.arange(1, degree + 1)[:, None]  # (D, d)
     W = _control_basis(lam, omega, degree, rcond)
     J = W.shape[0]
@@ -321,16 +329,9 @@ def sample_context_floor_moments(
     >>> m["T"].shape, m["h"].shape, m["G"].shape
     ((10,), (10, 2), (10, 2, 2))
     """
-    a, b, d, c_lambda, c_omega = _check_spectrum(a, b, d, c_lambda, c_omega)
-    P = check_int("P", P, lo=1, hi=P_MAX)
-    k = check_int("k", k, lo=1, hi=P)
-    n = check_int("contexts", contexts, lo=1)
-    degree = check_int("degree", degree, lo=1, hi=64)
-    m = check_int("queries", queries, lo=1, hi=100_000)
-    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
-    chunk = check_int("chunk", chunk, lo=1)
-    check_memory(f"d={d}, P={P}, contexts={n}", floor_memory_bytes(d, P, n, degree, m, min(chunk, n)))
-    lam, omega = _spectra(a, b, d, c_lambda, c_omega)
+    k, d, P, n, degree, m, seed, chunk, lam, omega = _sampler_args(
+        a, b, k, d, P, contexts, seed, degree, c_lambda, c_omega, queries, chunk
+    )
     # S / s has norm of order one (s bounds the top eigenvalue of S roughly, as the edge of the
     # Marchenko-Pastur law), so high powers neither overflow nor underflow; the coefficients absorb
     # the fixed factor s^-r, so the floor is that of S itself.
