@@ -21,25 +21,15 @@ def code_version() -> str:
     here = Path(__file__).resolve().parent
     # `git status` would otherwise refresh the index (a write) of a checkout that may be the user's
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+
+    def git(*args) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=here, env=env, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short=10", "HEAD"],
-            cwd=here,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=here,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        commit = git("rev-parse", "--short=10", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return base
     return f"{base}+g{commit}" + (".dirty" if dirty else "")
