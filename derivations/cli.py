@@ -100,15 +100,6 @@ def parse_list(name: str, text: str, kind=int) -> list:
     return items
 
 
-def check_threads(value, lo: int) -> int:
-    """A ``--threads`` value in ``[lo, numba's pool size]`` (the machine's cores unless NUMBA_NUM_THREADS says otherwise)."""
-    import numba
-
-    from depthscale.theory.validate import check_int
-
-    return check_int("threads", value, lo=lo, hi=numba.config.NUMBA_NUM_THREADS)
-
-
 def _nearest_existing(path: Path) -> Path:
     anc = path.absolute()
     while not anc.exists() and anc != anc.parent:

@@ -37,6 +37,14 @@ def numba_threads(threads) -> int:
     return min(check_int("threads", threads, lo=1), numba.config.NUMBA_NUM_THREADS)
 
 
+def check_threads(value, lo: int) -> int:
+    """A ``--threads`` value in ``[lo, numba's pool size]``, refused beyond it (the command line's
+    version of :func:`numba_threads`, which caps instead)."""
+    import numba
+
+    return check_int("threads", value, lo=lo, hi=numba.config.NUMBA_NUM_THREADS)
+
+
 def run_parallel(kernel, threads: int, *args):
     """Call a numba ``parallel=True`` kernel on ``threads`` threads, restoring the pool size after."""
     import numba

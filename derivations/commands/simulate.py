@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from depthscale.derivations.cli import check_threads, emit
+from depthscale.derivations.cli import emit
+from depthscale.sims.threads import check_threads
 
 VARIANTS = {
     # switch name -> ModelConfig field and value

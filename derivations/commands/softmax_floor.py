@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 
-from depthscale.derivations.cli import check_threads, emit
+from depthscale.derivations.cli import emit
+from depthscale.sims.threads import check_threads
 from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
 
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
