@@ -24,6 +24,11 @@ VALUE_KINDS = ("shared", "per-layer")
 STREAMS = ("two", "single")
 DTYPES = ("float64", "float32")
 SCHEDULES = ("constant", "cosine", "plateau")
+INITS = ("scaled", "default")  # the toolkit's gentle start; the frameworks' uniform +-1/sqrt(fan_in)
+
+# Fields added after stores were written. At their default they are left out of a config's hash, so
+# every earlier run keeps its key (and its seeds): a store written before they existed still resumes.
+_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0}
 
 
 # Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
@@ -94,6 +99,10 @@ class ModelConfig:
     context_update: bool = False  # softmax: context tokens updated through a trainable scalar m
     init_scale: float = 0.3  # query/key entries ~ N(0, (init_scale / sqrt(d))^2), independent per layer
     dtype: str = "float64"
+    # "default": every matrix uniform in +-1/sqrt(fan_in), as common frameworks initialise (softmax only)
+    init: str = "scaled"
+    # positive control: depth L is the average of L independently trained one-layer models
+    ensemble: bool = False
 
     def __post_init__(self):
         _floats(self)
@@ -105,6 +114,18 @@ class ModelConfig:
         check_choice("stream", self.stream, STREAMS)
         check_real("init_scale", self.init_scale, lo=0, lo_open=True)
         check_choice("dtype", self.dtype, DTYPES)
+        check_choice("init", self.init, INITS)
+        if self.init == "default" and (self.model != "softmax" or self.init_scale != 0.3):
+            raise ValueError(
+                f"init={self.init!r}: needs model='softmax' and the default init_scale=0.3 "
+                "(the framework init sets every scale itself)"
+            )
+        if not isinstance(self.ensemble, bool):
+            raise ValueError(f"ensemble={self.ensemble!r}: must be True or False")
+        if self.ensemble and (self.model != "softmax" or self.context_update or self.value != "shared"):
+            raise ValueError(
+                f"ensemble={self.ensemble!r}: needs model='softmax' with the base layer (shared value, no context update)"
+            )
 
     def n(self, d: int) -> int:
         """Width N (defaults to d)."""
@@ -128,6 +149,9 @@ class TrainConfig:
     tol: float = 2e-3
     eval_contexts: int = 10240
     divergence_factor: float = 1e3  # loss above factor * initial loss counts as divergence
+    # measure R_L, A_L and C_L on the evaluation contexts after this many steps and after each
+    # doubling of it (0: only at the end), so a depth law at a fixed budget can be told from one at convergence
+    checkpoints_from: int = 0
 
     def __post_init__(self):
         _floats(self)
@@ -143,6 +167,19 @@ class TrainConfig:
         check_real("tol", self.tol, lo=0, lo_open=True)
         check_int("eval_contexts", self.eval_contexts, lo=2)  # a standard error needs two
         check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True)
+        check_int("checkpoints_from", self.checkpoints_from, lo=0)
+
+    def checkpoint_steps(self) -> list[int]:
+        """Steps after which a run is measured: ``checkpoints_from`` doubled up to the cap.
+
+        >>> TrainConfig(steps=10000, checkpoints_from=1000).checkpoint_steps()
+        [1000, 2000, 4000, 8000]
+        """
+        out, s = [], self.checkpoints_from
+        while 0 < s < self.steps:
+            out.append(s)
+            s *= 2
+        return out
 
 
 @dataclass(frozen=True)
@@ -161,11 +198,25 @@ class RunConfig:
         )
 
 
+def _hashed(obj):
+    """``obj`` as hashed: nested dicts without the later fields that sit at their default."""
+    if isinstance(obj, dict):
+        return {k: _hashed(v) for k, v in obj.items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
+    return obj
+
+
 def config_hash(obj) -> str:
-    """Stable hex digest of a (nested) dataclass or dict: the key of a run in the store."""
+    """Stable hex digest of a (nested) dataclass or dict: the key of a run in the store.
+
+    Fields added later leave the hash unchanged at their default:
+
+    >>> config_hash(ModelConfig()) == config_hash({k: v for k, v in dataclasses.asdict(ModelConfig()).items()
+    ...                                            if k not in ("init", "ensemble")})
+    True
+    """
     if dataclasses.is_dataclass(obj):
         obj = dataclasses.asdict(obj)
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=float)
+    text = json.dumps(_hashed(obj), sort_keys=True, separators=(",", ":"), default=float)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

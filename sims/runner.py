@@ -51,8 +51,16 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     if not configs or len({lockstep_key(c) for c in configs}) != 1:
         raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")
     task, tcfg = configs[0].task, configs[0].train
-    models = [(make_model(c.model, task.d), c.model) for c in configs]
-    results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch)
+    measure = _checkpoint_measure(task, tcfg, seed)
+    if configs[0].model.ensemble:  # one pool of one-layer models; depth L averages its first L members
+        from depthscale.sims.ensemble import Ensemble, ensemble_result, train_pool
+
+        member, pool = train_pool(configs[0], seed, max(c.model.depth for c in configs))
+        models = [(Ensemble(c.model, member, c.model.depth), c.model) for c in configs]
+        results = [ensemble_result(pool[: c.model.depth]) for c in configs]
+    else:
+        models = [(make_model(c.model, task.d), c.model) for c in configs]
+        results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
     floors = None
     if any(res.status == "ok" for res in results):  # the group's baselines, fitted once
         from depthscale.sims.reference_floors import reference_floors
@@ -60,6 +68,19 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         with one_blas_thread():
             floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts)
     return [_measure(config, seed, model, res, floors) for config, (model, _), res in zip(configs, models, results)]
+
+
+def _checkpoint_measure(task, tcfg, seed: int):
+    """What a run records at each training checkpoint: its loss and the central-limit decomposition."""
+    if not tcfg.checkpoint_steps():
+        return None
+    from depthscale.sims.measure import LOSS_KEYS, evaluate
+
+    def measure(model, theta) -> dict:
+        ev = evaluate(model, theta, task, tcfg.eval_contexts, seed)
+        return {k: _plain(ev[k]) for k in (*LOSS_KEYS, "qk_norm", "qk_similarity")}
+
+    return measure
 
 
 def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
@@ -79,6 +100,8 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
         "train_curve": res.curve,
         "n_params": int(model.n_params),
     }
+    if config.train.checkpoints_from:
+        record["checkpoints"] = res.checkpoints
     if res.status == "ok":
         with one_blas_thread():  # evaluation numbers independent of the BLAS pool (and fast)
             ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)

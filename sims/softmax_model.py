@@ -19,7 +19,9 @@ scale) and, when ``N > d``, ``W_y`` is a unit vector orthogonal to them (otherwi
 vector); ``W_v = I``, ``W_o = W_y`` so every gain starts at ``g_l = 1``; query/key entries (and
 ``B_l``, ``kappa_l``) are i.i.d. ``N(0, (init_scale / sqrt(d))^2)``, independent per layer, so
 attention starts near uniform and layers start different; ``m = 0`` (the context update starts
-switched off).
+switched off). With ``init="default"`` every matrix is instead drawn as common frameworks do by
+default, uniform in ``+-1/sqrt(fan_in)`` (``W_y``: fan-in 1; ``kappa``: fan-in 1; ``m = 0``): random
+gains ``g_l`` and random, layer-independent logits of order one (the paper states no init).
 """
 
 from __future__ import annotations
@@ -126,6 +128,12 @@ class SoftmaxAttention:
         N, d, cfg = self.N, self.d, self.cfg
         theta = np.zeros(self.n_params, dtype=np.float64)
         p = self.unpack(theta)
+        if cfg.init == "default":
+            for name, block in p.items():
+                if name != "m":  # the last axis of a block is the fan-in of its map; a vector's fan-in is 1
+                    fan_in = block.shape[-1] if name not in ("W_y", "kappa") else 1
+                    block[...] = rng.uniform(-1, 1, block.shape) / np.sqrt(fan_in)
+            return theta.astype(self.dtype)
         q, rr = np.linalg.qr(rng.standard_normal((N, d + 1 if N > d else d)))
         q = q * np.sign(np.diag(rr))
         p["W_x"][...] = q[:, :d]

@@ -38,6 +38,7 @@ class TrainResult:
     steps: int
     curve: list = field(default_factory=list)  # [[step, smoothed loss], ...]
     wall_seconds: float = 0.0
+    checkpoints: list = field(default_factory=list)  # [{"step": s, **measurement}, ...] (TrainConfig.checkpoints_from)
 
 
 class Adam:
@@ -87,6 +88,7 @@ class _Trainee:
         self.active = True
         self.steps = cfg.steps
         self.seconds = 0.0
+        self.checkpoints = []
 
     def step(self, step: int, batch) -> None:
         """One optimiser step on ``batch``; clears ``active`` when the run stops."""
@@ -140,6 +142,7 @@ class _Trainee:
             self.steps,
             self.curve,
             self.seconds + data_seconds,
+            self.checkpoints,
         )
 
 
@@ -151,6 +154,7 @@ def train(
     seed: int,
     progress: bool = False,
     prefetch: bool = False,
+    measure=None,
 ) -> TrainResult:
     """Train ``model`` online on ``task``; deterministic in (configs, seed).
 
@@ -159,11 +163,11 @@ def train(
     batch is generated in a background thread while the model computes (the data kernels release
     the GIL); worth it only when a core is free, so sweep workers leave it off.
     """
-    return train_lockstep([(model, mcfg)], task, cfg, seed, progress, prefetch)[0]
+    return train_lockstep([(model, mcfg)], task, cfg, seed, progress, prefetch, measure)[0]
 
 
 def train_lockstep(
-    models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False, prefetch: bool = False
+    models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False, prefetch: bool = False, measure=None
 ) -> list[TrainResult]:
     """Train several models on ONE stream of training batches, generated once per step.
 
@@ -172,7 +176,9 @@ def train_lockstep(
     it alone: it is initialised from its own config, sees the same batches in the same order and
     runs the same arithmetic; a model that stops early (converged or diverged) simply leaves the
     loop. The data's cost is shared: the returned ``wall_seconds`` of each model is its own compute
-    plus an equal share of the data generation.
+    plus an equal share of the data generation. ``measure(model, theta) -> dict``, if given, is
+    called after each of ``cfg.checkpoint_steps()`` for every model still training (or stopped as
+    converged at that step); its results go to ``TrainResult.checkpoints``.
     """
     dtypes = {mcfg.dtype for _, mcfg in models}
     if len(dtypes) != 1:
@@ -185,6 +191,7 @@ def train_lockstep(
     pool = ThreadPoolExecutor(1) if prefetch else None
     make = functools.partial(make_batch, task, cfg.batch, data_rng, dtype=dtype)
     next_batch = pool.submit(make) if pool and cfg.steps else None
+    checkpoints = set(cfg.checkpoint_steps()) if measure is not None else set()
     with one_blas_thread():
         for step in range(cfg.steps):
             t0 = time.perf_counter()
@@ -198,6 +205,10 @@ def train_lockstep(
             for r in runs:
                 if r.active:
                     r.step(step, batch)
+                    if step + 1 in checkpoints and r.status == "ok":
+                        t1 = time.perf_counter()
+                        r.checkpoints.append({"step": step + 1, **measure(r.model, r.theta)})
+                        r.seconds += time.perf_counter() - t1
             if bar is not None:
                 bar.update(1)
                 if step % 50 == 0 and runs[0].ema is not None:
