@@ -49,6 +49,10 @@ def variant_name(model_cfg: dict) -> str:
         parts.append("single-stream")
     if model_cfg.get("context_update"):
         parts.append("context-update")
+    if model_cfg.get("init", "scaled") != "scaled":
+        parts.append(f"{model_cfg['init']}-init")
+    if model_cfg.get("ensemble"):
+        parts.append("ensemble")
     return "+".join(parts) or "base"
 
 

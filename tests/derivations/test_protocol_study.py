@@ -67,14 +67,21 @@ def _by_id(results):
     return {r.id.split(" ")[1] if r.id.startswith(("protocol-inverse", "protocol-beats")) else r.id: r for r in results}
 
 
-def test_every_preset_run_belongs_to_one_protocol():
-    runs = load_grid(preset_path("protocol").open("rb").name)
+@pytest.mark.parametrize(
+    "preset, names",
+    [
+        ("protocol", {"cosine", "constant-3e-3", "constant-1e-2", "large-init-short", "small-batch"}),
+        ("curves", {"cosine", "ensemble-control", "default-N16", "default-N64"}),
+    ],
+)
+def test_every_preset_run_belongs_to_one_protocol(preset, names):
+    runs = load_grid(preset_path(preset).open("rb").name)
     recs = [
         {"status": "ok", "seed": s, "converged": True, "final_loss": 1.0, "key": str(i), "config": RunConfig.to_dict(c)}
         for i, (c, s) in enumerate(runs)
     ]
-    found = {ps.protocol_of(c).name for c in curves(recs)}
-    assert found == set(P) and all(ps.protocol_of(c) is not None for c in curves(recs))
+    assert all(ps.protocol_of(c) is not None for c in curves(recs))
+    assert {ps.protocol_of(c).name for c in curves(recs)} == names
 
 
 def test_inverse_depth_passes_at_alpha_one_on_a_floor_and_fails_at_alpha_0_3():
@@ -85,10 +92,15 @@ def test_inverse_depth_passes_at_alpha_one_on_a_floor_and_fails_at_alpha_0_3():
     assert res["large-init-short"].verdict == "pass" and "fixed budget" in res["large-init-short"].reason
 
 
-def test_inverse_depth_fails_when_the_plateau_is_no_reference_floor():
+def test_inverse_depth_is_the_law_alone_and_the_floor_is_its_own_claim():
+    # a plateau above every reference floor (as the ensemble control's) keeps the law; the floor claim fails
     far = {"single": (2.30, 0.002), "convex": (2.20, 0.002), "mixture": (2.25, 0.002)}
     res = {r.id.split(" ")[1]: r for r in ps.inverse_depth(_evidence(floors=far))}
-    assert res["constant-3e-3"].verdict == "fail" and "+" not in res["constant-3e-3"].reason.split("nearest floor")[0]
+    assert res["constant-3e-3"].verdict == "pass" and "nearest floor convex (-13.6%)" in res["constant-3e-3"].reason
+    floor = {r.id.split(" ")[1]: r for r in ps.floor_reached(_evidence(floors=far))}
+    assert floor["constant-3e-3"].verdict == "fail"
+    near = {r.id.split(" ")[1]: r for r in ps.floor_reached(_evidence())}
+    assert near["constant-3e-3"].verdict == "pass"
 
 
 def test_amplitude_follows_disagreement_and_not_the_single_layer():
@@ -117,11 +129,11 @@ def test_cosine_not_inverse_and_beats_convex():
     assert all(r.verdict == "fail" for r in ps.beats_convex(_evidence(excess=0.01)))
 
 
-def test_top16_floor_names_the_nearest_floor():
+def test_floor_claim_names_the_nearest_floor():
     recs = _records(P["cosine"], 1.00, 0.2, 1.0, 0.2, k=16)
     cs = curves(recs)
     fl = {"single": (1.10, 0.001), "convex": (1.005, 0.001), "mixture": (1.04, 0.001)}
-    (r,) = ps.top16_floor(Evidence(cs, {"protocol_floors": {cs[0].key: {"floors": fl, "excess": {}}}}))
+    (r,) = ps.floor_reached(Evidence(cs, {"protocol_floors": {cs[0].key: {"floors": fl, "excess": {}}}}))
     assert r.verdict == "pass" and "nearest: convex" in r.reason and r.expected == 1.005
 
 
@@ -138,7 +150,7 @@ def test_study_table_and_figure():
     t = ps.table(ev)
     assert len(t["rows"]) == 5 and all(len(r) == len(t["columns"]) for r in t["rows"])
     rows = ps.figure_rows(ev)
-    assert {r["protocol"] for r in rows} == set(P)
+    assert {r["protocol"] for r in rows} == set(LAWS)
     for r in rows:  # the plotted excess is the curve's mean minus its fitted plateau
         c = next(c for p, c in ps.study_curves(ev.curves) if p.name == r["protocol"])
         assert np.allclose(r["excess"], c.mean - c.fit("offset").params["L0"])
