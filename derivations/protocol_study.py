@@ -103,6 +103,19 @@ PROTOCOLS = (
         variant="default-init",
         width=64,
     ),
+    *(
+        Protocol(
+            "plateau" + ("" if v == "base" else f"-{v}"),
+            "plateau",
+            3e-3,
+            1024,
+            12000,
+            0.3,
+            f"trained until the rule has fired five times (halving the rate each time); {v} model",
+            variant=v,
+        )
+        for v in ("base", "per-layer-value", "context-update")
+    ),
 )
 
 

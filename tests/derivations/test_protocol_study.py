@@ -71,7 +71,18 @@ def _by_id(results):
     "preset, names",
     [
         ("protocol", {"cosine", "constant-3e-3", "constant-1e-2", "large-init-short", "small-batch"}),
-        ("curves", {"cosine", "ensemble-control", "default-N16", "default-N64"}),
+        (
+            "curves",
+            {
+                "cosine",
+                "ensemble-control",
+                "default-N16",
+                "default-N64",
+                "plateau",
+                "plateau-per-layer-value",
+                "plateau-context-update",
+            },
+        ),
     ],
 )
 def test_every_preset_run_belongs_to_one_protocol(preset, names):
