@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.derivations import protocol_study
+from depthscale.derivations import paper_curves, protocol_study
 from depthscale.derivations.analysis import EASY_TASKS, Curve
 from depthscale.derivations.render import format_estimate as est
 from depthscale.derivations.render import format_interval
@@ -619,6 +619,7 @@ REGISTRY = (
     controls,
     baselines,
     *protocol_study.CLAIMS,
+    *paper_curves.CLAIMS,
 )
 
 

@@ -591,11 +591,13 @@ def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = Fals
     ax.legend(fontsize=8)
 
 
-def _protocol_excess(rows) -> Figure:
+def _protocol_excess(
+    rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no protocol-study curve with an identified fit"
+) -> Figure:
     rows = _as_list("rows", rows, "dicts with protocol, task, depths, excess, se")
     tasks = sorted({str(r.get("task")) for r in rows})
     if not tasks:
-        raise _NoFigure("no protocol-study curve with an identified fit")
+        raise _NoFigure(empty)
     fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
     protocols = sorted({str(r.get("protocol")) for r in rows})
     colours = dict(zip(protocols, _palette(len(protocols))))
@@ -614,7 +616,9 @@ def _protocol_excess(rows) -> Figure:
                 ms=4,
                 capsize=2,
                 color=colours[str(r["protocol"])],
-                label=f"{r['protocol']} (alpha={_num(r.get('alpha')):.2f})",
+                label=f"{r['protocol']}"
+                + (f" (alpha={_num(r['alpha']):.2f})" if r.get("alpha") is not None else "")
+                + (f" ({int((~ok).sum())} at or below 0)" if (~ok).any() else ""),
             )
             Ls_all.extend(L[ok])
             if ok.any():
@@ -626,7 +630,7 @@ def _protocol_excess(rows) -> Figure:
         if Ls_all:
             _depth_axis(ax, sorted(set(Ls_all)))
         ax.set_xlabel("depth L")
-        ax.set_ylabel("R_L - R_inf (fitted)")
+        ax.set_ylabel(ylabel)
         ax.set_title(task, fontsize=9)
         ax.grid(True, which="both", alpha=0.2)
         ax.legend(fontsize=7)
@@ -677,6 +681,14 @@ FIGURES = {
         "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
         "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
         "through each curve's first point (docs/protocol-study.md).",
+    ),
+    "single_excess": (
+        lambda rows: _protocol_excess(
+            rows, "R_L - single head (paired)", "no study curve with stored errors and a single-head floor"
+        ),
+        "Paper-curves study: R_L minus the best single temperature head on the same contexts against "
+        "depth, log-log, one colour per setting; dotted lines are L^-1 through each curve's first point; "
+        "depths at or below the head cannot be drawn and are counted in the legend (docs/paper-curves.md).",
     ),
 }
 

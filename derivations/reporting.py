@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from depthscale.derivations import figures, protocol_study, reference_values, theory_numbers
+from depthscale.derivations import figures, paper_curves, protocol_study, reference_values, theory_numbers
 from depthscale.derivations.analysis import BASELINES, Curve, curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
 from depthscale.derivations.render import MISSING, format_estimate, format_interval
@@ -245,6 +245,11 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
             if (study := protocol_study.figure_rows(Evidence(cs, theory)))
             else []
         ),
+        *(
+            [figures.figure_entry("single_excess", above)]
+            if (above := paper_curves.single_excess_rows(Evidence(cs, theory)))
+            else []
+        ),
     ]
 
 
@@ -274,8 +279,9 @@ def build_context(
         theory["protocol_floors"] = protocol_study.gather_floors(cs, load_arrays)
     ev = Evidence(cs, theory)
     claims = evaluate_claims(ev)
-    if (study := protocol_study.table(ev)) is not None:
-        theory_tables.append(study)
+    for table in (protocol_study.table(ev), paper_curves.checkpoint_table(ev)):
+        if table is not None:
+            theory_tables.append(table)
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]

@@ -1,0 +1,114 @@
+"""Claims and tables of the paper-curves study on synthetic curves whose laws are known."""
+
+import numpy as np
+import pytest
+
+from depthscale.derivations import paper_curves as pc
+from depthscale.derivations import protocol_study as ps
+from depthscale.derivations.analysis import curves
+from depthscale.derivations.claims import Evidence
+
+DEPTHS = (1, 2, 4, 8, 16, 32)
+P = {p.name: p for p in ps.PROTOCOLS}
+
+
+def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
+    """Records of one protocol whose loss follows ``law(L)``; ``checkpoints``: step -> law at that step."""
+    model = {"model": "softmax", "init_scale": protocol.init_scale, "width": protocol.width}
+    if protocol.variant == "default-init":
+        model["init"] = "default"
+    elif protocol.variant == "ensemble":
+        model["ensemble"] = True
+    elif protocol.variant == "per-layer-value":
+        model["value"] = "per-layer"
+    out = []
+    for seed in seeds:
+        for j, L in enumerate(DEPTHS):
+            wiggle = 1 + 0.002 * (-1) ** j * (1 + 0.5 * seed)
+            rec = {
+                "key": f"{protocol.name}-{k}-{L}-{seed}",
+                "status": "ok",
+                "seed": seed,
+                "converged": True,
+                "final_loss": law(L) * wiggle,
+                "gap": 0.3 if L > 1 else 0.0,
+                "A_L": 2.5,
+                "config": {
+                    "task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
+                    "model": {**model, "depth": L},
+                    "train": {
+                        "schedule": protocol.schedule,
+                        "lr": protocol.lr,
+                        "batch": protocol.batch,
+                        "steps": protocol.steps,
+                        "eval_contexts": 10240,
+                    },
+                },
+            }
+            if checkpoints:
+                rec["checkpoints"] = [
+                    {"step": s, "final_loss": f(L) * wiggle, "final_loss_se": 0.001, "A_L": 2.5, "C_L": 2.2, "gap": 0.3}
+                    for s, f in checkpoints.items()
+                ]
+            out.append(rec)
+    return out
+
+
+def _evidence(recs, floors, excess):
+    cs = curves(recs)
+    return Evidence(cs, {"protocol_floors": {c.key: {"floors": floors, "excess": excess} for c in cs}})
+
+
+FLOORS = {"single": (2.0, 0.002), "convex": (1.95, 0.002), "mixture": (1.70, 0.002)}
+
+
+@pytest.mark.parametrize("diff, verdict", [(0.5, "pass"), (0.01, "fail"), (-0.05, "fail")])
+def test_shallow_above_single(diff, verdict):
+    ev = _evidence(_records(P["default-N16"], lambda L: 2.0 + 1 / L), FLOORS, {1: {"single": (diff, 0.01)}})
+    (r,) = pc.shallow_above_single(ev)
+    assert r.verdict == verdict and r.measured == diff
+    assert r.id.startswith("protocol-shallow-above-single default-N16 top-2")
+
+
+def test_top16_signed_floor_names_the_closest_variant():
+    base = _records(P["plateau"], lambda L: 2.0, k=16)
+    plv = _records(P["plateau-per-layer-value"], lambda L: 1.7, k=16)
+    cs = curves(base + plv)
+    excess = {c.key: {16: {"mixture": (0.30 if c.variant == "base" else 0.017, 0.005)}} for c in cs}
+    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+    (r,) = pc.top16_signed_floor(Evidence(cs, th))
+    assert r.verdict == "pass" and "closest: plateau-per-layer-value" in r.reason
+    assert r.measured == pytest.approx(0.01)
+    far = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in cs}
+    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs}}
+    (r,) = pc.top16_signed_floor(Evidence(cs, th))
+    assert r.verdict == "fail" and r.measured == pytest.approx(0.30 / 1.70)
+    assert pc.top16_signed_floor(Evidence([], {}))[0].verdict == "not run"
+
+
+def test_checkpoint_table_fits_the_law_of_each_step():
+    laws = {1000: lambda L: 3.0 + 2.0 / L**0.5, 4000: lambda L: 2.0 + 1.0 / L}
+    recs = _records(P["default-N16"], laws[4000], checkpoints=laws)
+    t = pc.checkpoint_table(_evidence(recs, FLOORS, {}))
+    by_step = {row[2]: row for row in t["rows"]}
+    assert set(by_step) == {1000, 4000}
+    for s, alpha in ((1000, 0.5), (4000, 1.0)):
+        a = float(by_step[s][4].split(" ± ")[0])
+        assert a == pytest.approx(alpha, abs=0.05)
+        assert by_step[s][6] == pytest.approx(np.mean([laws[s](1) * (1 + 0.002 * w) for w in (1, 1.5)]), rel=1e-9)
+
+
+def test_single_excess_rows_and_figure():
+    from depthscale.derivations import figures
+
+    ev = _evidence(
+        _records(P["ensemble-control"], lambda L: 2.5 + 1 / L),
+        FLOORS,
+        {L: {"single": (0.5 + 1 / L, 0.01)} for L in DEPTHS},
+    )
+    (row,) = pc.single_excess_rows(ev)
+    assert row["protocol"] == "ensemble-control" and row["depths"] == list(DEPTHS)
+    assert row["excess"] == [0.5 + 1 / L for L in DEPTHS]
+    fig, why = figures.build("single_excess", [row])
+    assert fig is not None and why == ""
+    assert figures.build("single_excess", [])[0] is None
