@@ -1,4 +1,4 @@
-"""``depthscale reproduce --preset smoke|cpu|protocol|paper``: sweep, fits, claims and report in one go.
+"""``depthscale reproduce --preset smoke|cpu|protocol|curves|paper``: sweep, fits, claims and report in one go.
 
 Every input (preset, output directory, store, executor) is checked before anything is created.
 Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
@@ -17,9 +17,9 @@ from depthscale.derivations.cli import emit
 from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
 from depthscale.derivations.commands.sweep import add_run_options, check_run_options, run_sweep
 
-PRESETS = ("smoke", "cpu", "protocol", "paper")
+PRESETS = ("smoke", "cpu", "protocol", "curves", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
-THEORY_CONTEXTS = {"smoke": (500, 300), "cpu": (3000, 3000), "protocol": (3000, 3000), "paper": (3000, 3000)}
+THEORY_CONTEXTS = {"smoke": (500, 300), "cpu": (3000, 3000), "protocol": (3000, 3000), "curves": (3000, 3000), "paper": (3000, 3000)}
 
 
 def preset_path(name: str):
@@ -28,7 +28,7 @@ def preset_path(name: str):
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
-    p.add_argument("--preset", required=True, help="smoke, cpu, protocol or paper")
+    p.add_argument("--preset", required=True, help="smoke, cpu, protocol, curves or paper")
     p.add_argument(
         "--store",
         default=None,

@@ -37,7 +37,7 @@ def test_out_must_not_be_a_file(tmp_path, capsys):
     assert code == 2 and "out" in err and f.read_text() == "keep me"
 
 
-@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "protocol"])  # the study: test_protocol_study
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p not in ("protocol", "curves")])  # studies: test_protocol_study
 def test_presets_are_valid_grids(preset):
     runs = load_grid(str(preset_path(preset)))
     models = {c.model.model for c, _ in runs}
