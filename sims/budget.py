@@ -5,6 +5,8 @@ A run's cost is modelled as ``rate x units``, with units proportional to its ari
 - softmax: ``units = steps x batch x P x N^2 x (19 + L)``. At d = N = 16, P = 128, batch 1024 a
   step costs about ``a + b L`` with ``a/b = 19`` (25 ms at L = 1, 104 ms at L = 64 on one core),
   and every term of it scales with ``batch x P x N^2``.
+- ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
+  of one; a lockstep group trains one pool, so only its largest depth counts.
 - linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``
   once (``2 P d^2`` flops) and then does about eight ``N x d x d`` products per layer
   (``16 N d^2``); the data generation also scales with ``P d^2``.
@@ -32,6 +34,8 @@ def run_units(config) -> float:
     """Work units of one run at its step cap (see the module docstring)."""
     d, P, L = config.task.d, config.task.P, config.model.depth
     N = config.model.n(d)
+    if config.model.ensemble:
+        return float(config.train.steps) * config.train.batch * P * N * N * 20 * L
     per_context = d * d * (P + 8 * N * L) if config.model.model == "linear" else P * N * N * (19 + L)
     return float(config.train.steps) * config.train.batch * per_context
 
@@ -70,8 +74,12 @@ def rates(records) -> dict:
 
 def job_seconds(configs, rate_by_kind: dict) -> float:
     """Estimated seconds of one job (a lockstep group runs its configs one after another on one core)."""
+    configs = list(configs)
+    pool = max((c.model.depth for c in configs if c.model.ensemble), default=0)
     total = 0.0
     for c in configs:
+        if c.model.ensemble and c.model.depth < pool:
+            continue  # trained once, in the group's pool
         specific, kind = _kinds(c)
         rate = rate_by_kind.get(specific, rate_by_kind.get(kind, DEFAULT_RATES[kind]))
         total += rate * run_units(c) * min(rate_by_kind.get(_steps_key(c), 1.0), 1.0)

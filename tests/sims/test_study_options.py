@@ -98,3 +98,13 @@ def test_ensemble_members_differ_and_are_not_the_deep_model():
     assert run_key(cfg, 0) != run_key(RunConfig(TASK, ModelConfig(depth=2), TRAIN), 0)
     with pytest.raises(ValueError, match=r"^ensemble="):
         ModelConfig(ensemble=True, value="per-layer")
+
+
+def test_budget_counts_an_ensemble_groups_pool_once():
+    from depthscale.sims import budget
+
+    group = [RunConfig(TASK, ModelConfig(depth=L, ensemble=True), TRAIN) for L in (1, 2, 8)]
+    one = RunConfig(TASK, ModelConfig(depth=1), TRAIN)
+    rates = {"softmax": 1e-9}
+    assert budget.job_seconds(group, rates) == budget.job_seconds(group[-1:], rates)
+    assert budget.job_seconds(group, rates) == pytest.approx(8 * budget.job_seconds([one], rates))
