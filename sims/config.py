@@ -38,12 +38,15 @@ _LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0}
 CONTEXTS_VERSION = 2
 
 
-def _floats(cfg) -> None:
-    """Store every float field as a float, so ``a=0`` and ``a=0.0`` are one config (one hash, one seed)."""
-    for f in dataclasses.fields(cfg):
-        v = getattr(cfg, f.name)
-        if f.type == "float" and isinstance(v, int) and not isinstance(v, bool):
-            object.__setattr__(cfg, f.name, float(v))
+def _set(cfg, name: str, value) -> None:
+    """Keep the checked value, a plain int or float: ``a=0`` and ``a=0.0``, ``depth=np.int64(4)`` and
+    ``depth=4`` are one config (one hash, one seed)."""
+    object.__setattr__(cfg, name, value)
+
+
+def _check_bool(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r}: must be True or False")
 
 
 @dataclass(frozen=True)
@@ -60,15 +63,14 @@ class TaskConfig:
     c_omega: float = 1.0
 
     def __post_init__(self):
-        _floats(self)
         check_choice("task", self.task, TASKS)
-        check_int("d", self.d, lo=1, hi=D_MAX)
-        check_int("P", self.P, lo=1, hi=P_MAX)
-        check_int("k", self.k, lo=1, hi=self.P)
-        check_real("a", self.a, lo=0)
-        check_real("b", self.b, lo=0)
-        check_real("c_lambda", self.c_lambda, lo=0, lo_open=True)
-        check_real("c_omega", self.c_omega, lo=0, lo_open=True)
+        _set(self, "d", check_int("d", self.d, lo=1, hi=D_MAX))
+        _set(self, "P", check_int("P", self.P, lo=1, hi=P_MAX))
+        _set(self, "k", check_int("k", self.k, lo=1, hi=self.P))
+        _set(self, "a", check_real("a", self.a, lo=0))
+        _set(self, "b", check_real("b", self.b, lo=0))
+        _set(self, "c_lambda", check_real("c_lambda", self.c_lambda, lo=0, lo_open=True))
+        _set(self, "c_omega", check_real("c_omega", self.c_omega, lo=0, lo_open=True))
 
     @property
     def spectrum(self) -> PowerLawSpectrum:
@@ -105,14 +107,13 @@ class ModelConfig:
     ensemble: bool = False
 
     def __post_init__(self):
-        _floats(self)
         check_choice("model", self.model, MODELS)
-        check_int("depth", self.depth, lo=1, hi=DEPTH_MAX)
-        check_int("width", self.width, lo=0, hi=D_MAX)
+        _set(self, "depth", check_int("depth", self.depth, lo=1, hi=DEPTH_MAX))
+        _set(self, "width", check_int("width", self.width, lo=0, hi=D_MAX))
         check_choice("qk", self.qk, QK_KINDS)
         check_choice("value", self.value, VALUE_KINDS)
         check_choice("stream", self.stream, STREAMS)
-        check_real("init_scale", self.init_scale, lo=0, lo_open=True)
+        _set(self, "init_scale", check_real("init_scale", self.init_scale, lo=0, lo_open=True))
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("init", self.init, INITS)
         if self.init == "default" and (self.model != "softmax" or self.init_scale != 0.3):
@@ -120,8 +121,9 @@ class ModelConfig:
                 f"init={self.init!r}: needs model='softmax' and the default init_scale=0.3 "
                 "(the framework init sets every scale itself)"
             )
-        if not isinstance(self.ensemble, bool):
-            raise ValueError(f"ensemble={self.ensemble!r}: must be True or False")
+        for name in ("context_update", "ensemble"):
+            _check_bool(name, getattr(self, name))
+            _set(self, name, bool(getattr(self, name)))
         if self.ensemble and (self.model != "softmax" or self.context_update or self.value != "shared"):
             raise ValueError(
                 f"ensemble={self.ensemble!r}: needs model='softmax' with the base layer (shared value, no context update)"
@@ -154,20 +156,19 @@ class TrainConfig:
     checkpoints_from: int = 0
 
     def __post_init__(self):
-        _floats(self)
-        check_real("lr", self.lr, lo=0, lo_open=True, hi=10)
-        check_int("batch", self.batch, lo=1, hi=1_000_000)
-        check_int("steps", self.steps, lo=0, hi=10_000_000)
-        check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0)
+        _set(self, "lr", check_real("lr", self.lr, lo=0, lo_open=True, hi=10))
+        _set(self, "batch", check_int("batch", self.batch, lo=1, hi=1_000_000))
+        _set(self, "steps", check_int("steps", self.steps, lo=0, hi=10_000_000))
+        _set(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0))
         check_choice("schedule", self.schedule, SCHEDULES)
-        check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True)
-        check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True)
-        check_real("eps", self.eps, lo=0, lo_open=True)
-        check_int("window", self.window, lo=1)
-        check_real("tol", self.tol, lo=0, lo_open=True)
-        check_int("eval_contexts", self.eval_contexts, lo=2)  # a standard error needs two
-        check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True)
-        check_int("checkpoints_from", self.checkpoints_from, lo=0)
+        _set(self, "beta1", check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True))
+        _set(self, "beta2", check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True))
+        _set(self, "eps", check_real("eps", self.eps, lo=0, lo_open=True))
+        _set(self, "window", check_int("window", self.window, lo=1))
+        _set(self, "tol", check_real("tol", self.tol, lo=0, lo_open=True))
+        _set(self, "eval_contexts", check_int("eval_contexts", self.eval_contexts, lo=2))  # a s.e. needs two
+        _set(self, "divergence_factor", check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True))
+        _set(self, "checkpoints_from", check_int("checkpoints_from", self.checkpoints_from, lo=0))
 
     def checkpoint_steps(self) -> list[int]:
         """Steps after which a run is measured: ``checkpoints_from`` doubled up to the cap.
@@ -187,6 +188,13 @@ class RunConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self):
+        for name, cls in (("task", TaskConfig), ("model", ModelConfig), ("train", TrainConfig)):
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r}: must be a {cls.__name__} (RunConfig.from_dict takes dicts)"
+                )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

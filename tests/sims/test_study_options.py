@@ -108,3 +108,21 @@ def test_budget_counts_an_ensemble_groups_pool_once():
     rates = {"softmax": 1e-9}
     assert budget.job_seconds(group, rates) == budget.job_seconds(group[-1:], rates)
     assert budget.job_seconds(group, rates) == pytest.approx(8 * budget.job_seconds([one], rates))
+
+
+def test_configs_key_on_values_not_types():
+    """numpy scalars and integral floats give the run of the plain values (a sweep built with numpy resumes)."""
+    plain = RunConfig(TaskConfig(d=16, P=128, a=0.5), ModelConfig(depth=4, ensemble=False), TrainConfig(batch=64))
+    numpy_made = RunConfig(
+        TaskConfig(d=np.int64(16), P=np.int32(128), a=np.float32(0.5)),
+        ModelConfig(depth=np.int64(4), ensemble=np.bool_(False)),
+        TrainConfig(batch=np.int64(64)),
+    )
+    assert run_key(numpy_made, 0) == run_key(plain, 0)
+    assert type(numpy_made.model.depth) is int and type(numpy_made.task.a) is float
+
+
+@pytest.mark.parametrize("field", ["task", "model", "train"])
+def test_run_config_refuses_dicts(field):
+    with pytest.raises(ValueError, match=rf"^{field}=\{{\}}: must be a \w+Config"):
+        RunConfig(**{field: {}})
