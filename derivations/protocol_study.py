@@ -501,9 +501,11 @@ def floor_reached(ev):
             continue
         name, rel = r.nearest_floor(f.params["L0"])
         floor, floor_se = r.floors[name]
-        # decided only when the fitted floor is precise enough to tell a 3 % difference
+        # within 3 %: decided only when the fitted floor is precise enough to tell a 3 % difference;
+        # not within: decided whenever R_inf is further than 3 % from every floor by 2 s.e.
         precise = 2 * f.se["L0"] <= FLOOR_RTOL * floor
-        ok = abs(rel) <= FLOOR_RTOL if precise else None
+        far = abs(rel) - 2 * f.se["L0"] / floor > FLOOR_RTOL
+        ok = False if far else (abs(rel) <= FLOOR_RTOL if precise else None)
         det = (
             f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); "
             + ", ".join(f"{n} {est(*v)}" for n, v in r.floors.items())

@@ -114,6 +114,21 @@ def test_inverse_depth_is_the_law_alone_and_the_floor_is_its_own_claim():
     assert near["constant-3e-3"].verdict == "pass"
 
 
+@pytest.mark.parametrize(
+    "L0, se, verdict, near",
+    [(3.0, 0.05, "fail", "single"), (2.21, 0.05, "indicative", "convex"), (2.21, 0.01, "pass", "convex")],
+)
+def test_floor_claim_decides_an_imprecise_plateau_far_from_every_floor(monkeypatch, L0, se, verdict, near):
+    import dataclasses
+
+    fl = {"single": (2.30, 0.002), "convex": (2.20, 0.002), "mixture": (2.25, 0.002)}
+    (row,) = [r for r in ps.rows(_evidence(floors=fl)) if r.protocol.name == "constant-3e-3"]
+    fit = dataclasses.replace(row.fit, params={**row.fit.params, "L0": L0}, se={**row.fit.se, "L0": se})
+    monkeypatch.setattr(ps, "rows", lambda ev: [dataclasses.replace(row, fit=fit)])
+    (r,) = ps.floor_reached(None)
+    assert r.verdict == verdict and f"nearest: {near}" in r.reason
+
+
 def test_amplitude_follows_disagreement_and_not_the_single_layer():
     (r,) = ps.amplitude_follows_disagreement(_evidence())
     assert r.verdict == "pass" and r.measured == pytest.approx(1.0)
