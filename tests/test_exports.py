@@ -9,7 +9,18 @@ import pytest
 from depthscale.theory.exports import lazy_exports
 
 
-@pytest.mark.parametrize("package", ["depthscale.theory", "depthscale.sims", "depthscale.derivations"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "depthscale.theory",
+        "depthscale.sims",
+        "depthscale.derivations",
+        "depthscale.derivations.analysis",
+        "depthscale.derivations.claims",
+        "depthscale.derivations.report",
+        "depthscale.derivations.cli",
+    ],
+)
 def test_exports_are_objects_even_after_every_submodule_is_imported(package):
     # a submodule import binds the submodule's name on the package, so an export of the same name
     # would turn into the module once anything imported that submodule

@@ -13,10 +13,10 @@ the step by machine:
    must approach 1 monotonically and end within a stated tolerance (or by ``sympy.limit``).
 
 This module is mathematics only: rendering a derivation to Markdown, HTML (MathML) or LaTeX is
-the job of :mod:`depthscale.derivations.render_derivation`. The texts of a derivation (title,
+the job of :mod:`depthscale.derivations.report.render_derivation`. The texts of a derivation (title,
 introduction, justifications, notes, parameter descriptions) are prose with inline formulas
 between dollar signs, LaTeX inside (``"Insert $\\lambda_k = c_\\lambda k^{-a}$."``), the markup
-described in :mod:`depthscale.derivations.typeset`.
+described in :mod:`depthscale.derivations.report.typeset`.
 
 Examples
 --------

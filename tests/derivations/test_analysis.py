@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from synthetic import curve
 
-from depthscale.derivations.analysis import curve_key, curves
-from depthscale.derivations.fits import fit_offset_power
+from depthscale.derivations.analysis.curve import curve_key, curves
+from depthscale.derivations.analysis.fits import fit_offset_power
 
 
 def test_a_curve_is_everything_but_depth_and_seed():

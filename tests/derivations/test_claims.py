@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from synthetic import curve
 
-from depthscale.derivations.analysis import curves
-from depthscale.derivations.claims import Evidence, evaluate_claims
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 
 
 def verdicts(records, theory=None):

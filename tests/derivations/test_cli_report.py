@@ -2,8 +2,8 @@
 
 import pytest
 
-from depthscale.derivations.cli import main
-from depthscale.derivations.commands.reproduce import PRESETS, preset_path
+from depthscale.derivations.cli.app import main
+from depthscale.derivations.cli.commands.reproduce import PRESETS, preset_path
 from depthscale.sims.grid import load_grid
 
 

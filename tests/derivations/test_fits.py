@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from depthscale.derivations.fits import (
+from depthscale.derivations.analysis.fits import (
     FitResult,
     additive_predict,
     bootstrap_over_seeds,

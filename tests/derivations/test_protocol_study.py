@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from depthscale.derivations import protocol_study as ps
-from depthscale.derivations.analysis import curves
-from depthscale.derivations.claims import Evidence
-from depthscale.derivations.commands.reproduce import preset_path
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.claims import protocol_study as ps
+from depthscale.derivations.claims.registry import Evidence
+from depthscale.derivations.cli.commands.reproduce import preset_path
 from depthscale.sims.config import RunConfig
 from depthscale.sims.grid import load_grid
 
@@ -132,7 +132,7 @@ def test_without_study_runs_every_claim_says_not_run():
 
 
 def test_study_table_and_figure():
-    from depthscale.derivations import figures
+    from depthscale.derivations.report import figures
 
     ev = _evidence()
     t = ps.table(ev)

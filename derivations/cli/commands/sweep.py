@@ -11,7 +11,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli.app import emit
 
 
 def register(sub) -> None:

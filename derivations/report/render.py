@@ -42,9 +42,9 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from depthscale.derivations.render_derivation import DERIVATION_CSS, render_derivation
-from depthscale.derivations.typeset import math_mathml, tex_escape
-from depthscale.derivations.verdicts import VERDICTS
+from depthscale.derivations.claims.verdicts import VERDICTS
+from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
+from depthscale.derivations.report.typeset import math_mathml, tex_escape
 from depthscale.theory.derivation import Derivation
 
 __all__ = [
@@ -84,13 +84,13 @@ class ReportContext:
     runtime_seconds : wall time of the work behind the report, or None.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
     derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
-        :mod:`depthscale.derivations.render_derivation`), or objects with ``title``,
+        :mod:`depthscale.derivations.report.render_derivation`), or objects with ``title``,
         ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
         whose fragments are inserted as they are.
     theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
         numbers are shown with 4 significant digits, None and nan as an em dash.
     figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
-    claims : :class:`~depthscale.derivations.verdicts.ClaimResult` objects (or dicts with the same
+    claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (or dicts with the same
         fields) with ``verdict`` one of ``VERDICTS``; shown right after the summary, with the overview figure.
     notes : paragraphs of plain text.
 
@@ -204,13 +204,13 @@ def format_interval(lo, hi) -> str:
 
 
 def claim_cells(result) -> dict:
-    """The text of a claim's cells from a :class:`~depthscale.derivations.verdicts.ClaimResult`.
+    """The text of a claim's cells from a :class:`~depthscale.derivations.claims.verdicts.ClaimResult`.
 
     ``expected`` is a number, an interval ``(lo, hi)`` shown as ``[lo, hi]``, a condition string or None.
 
     Examples
     --------
-    >>> from depthscale.derivations.verdicts import ClaimResult
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
     >>> cells = claim_cells(ClaimResult("x", "c", (1.0, 2.0), 1.5, 0.1, "2 s.e.", "pass", "why"))
     >>> cells["expected"], cells["measured"]
     ('[1, 2]', '1.5 ± 0.1')

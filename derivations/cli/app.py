@@ -1,6 +1,6 @@
 """The ``depthscale`` command line: one entry point, one module per sub-command.
 
-Each module in ``depthscale.derivations.commands`` exposes ``register(subparsers)``, which adds its
+Each module in ``depthscale.derivations.cli.commands`` exposes ``register(subparsers)``, which adds its
 sub-command and sets ``func(args) -> int``. Command modules import only the standard library and
 ``depthscale.theory.validate`` at module level; everything heavy (sympy, numba, matplotlib) is
 imported inside the handler that needs it, so ``depthscale ... --help`` and argument errors are
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
-        importlib.import_module(f"depthscale.derivations.commands.{name}").register(sub)
+        importlib.import_module(f"depthscale.derivations.cli.commands.{name}").register(sub)
     return parser
 
 

@@ -1,6 +1,6 @@
 """``depthscale predict softmax-floor``: the infinite-depth reference floors of a softmax task.
 
-The sub-command is registered by ``depthscale.derivations.commands.predict``; the options of the
+The sub-command is registered by ``depthscale.derivations.cli.commands.predict``; the options of the
 floor computation (contexts, temperature grid, mixture size) are shared with ``infer-scale``.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli.app import emit
 from depthscale.sims.threads import check_threads
 from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from depthscale.derivations.cli import emit, parse_list
-from depthscale.derivations.commands.softmax_floor import add_softmax_floor_parser
+from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
 from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
 from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 

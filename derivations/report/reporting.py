@@ -1,10 +1,10 @@
 """Assemble a report from run records: curves and their fits, theory numbers, claims, figures, tables.
 
 The path is one typed flow: records -> :func:`~depthscale.derivations.analysis.curves` (each
-curve owns its :class:`~depthscale.derivations.fits.FitResult` objects) -> theory numbers ->
+curve owns its :class:`~depthscale.derivations.analysis.fits.FitResult` objects) -> theory numbers ->
 :func:`~depthscale.derivations.claims.evaluate_claims` (``ClaimResult`` objects) -> figures and
-tables -> :class:`~depthscale.derivations.render.ReportContext`. Numbers become text only in
-:mod:`depthscale.derivations.render`.
+tables -> :class:`~depthscale.derivations.report.render.ReportContext`. Numbers become text only in
+:mod:`depthscale.derivations.report.render`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ import time
 
 import numpy as np
 
-from depthscale.derivations import figures, protocol_study, reference_values, theory_numbers
-from depthscale.derivations.analysis import BASELINES, Curve, curves
-from depthscale.derivations.claims import Evidence, evaluate_claims
-from depthscale.derivations.render import MISSING, format_estimate, format_interval
-from depthscale.derivations.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
+from depthscale.derivations.analysis import reference_values, theory_numbers
+from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
+from depthscale.derivations.claims import protocol_study
+from depthscale.derivations.claims.registry import Evidence, evaluate_claims
+from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
+from depthscale.derivations.report import figures
+from depthscale.derivations.report.render import MISSING, format_estimate, format_interval
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
@@ -264,7 +266,7 @@ def build_context(
     ``load_arrays(key)`` (``Store.load_arrays``) gives the runs' per-context errors, which the
     protocol study pairs with the reference floors; without it those comparisons are left out.
     """
-    from depthscale.derivations.render import ReportContext
+    from depthscale.derivations.report.render import ReportContext
 
     t0 = time.perf_counter()
     records = list(records)

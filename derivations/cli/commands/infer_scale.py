@@ -1,6 +1,6 @@
 """``depthscale infer-scale``: rank a (d, P) grid by how well its reference floors match reported floors.
 
-The scoring is defined in ``depthscale.derivations.scale_match``; the reference floors come from
+The scoring is defined in ``depthscale.derivations.analysis.scale_match``; the reference floors come from
 ``depthscale.sims.reference_floors`` with the options shared with ``predict softmax-floor``.
 """
 
@@ -10,8 +10,8 @@ import math
 import time
 from pathlib import Path
 
-from depthscale.derivations.cli import emit, parse_list
-from depthscale.derivations.commands.softmax_floor import add_floor_options, floor_options, task_from
+from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options, task_from
 from depthscale.theory.validate import check_int
 
 REFERENCES = ("single", "convex", "mixture")
@@ -68,7 +68,7 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
     spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
     error, the reported L0 being taken as exact).
     """
-    from depthscale.derivations.scale_match import match_score, rank
+    from depthscale.derivations.analysis.scale_match import match_score, rank
     from depthscale.sims.reference_floors import reference_floors
 
     tasks = {
@@ -95,7 +95,7 @@ def handle_infer_scale(args) -> int:
     ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
     Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
     kw = floor_options(args)
-    from depthscale.derivations.scale_match import read_floors
+    from depthscale.derivations.analysis.scale_match import read_floors
 
     rows = read_floors(_read(args.floors))
     t0 = time.perf_counter()

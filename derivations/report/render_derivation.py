@@ -6,9 +6,9 @@ Three formats, each as a complete document or as a fragment to embed in a report
 - HTML: a self-contained page (inline CSS, no scripts), equations and inline formulas in MathML;
 - LaTeX: an ``article`` (needs amsmath) with one ``equation*`` per step.
 
-The derivation's texts use the prose markup of :mod:`depthscale.derivations.typeset` (formulas
+The derivation's texts use the prose markup of :mod:`depthscale.derivations.report.typeset` (formulas
 between dollar signs); its equations are sympy expressions printed by
-:func:`depthscale.derivations.typeset.math_latex`. Each step shows the result of its machine
+:func:`depthscale.derivations.report.typeset.math_latex`. Each step shows the result of its machine
 check. Everything here returns strings; nothing is written to disk.
 
 Examples
@@ -26,7 +26,15 @@ True
 
 from __future__ import annotations
 
-from depthscale.derivations.typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, prose, tex_escape
+from depthscale.derivations.report.typeset import (
+    FORMATS,
+    html_escape,
+    math_latex,
+    math_mathml,
+    md_escape,
+    prose,
+    tex_escape,
+)
 
 __all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
 

@@ -3,7 +3,7 @@
 Every public figure function takes plain data (run records or rows of dicts), never writes a file
 and returns the PNG as ``bytes``, or ``None`` when there is nothing to draw. :func:`figure_entry`
 wraps a figure function into the ``{"name", "caption", "png", "why_missing"}`` entry that
-:mod:`depthscale.derivations.render` expects, carrying the reason whenever a figure is not drawn.
+:mod:`depthscale.derivations.report.render` expects, carrying the reason whenever a figure is not drawn.
 
 Runs are grouped into series exactly as claims group them: by
 :func:`depthscale.derivations.analysis.curve_key` (the whole configuration except depth), whose
@@ -31,8 +31,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from depthscale.derivations.analysis import EASY_TASKS as _EASY
-from depthscale.derivations.analysis import Curve, curve_key, curves
+from depthscale.derivations.analysis.curve import EASY_TASKS as _EASY
+from depthscale.derivations.analysis.curve import Curve, curve_key, curves
 from depthscale.theory.spectra import PowerLawSpectrum
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthscale.derivations.cli import check_out_dir, emit
+from depthscale.derivations.cli.app import check_out_dir, emit
 
 
 def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
@@ -44,8 +44,8 @@ def write(
 ) -> dict:
     """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
     ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs."""
-    from depthscale.derivations.render import write_report
-    from depthscale.derivations.reporting import build_context
+    from depthscale.derivations.report.render import write_report
+    from depthscale.derivations.report.reporting import build_context
     from depthscale.sims.store import json_text
     from depthscale.sims.threads import one_blas_thread
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from depthscale.derivations import fits as _fits
+from depthscale.derivations.analysis import fits as _fits
 from depthscale.theory.spectra import PowerLawSpectrum
 
 EASY_TASKS = ("easy-exact", "easy-fresh")

@@ -7,7 +7,7 @@ One place for each rendering concern:
   evaluated-at bar, rising factorials as Pochhammer symbols ``(x)_n``, the Beta function as
   ``\mathrm{B}(x, y)`` and multi-letter indices upright);
 - mathematics as MathML: :func:`math_mathml`, always LaTeX first and then
-  :func:`depthscale.derivations.mathml.latex_to_mathml`, the one MathML path;
+  :func:`depthscale.derivations.report.mathml.latex_to_mathml`, the one MathML path;
 - prose with inline mathematics: :func:`prose`.
 
 Markup of prose. The texts of a derivation (titles, justifications, notes, introduction,
@@ -15,7 +15,7 @@ conclusion, parameter descriptions) and any other prose passed to :func:`prose` 
 with inline formulas between dollar signs, LaTeX inside (``"Insert $\lambda_k = c_\lambda
 k^{-a}$ term by term."``); a literal dollar sign is written ``\$``. Markdown and LaTeX output keep
 the formula as ``$...$``, HTML output turns it into inline MathML. The LaTeX allowed inside the
-dollars is the subset documented in :mod:`depthscale.derivations.mathml`; anything else raises
+dollars is the subset documented in :mod:`depthscale.derivations.report.mathml`; anything else raises
 ``ValueError`` when the HTML is rendered (and the tests render every derivation).
 
 Examples
@@ -33,7 +33,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 
-from depthscale.derivations.mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
+from depthscale.derivations.report.mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
 
 __all__ = ["md_escape", "html_escape", "tex_escape", "math_latex", "math_mathml", "prose", "FORMATS"]
 

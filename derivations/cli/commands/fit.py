@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli.app import emit
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from depthscale.derivations.cli import parse_list
+    from depthscale.derivations.cli.app import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
     from depthscale.theory.validate import check_choice, check_int
@@ -41,7 +41,7 @@ def handle(args) -> int:
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
-    from depthscale.derivations.analysis import FIT_KINDS, curves  # scipy: only once the store is good
+    from depthscale.derivations.analysis.curve import FIT_KINDS, curves  # scipy: only once the store is good
 
     for k in kinds:
         check_choice("kind", k, tuple(FIT_KINDS))
@@ -82,7 +82,7 @@ def handle(args) -> int:
 
 def fit_text(f) -> str:
     """One line for a fit: its parameters, or why there are none."""
-    from depthscale.derivations.render import format_estimate, format_value
+    from depthscale.derivations.report.render import format_estimate, format_value
 
     if f.failure:
         return f"no fit ({f.failure})"

@@ -2,7 +2,7 @@
 
 A claim is a function ``claim(ev: Evidence) -> list[ClaimResult]`` listed in :data:`REGISTRY`; it
 returns one result per condition it tests, or one ``not run`` result when the sweep has nothing
-for it. The rules that turn evidence into verdicts live in :mod:`depthscale.derivations.verdicts`;
+for it. The rules that turn evidence into verdicts live in :mod:`depthscale.derivations.claims.verdicts`;
 the tolerances of each claim are the constants below. Adding a claim: write the function here,
 append it to :data:`REGISTRY`, describe it in docs/claims.md and test it in tests/derivations/test_claims.py.
 """
@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.derivations import protocol_study
-from depthscale.derivations.analysis import EASY_TASKS, Curve
-from depthscale.derivations.render import format_estimate as est
-from depthscale.derivations.render import format_interval
-from depthscale.derivations.render import format_percent as pct
-from depthscale.derivations.render import format_value as num
-from depthscale.derivations.verdicts import MIN_EVAL, ClaimResult, decide, not_run, unidentified
+from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
+from depthscale.derivations.claims import protocol_study
+from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, decide, not_run, unidentified
+from depthscale.derivations.report.render import format_estimate as est
+from depthscale.derivations.report.render import format_interval
+from depthscale.derivations.report.render import format_percent as pct
+from depthscale.derivations.report.render import format_value as num
 
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
@@ -419,7 +419,7 @@ def identity(ev):
 
 def clt_convergence(ev):
     """Softmax top-2: the gap L0 - C_L decays near 1/L."""
-    from depthscale.derivations import fits
+    from depthscale.derivations.analysis import fits
 
     statement = "C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L"
     tol = f"in {GAP_ALPHA_RANGE}"

@@ -4,7 +4,7 @@ The ``protocol`` preset trains the softmax model under five training protocols t
 where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
 protocol from its configuration, pairs every run with the infinite-depth reference floors of its
 task on the same evaluation contexts (:func:`gather_floors`), and holds the claims the study
-decides (:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims`; definitions in
+decides (:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims.registry`; definitions in
 docs/claims.md, the study in docs/protocol-study.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from depthscale.derivations import fits
-from depthscale.derivations.analysis import Curve
-from depthscale.derivations.render import format_estimate as est
-from depthscale.derivations.verdicts import ClaimResult, decisive, not_run, unidentified
+from depthscale.derivations.analysis import fits
+from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.claims.verdicts import ClaimResult, decisive, not_run, unidentified
+from depthscale.derivations.report.render import format_estimate as est
 
 
 def pct(x: float) -> str:

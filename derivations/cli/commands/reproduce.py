@@ -13,9 +13,9 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from depthscale.derivations.cli import emit
-from depthscale.derivations.commands.report import add_report_options, check_contexts, check_out, claims_text, write
-from depthscale.derivations.commands.sweep import add_run_options, check_run_options, run_sweep
+from depthscale.derivations.cli.app import emit
+from depthscale.derivations.cli.commands.report import add_report_options, check_contexts, check_out, claims_text, write
+from depthscale.derivations.cli.commands.sweep import add_run_options, check_run_options, run_sweep
 
 PRESETS = ("smoke", "cpu", "protocol", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
+from depthscale.derivations.analysis.reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from depthscale.derivations.cli import emit
+from depthscale.derivations.cli.app import emit
 from depthscale.sims.threads import check_threads
 
 VARIANTS = {

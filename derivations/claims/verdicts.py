@@ -73,7 +73,7 @@ class ClaimResult:
 
     def to_dict(self) -> dict:
         """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""
-        from depthscale.derivations.render import claim_cells
+        from depthscale.derivations.report.render import claim_cells
 
         exp = self.expected
         if isinstance(exp, tuple):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from depthscale.derivations.cli import check_out_dir, check_out_file, emit
+from depthscale.derivations.cli.app import check_out_dir, check_out_file, emit
 from depthscale.theory.validate import check_choice
 
 FORMATS = {"md": "md", "html": "html", "tex": "tex"}
@@ -64,7 +64,7 @@ def handler(args) -> int:
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
-    from depthscale.derivations.render_derivation import render_derivation  # sympy: only once the paths are good
+    from depthscale.derivations.report.render_derivation import render_derivation  # sympy: only once the paths are good
     from depthscale.theory.derivation import build_derivation
 
     der = build_derivation(name)

@@ -1,0 +1,18 @@
+"""Curves and fits: run records grouped into depth curves, their fitted depth laws, and the theory numbers beside them.
+
+Public names are re-exported lazily: ``from depthscale.derivations.analysis import X`` imports only
+the module that defines ``X``.
+"""
+
+from depthscale.theory.exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    curve="BASELINES EASY_TASKS FIT_KINDS BaselineComparison Curve curve_key curve_label curves variant_name",
+    fits=(
+        "BootstrapResult Comparison FitResult ProfileResult additive_predict bootstrap_over_seeds compare_alpha_one "
+        "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha"
+    ),
+    theory_numbers="clt_table derivation_checks floor_reference linear_table slopes",
+    scale_match="match_score rank read_floors",
+)
