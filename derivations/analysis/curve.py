@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from depthscale.derivations.analysis import fits as _fits
+from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
 from depthscale.theory.spectra import PowerLawSpectrum
 
 EASY_TASKS = ("easy-exact", "easy-fresh")
@@ -259,9 +260,7 @@ class Curve:
         rows = full[np.all(np.isfinite(full), axis=1)]
         if rows.shape[0] >= 3 and n_boot > 0 and res.identified:  # no intervals for a fit that is not identified
             try:
-                extra["bootstrap"] = _fits.bootstrap_over_seeds(
-                    L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed)
-                )
+                extra["bootstrap"] = bootstrap_over_seeds(L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed))
             except (ValueError, RuntimeError, np.linalg.LinAlgError):
                 pass  # too few bootstrap fits succeeded: the Jacobian errors stand alone
         return _replace(res, **extra) if extra else res

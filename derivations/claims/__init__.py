@@ -8,6 +8,7 @@ from depthscale.theory.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    registry="Evidence REGISTRY evaluate_claims",
+    evidence="Evidence",
+    registry="REGISTRY evaluate_claims",
     verdicts="VERDICTS ClaimResult decide decisive not_run unidentified",
 )

@@ -3,8 +3,9 @@
 The ``protocol`` preset trains the softmax model under five training protocols that differ in
 where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
 protocol from its configuration, pairs every run with the infinite-depth reference floors of its
-task on the same evaluation contexts (:func:`gather_floors`), and holds the claims the study
-decides (:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims.registry`; definitions in
+task on the same evaluation contexts (``gather_floors``, in
+:mod:`depthscale.derivations.analysis.protocols`), and holds the claims the study decides
+(:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims.registry`; definitions in
 docs/claims.md, the study in docs/protocol-study.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
@@ -22,8 +23,17 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis import fits
 from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.analysis.protocols import (
+    FLOOR_NAMES,
+    PROTOCOLS,
+    Protocol,
+    gather_floors,
+    protocol_of,
+    study_curves,
+    task_label,
+)
 from depthscale.derivations.claims.verdicts import ClaimResult, decisive, not_run, unidentified
-from depthscale.derivations.report.render import format_estimate as est
+from depthscale.derivations.formatting import format_estimate as est
 
 
 def pct(x: float) -> str:
@@ -34,118 +44,6 @@ ALPHA_RANGE = (0.8, 1.2)  # "inverse depth": the excess over R_inf falls like L^
 FLOOR_RTOL = 0.03  # R_inf "is" a reference floor when within 3 % of it
 BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
 RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
-FLOOR_NAMES = ("single", "convex", "mixture")
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """A training protocol of the study: the settings that define it and what it probes."""
-
-    name: str
-    schedule: str
-    lr: float
-    batch: int
-    steps: int
-    init_scale: float
-    probes: str
-    fixed_budget: bool = False  # stopped early by design: convergence is not asked of its runs
-
-
-PROTOCOLS = (
-    Protocol("cosine", "cosine", 3e-3, 1024, 4000, 0.3, "annealed to a noise-free end (the cpu preset's setting)"),
-    Protocol(
-        "constant-3e-3", "constant", 3e-3, 1024, 3000, 0.3, "minibatch noise at a constant step (shared by the layers)"
-    ),
-    Protocol("constant-1e-2", "constant", 1e-2, 1024, 3000, 0.3, "more minibatch noise (larger constant step)"),
-    Protocol(
-        "large-init-short",
-        "cosine",
-        3e-3,
-        1024,
-        1000,
-        1.0,
-        "independent per-layer deviations from a large initialisation that a short budget leaves",
-        fixed_budget=True,
-    ),
-    Protocol("small-batch", "constant", 3e-3, 128, 3000, 0.3, "eight times the gradient noise of constant-3e-3"),
-)
-
-
-def protocol_of(curve: Curve) -> Protocol | None:
-    """The study protocol a curve was trained under, or None (matched on the settings that define it)."""
-    rec = next(iter(curve.runs.values()))
-    tr, m = rec["config"]["train"], rec["config"]["model"]
-    for p in PROTOCOLS:
-        if (
-            tr.get("schedule") == p.schedule
-            and math.isclose(tr.get("lr", 0), p.lr)
-            and tr.get("batch") == p.batch
-            and tr.get("steps") == p.steps
-            and math.isclose(m.get("init_scale", 0.3), p.init_scale)
-        ):
-            return p
-    return None
-
-
-def study_curves(curves) -> list[tuple[Protocol, Curve]]:
-    """The softmax (base model) curves trained under a study protocol, with their protocol."""
-    out = []
-    for c in curves:
-        if c.model == "softmax" and c.variant == "base" and (p := protocol_of(c)) is not None:
-            out.append((p, c))
-    return out
-
-
-def task_label(c: Curve) -> str:
-    return f"top-{c.k} (a,b)=({c.a:g},{c.b:g}) d={c.d} P={c.P}" if c.task == "topk" else f"{c.task} d={c.d} P={c.P}"
-
-
-# ------------------------------------------------------------------------------------------------ floors
-def gather_floors(curves, load_arrays) -> dict:
-    """Reference floors of every study curve's task and seeds, paired with its runs.
-
-    ``load_arrays(key)`` returns a run's stored arrays (``Store.load_arrays``). Returns
-    ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: (mean, se)}}}}``: floors
-    and excesses averaged over the seeds (independent contexts, so errors add in quadrature).
-    Floors are computed once per (task, seed, evaluation contexts).
-    """
-    from depthscale.sims.config import TaskConfig
-    from depthscale.sims.reference_floors import excess_over_floors, reference_floors
-
-    cache: dict = {}
-    out = {}
-    for _, c in study_curves(curves):
-        per_seed_floor = {n: [] for n in FLOOR_NAMES}
-        per_depth: dict = {}
-        seen: set = set()
-        for (depth, seed), rec in sorted(c.runs.items()):
-            arrays = load_arrays(rec["key"]) or {}
-            sq = arrays.get("sq_err")
-            task = TaskConfig(**rec["config"]["task"])
-            n_eval = int(rec["config"]["train"]["eval_contexts"])
-            fk = (task, seed, n_eval)
-            if fk not in cache:
-                cache[fk] = reference_floors(task, seed, n_eval=n_eval)
-            if fk not in seen:  # each seed's floors once per curve (curves of one task share them)
-                seen.add(fk)
-                for n in FLOOR_NAMES:
-                    f = getattr(cache[fk], n)
-                    per_seed_floor[n].append((f.loss, f.se))
-            if sq is not None and sq.shape == (n_eval,):
-                for n, v in excess_over_floors(sq, cache[fk]).items():
-                    per_depth.setdefault(depth, {}).setdefault(n, []).append(v)
-        out[c.key] = {
-            "floors": {n: _pool(v) for n, v in per_seed_floor.items() if v},
-            "excess": {L: {n: _pool(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
-        }
-    return out
-
-
-def _pool(pairs) -> tuple[float, float]:
-    """Mean of independent estimates and its standard error."""
-    m = np.array([p[0] for p in pairs], dtype=float)
-    s = np.array([p[1] for p in pairs], dtype=float)
-    return float(m.mean()), float(math.sqrt(np.sum(s**2)) / len(s))
 
 
 # ------------------------------------------------------------------------------------------------ per curve
@@ -487,71 +385,8 @@ CLAIMS = (
 )
 
 
-# ------------------------------------------------------------------------------------------------ report pieces
-def table(ev) -> dict | None:
-    """The study's table: per protocol and task, (alpha, R_inf, c) with errors, the floors and diagnostics."""
-    rs = rows(ev)
-    if not rs:
-        return None
-    body = []
-    for r in rs:
-        f = r.fit
-        ok = r.identified
-        body.append(
-            [
-                r.protocol.name,
-                task_label(r.curve),
-                est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
-                est(f.params["L0"], f.se["L0"]) if ok else "not identified",
-                est(f.params["c"], f.se["c"]) if ok else "not identified",
-                *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
-                r.r1,
-                r.layer_loss,
-                r.disagreement,
-                r.similarity,
-            ]
-        )
-    return {
-        "title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
-        "columns": [
-            "protocol",
-            "task",
-            "alpha",
-            "R_inf",
-            "c",
-            "single floor",
-            "convex floor",
-            "mixture floor",
-            "R_1",
-            "mean A_L",
-            "mean A_L - C_L",
-            "q-k similarity (deepest)",
-        ],
-        "rows": body,
-    }
-
-
-def figure_rows(ev) -> list[dict]:
-    """Per curve: depths, excess R_L - R_inf (fitted) with seed errors, for the log-log figure."""
-    out = []
-    for r in rows(ev):
-        if not r.identified:
-            continue
-        c = r.curve
-        out.append(
-            {
-                "protocol": r.protocol.name,
-                "task": task_label(c),
-                "depths": c.depths.tolist(),
-                "excess": (c.mean - r.fit.params["L0"]).tolist(),
-                "se": c.error_bar.tolist(),
-                "alpha": r.fit.params["alpha"],
-            }
-        )
-    return out
-
-
 __all__ = [
+    "FLOOR_NAMES",
     "PROTOCOLS",
     "Protocol",
     "ProtocolRow",
@@ -559,7 +394,6 @@ __all__ = [
     "protocol_of",
     "study_curves",
     "gather_floors",
+    "task_label",
     "rows",
-    "table",
-    "figure_rows",
 ]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from depthscale.derivations.formatting import format_estimate, format_interval
+
 VERDICTS = ("pass", "fail", "indicative", "not run")
 
 # What makes evidence decisive (docs/choices.md, "When a claim is decided").
@@ -73,8 +75,6 @@ class ClaimResult:
 
     def to_dict(self) -> dict:
         """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""
-        from depthscale.derivations.report.render import claim_cells
-
         exp = self.expected
         if isinstance(exp, tuple):
             exp = [_num(x) for x in exp]
@@ -143,6 +143,37 @@ def unidentified(fits_by_name: dict) -> str:
     return ("undecided: fit not identified (" + "; ".join(bad) + ")") if bad else ""
 
 
+def claim_cells(result) -> dict:
+    """The text of a claim's cells from a :class:`~depthscale.derivations.claims.verdicts.ClaimResult`.
+
+    ``expected`` is a number, an interval ``(lo, hi)`` shown as ``[lo, hi]``, a condition string or None.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> cells = claim_cells(ClaimResult("x", "c", (1.0, 2.0), 1.5, 0.1, "2 s.e.", "pass", "why"))
+    >>> cells["expected"], cells["measured"]
+    ('[1, 2]', '1.5 ± 0.1')
+    """
+    exp = result.expected
+    if isinstance(exp, tuple):
+        exp_text = format_interval(*exp)
+    else:
+        exp_text = format_estimate(exp, getattr(result, "expected_error", None))
+    measured = format_estimate(result.measured, result.error)
+    if result.note:
+        measured = f"{measured} {result.note}" if result.measured is not None else result.note
+    return {
+        "id": result.id,
+        "claim": result.claim,
+        "expected": exp_text,
+        "measured": measured,
+        "tolerance": result.tolerance,
+        "verdict": result.verdict,
+        "reason": result.reason,
+    }
+
+
 __all__ = [
     "VERDICTS",
     "MIN_SEEDS",
@@ -154,4 +185,5 @@ __all__ = [
     "decisive",
     "decide",
     "unidentified",
+    "claim_cells",
 ]

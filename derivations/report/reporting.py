@@ -14,13 +14,12 @@ import time
 
 import numpy as np
 
-from depthscale.derivations.analysis import reference_values, theory_numbers
+from depthscale.derivations.analysis import protocols, reference_values, theory_numbers
 from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
-from depthscale.derivations.claims import protocol_study
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
-from depthscale.derivations.report import figures
-from depthscale.derivations.report.render import MISSING, format_estimate, format_interval
+from depthscale.derivations.formatting import MISSING, format_estimate, format_interval
+from depthscale.derivations.report import figures, protocol_table
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
@@ -244,7 +243,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
         figures.figure_entry("baselines", base_rows),
         *(
             [figures.figure_entry("protocol_excess", study)]
-            if (study := protocol_study.figure_rows(Evidence(cs, theory)))
+            if (study := protocol_table.figure_rows(Evidence(cs, theory)))
             else []
         ),
     ]
@@ -266,17 +265,17 @@ def build_context(
     ``load_arrays(key)`` (``Store.load_arrays``) gives the runs' per-context errors, which the
     protocol study pairs with the reference floors; without it those comparisons are left out.
     """
-    from depthscale.derivations.report.render import ReportContext
+    from depthscale.derivations.report.context import ReportContext
 
     t0 = time.perf_counter()
     records = list(records)
     cs = curves(records)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
-    if load_arrays is not None and protocol_study.study_curves(cs):
-        theory["protocol_floors"] = protocol_study.gather_floors(cs, load_arrays)
+    if load_arrays is not None and protocols.study_curves(cs):
+        theory["protocol_floors"] = protocols.gather_floors(cs, load_arrays)
     ev = Evidence(cs, theory)
     claims = evaluate_claims(ev)
-    if (study := protocol_study.table(ev)) is not None:
+    if (study := protocol_table.table(ev)) is not None:
         theory_tables.append(study)
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)

@@ -82,7 +82,7 @@ def handle(args) -> int:
 
 def fit_text(f) -> str:
     """One line for a fit: its parameters, or why there are none."""
-    from depthscale.derivations.report.render import format_estimate, format_value
+    from depthscale.derivations.formatting import format_estimate, format_value
 
     if f.failure:
         return f"no fit ({f.failure})"
