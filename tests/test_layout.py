@@ -44,3 +44,33 @@ def test_the_number_formatting_module_needs_only_the_standard_library():
     loaded = _loaded_after("depthscale.derivations.formatting")
     assert {"numpy", "scipy", "jinja2", "sympy"} & loaded == set()
     assert not any(m.startswith(("depthscale.sims", "depthscale.derivations.report")) for m in loaded)
+
+
+def _imports(path: Path) -> set:
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize(
+    "folder, forbidden",
+    [
+        ("theory", ("depthscale.sims", "depthscale.derivations")),
+        ("sims", ("depthscale.derivations",)),
+        ("derivations/analysis", ("depthscale.derivations.cli", "depthscale.derivations.report")),
+        ("derivations/claims", ("depthscale.derivations.cli", "depthscale.derivations.report")),
+        ("derivations/report", ("depthscale.derivations.cli",)),
+    ],
+)
+def test_imports_go_one_way_and_library_code_never_imports_the_cli(folder, forbidden):
+    wrong = {
+        str(p.relative_to(ROOT)): sorted(m for m in _imports(p) if m.startswith(forbidden))
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}

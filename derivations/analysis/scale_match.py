@@ -26,6 +26,8 @@ from depthscale.theory.validate import check_choice, check_int, check_real
 
 COLUMNS = ("task", "k", "a", "b", "L0")
 TASKS = ("topk", "easy-exact", "easy-fresh")
+TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
+REFERENCES = ("single", "convex", "mixture")
 
 
 def read_floors(text: str) -> list[dict]:
@@ -102,3 +104,64 @@ def rank(candidates: list[dict]) -> list[dict]:
     [2, 1]
     """
     return sorted(candidates, key=lambda c: (c["score"], c["spread"]))
+
+
+def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
+    """Validated ``TaskConfig`` with float spectrum parameters, as ``simulate`` and the presets build it.
+
+    The contexts are seeded by a hash of the whole configuration (``rng_for``), so ``k`` (default 2,
+    ``None`` means the default) and the float types matter even where the task ignores them.
+
+    Examples
+    --------
+    >>> task_from("topk", 2, 0, 0, 16, 128).a
+    0.0
+    """
+    from depthscale.sims.config import TaskConfig
+
+    task = check_choice("task", task, TASK_CHOICES)
+    d = check_int("d", d, lo=1, hi=100_000)
+    P = check_int("P", P, lo=1, hi=1_000_000)
+    k = check_int("k", TaskConfig.k if k is None else k, lo=1)
+    if k > P:
+        raise ValueError(f"k={k}: must be at most the context length P={P}")
+    return TaskConfig(
+        task=task,
+        k=k,
+        a=check_real("a", a, lo=0),
+        b=check_real("b", b, lo=0),
+        d=d,
+        P=P,
+        c_lambda=check_real("c_lambda", c_lambda, lo=0, lo_open=True),
+        c_omega=check_real("c_omega", c_omega, lo=0, lo_open=True),
+    )
+
+
+def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -> dict:
+    """Reference floors for every ``(d, P)`` and row, and the ranking (see ``scale_match``).
+
+    ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
+    ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
+    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
+    error, the reported L0 being taken as exact).
+    """
+    from depthscale.sims.reference_floors import reference_floors
+
+    tasks = {
+        (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
+        for d in ds
+        for P in Ps
+    }  # validate the whole grid before computing anything
+    cands, table = [], []
+    for (d, P), ts in tasks.items():
+        fls = [reference_floors(t, **kw) for t in ts]
+        for name in REFERENCES:
+            refs = [getattr(f, name) for f in fls]
+            sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
+            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
+            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
+            cands.append({"d": d, "P": P, "reference": name, **sc})
+            table.append(
+                {"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]}
+            )
+    return {"ranking": rank(cands), "floors": table}

@@ -6,15 +6,14 @@ The scoring is defined in ``depthscale.derivations.analysis.scale_match``; the r
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
+from depthscale.derivations.analysis.scale_match import infer_scale
 from depthscale.derivations.cli.app import emit, parse_list
-from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options, task_from
+from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options
 from depthscale.theory.validate import check_int
 
-REFERENCES = ("single", "convex", "mixture")
 DEFAULT_CONTEXTS = 4096
 
 
@@ -58,37 +57,6 @@ def _read(path: str) -> str:
         return p.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"floors={path!r}: cannot be read ({exc.__class__.__name__})") from None
-
-
-def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -> dict:
-    """Reference floors for every ``(d, P)`` and row, and the ranking (see ``scale_match``).
-
-    ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
-    ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
-    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
-    error, the reported L0 being taken as exact).
-    """
-    from depthscale.derivations.analysis.scale_match import match_score, rank
-    from depthscale.sims.reference_floors import reference_floors
-
-    tasks = {
-        (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
-        for d in ds
-        for P in Ps
-    }  # validate the whole grid before computing anything
-    cands, table = [], []
-    for (d, P), ts in tasks.items():
-        fls = [reference_floors(t, **kw) for t in ts]
-        for name in REFERENCES:
-            refs = [getattr(f, name) for f in fls]
-            sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
-            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
-            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
-            cands.append({"d": d, "P": P, "reference": name, **sc})
-            table.append(
-                {"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]}
-            )
-    return {"ranking": rank(cands), "floors": table}
 
 
 def handle_infer_scale(args) -> int:

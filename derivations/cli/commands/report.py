@@ -42,47 +42,20 @@ def check_contexts(args) -> None:
 def write(
     records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None, load_arrays=None
 ) -> dict:
-    """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
-    ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs."""
-    from depthscale.derivations.report.render import write_report
-    from depthscale.derivations.report.reporting import build_context
-    from depthscale.sims.store import json_text
-    from depthscale.sims.threads import one_blas_thread
+    """:func:`~depthscale.derivations.report.from_records.report_from_records` with the options of ``args``."""
+    from depthscale.derivations.report.from_records import report_from_records
 
-    # The Monte Carlo floors multiply small matrices: a second BLAS thread gains little on an idle
-    # machine, and next to a running sweep its spinning made a report about 30 times slower.
-    with one_blas_thread():
-        ctx = build_context(
-            records,
-            title=title,
-            preset=preset,
-            floor_contexts=args.floor_contexts,
-            reference_contexts=args.reference_contexts,
-            runtime_seconds=runtime,
-            load_arrays=load_arrays,
-        )
-    if missing:
-        ctx.summary.insert(0, missing)
-    paths = write_report(ctx, args.out)
-    claims = [c.to_dict() for c in ctx.claims]
-    # claims.json: the verdicts for machines (theory = what the measurement is compared with, detail = the reason)
-    rows = [
-        {
-            "id": c["id"],
-            "claim": c["claim"],
-            "verdict": c["verdict"],
-            "measured": c["measured"],
-            "error": c["error"],
-            "theory": c["expected"],
-            "theory_error": c["expected_error"],
-            "tolerance": c["tolerance"],
-            "detail": c["reason"],
-        }
-        for c in claims
-    ]
-    paths["claims"] = Path(args.out) / "claims.json"
-    paths["claims"].write_text(json_text(rows, indent=1) + "\n", encoding="utf-8")
-    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}
+    return report_from_records(
+        records,
+        args.out,
+        title,
+        floor_contexts=args.floor_contexts,
+        reference_contexts=args.reference_contexts,
+        preset=preset,
+        runtime=runtime,
+        missing=missing,
+        load_arrays=load_arrays,
+    )
 
 
 def register(sub) -> None:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import time
 
+from depthscale.derivations.analysis.scale_match import task_from
 from depthscale.derivations.cli.app import emit
 from depthscale.sims.threads import check_threads
-from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
-
-TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
+from depthscale.theory.validate import SEED_MAX, check_int, check_real
 
 
 def add_floor_options(parser, contexts_default=None) -> None:
@@ -107,37 +106,6 @@ def add_softmax_floor_parser(sub) -> None:
     p.add_argument("--P", type=int, required=True, help="context length (>= 1)")
     add_floor_options(p)
     p.set_defaults(func=handle_softmax_floor)
-
-
-def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
-    """Validated ``TaskConfig`` with float spectrum parameters, as ``simulate`` and the presets build it.
-
-    The contexts are seeded by a hash of the whole configuration (``rng_for``), so ``k`` (default 2,
-    ``None`` means the default) and the float types matter even where the task ignores them.
-
-    Examples
-    --------
-    >>> task_from("topk", 2, 0, 0, 16, 128).a
-    0.0
-    """
-    from depthscale.sims.config import TaskConfig
-
-    task = check_choice("task", task, TASK_CHOICES)
-    d = check_int("d", d, lo=1, hi=100_000)
-    P = check_int("P", P, lo=1, hi=1_000_000)
-    k = check_int("k", TaskConfig.k if k is None else k, lo=1)
-    if k > P:
-        raise ValueError(f"k={k}: must be at most the context length P={P}")
-    return TaskConfig(
-        task=task,
-        k=k,
-        a=check_real("a", a, lo=0),
-        b=check_real("b", b, lo=0),
-        d=d,
-        P=P,
-        c_lambda=check_real("c_lambda", c_lambda, lo=0, lo_open=True),
-        c_omega=check_real("c_omega", c_omega, lo=0, lo_open=True),
-    )
 
 
 def floor_options(args) -> dict:
