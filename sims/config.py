@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from depthscale.theory.spectra import PowerLawSpectrum
-from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 TASKS = ("easy-exact", "easy-fresh", "topk")
 MODELS = ("linear", "softmax")

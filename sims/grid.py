@@ -35,7 +35,7 @@ import tomllib
 from pathlib import Path
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
-from depthscale.theory.validate import SEED_MAX, check_int
+from depthscale.theory._validate import SEED_MAX, check_int
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")

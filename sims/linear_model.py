@@ -69,7 +69,7 @@ from depthscale.sims.config import ModelConfig
 from depthscale.sims.linear_kernels import linear_pass
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.threads import batch_chunks
-from depthscale.theory.validate import check_choice, check_int
+from depthscale.theory._validate import check_choice, check_int
 
 __all__ = ["LinearAttention", "population_loss"]
 

@@ -37,8 +37,8 @@ import numpy as np
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.parameters import mean_pairwise_cosine
 from depthscale.sims.tasks import eval_batches
+from depthscale.theory._validate import check_int
 from depthscale.theory.clt import decompose
-from depthscale.theory.validate import check_int
 
 _ATTN_ELEMS = 1 << 22  # attention is requested in sub-batches of at most this many weights
 # the loss and its decomposition over layers (defined above): the headline numbers of a run's record

@@ -43,7 +43,7 @@ from depthscale.sims.baselines import (
     paired_difference,
 )
 from depthscale.sims.config import TaskConfig
-from depthscale.theory.validate import check_int, check_real
+from depthscale.theory._validate import check_int, check_real
 
 MAX_TEMPERATURES = 8  # K of the signed mixture: each extra temperature costs a Nelder-Mead in K dimensions
 FLOOR_NAMES = ("single", "convex", "mixture")

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from depthscale.sims.config import CONTEXTS_VERSION
-from depthscale.theory.validate import check_choice
+from depthscale.theory._validate import check_choice
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "diverged", "failed")

@@ -26,7 +26,7 @@ from depthscale.sims.grid import run_key
 from depthscale.sims.provenance import code_version
 from depthscale.sims.store import contexts_mismatch
 from depthscale.sims.threads import limit_worker_threads
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory._validate import check_choice, check_int, check_real
 
 EXECUTORS = ("process", "serial", "dask")
 

@@ -527,7 +527,7 @@ def build_derivation(name: str) -> Derivation:
     >>> build_derivation("modes").name
     'modes'
     """
-    from depthscale.theory.validate import check_choice
+    from depthscale.theory._validate import check_choice
 
     check_choice("name", name, tuple(DERIVATIONS))
     d = DERIVATIONS[name]()

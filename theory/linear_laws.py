@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthscale.theory.validate import DEPTH_MAX, MODES_MAX, check_int
+from depthscale.theory._validate import DEPTH_MAX, MODES_MAX, check_int
 
 # column order of the table; the asymptotic laws are absent unless a > 0 and a + b > 1
 LINEAR_LAWS = (

@@ -6,7 +6,7 @@ import numpy as np
 
 from depthscale.derivations.analysis.fit_results import BootstrapResult
 from depthscale.derivations.analysis.fits import _vector, fit_offset_power
-from depthscale.theory.validate import check_int, check_real
+from depthscale.theory._validate import check_int, check_real
 
 
 # -------------------------------------------------------------------------------------------

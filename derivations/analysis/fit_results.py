@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from depthscale.theory.validate import check_real
+from depthscale.theory._validate import check_real
 
 
 # -------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import io
 import math
 import statistics
 
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory._validate import check_choice, check_int, check_real
 
 COLUMNS = ("task", "k", "a", "b", "L0")
 TASKS = ("topk", "easy-exact", "easy-fresh")

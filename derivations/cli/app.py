@@ -2,7 +2,7 @@
 
 Each module in ``depthscale.derivations.cli.commands`` exposes ``register(subparsers)``, which adds its
 sub-command and sets ``func(args) -> int``. Command modules import only the standard library and
-``depthscale.theory.validate`` at module level; everything heavy (sympy, numba, matplotlib) is
+``depthscale.theory._validate`` at module level; everything heavy (sympy, numba, matplotlib) is
 imported inside the handler that needs it, so ``depthscale ... --help`` and argument errors are
 fast. Bad input of any kind (a ``ValueError`` or an ``OSError`` such as an unwritable ``--out``)
 ends as one line on stderr and exit status 2; Ctrl-C ends with status 130, and so does SIGTERM (what

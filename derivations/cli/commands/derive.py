@@ -11,7 +11,7 @@ import os
 import sys
 
 from depthscale.derivations.cli.app import check_out_dir, check_out_file, emit
-from depthscale.theory.validate import check_choice
+from depthscale.theory._validate import check_choice
 
 FORMATS = {"md": "md", "html": "html", "tex": "tex"}
 

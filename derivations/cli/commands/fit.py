@@ -31,7 +31,7 @@ def handle(args) -> int:
     from depthscale.derivations.cli.app import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
-    from depthscale.theory.validate import check_choice, check_int
+    from depthscale.theory._validate import check_choice, check_int
 
     if args.model is not None:
         check_choice("model", args.model, MODELS)

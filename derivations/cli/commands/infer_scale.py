@@ -12,7 +12,7 @@ from pathlib import Path
 from depthscale.derivations.analysis.scale_match import infer_scale
 from depthscale.derivations.cli.app import emit, parse_list
 from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options
-from depthscale.theory.validate import check_int
+from depthscale.theory._validate import check_int
 
 DEFAULT_CONTEXTS = 4096
 

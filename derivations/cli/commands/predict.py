@@ -11,9 +11,18 @@ import math
 
 from depthscale.derivations.cli.app import emit, parse_list
 from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
+from depthscale.theory._validate import (
+    D_MAX,
+    DEPTH_MAX,
+    MODES_MAX,
+    P_MAX,
+    SEED_MAX,
+    check_choice,
+    check_int,
+    check_real,
+)
 from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
 from depthscale.theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
-from depthscale.theory.validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}

@@ -31,7 +31,7 @@ def check_out(out: str) -> Path:
 
 
 def check_contexts(args) -> None:
-    from depthscale.theory.validate import check_int
+    from depthscale.theory._validate import check_int
 
     check_int("floor-contexts", args.floor_contexts, lo=10)
     check_int("reference-contexts", args.reference_contexts, lo=0)

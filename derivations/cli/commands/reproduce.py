@@ -78,7 +78,7 @@ def handle(args) -> int:
     from depthscale.sims.config import CONTEXTS_VERSION
     from depthscale.sims.store import Store, check_store_file
     from depthscale.sims.sweeps import plan
-    from depthscale.theory.validate import check_choice
+    from depthscale.theory._validate import check_choice
 
     check_choice("preset", args.preset, PRESETS)
     out = check_out(args.out)

@@ -26,7 +26,7 @@ CONFIG_OPTIONS = {
 
 
 def register(sub) -> None:
-    from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX
+    from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX
 
     p = sub.add_parser("simulate", help="train one attention model and measure it")
     p.add_argument("--model", default="softmax", help="linear or softmax (default softmax)")
@@ -91,7 +91,7 @@ def build_config(args):
 
 
 def handle(args) -> int:
-    from depthscale.theory.validate import SEED_MAX, check_int
+    from depthscale.theory._validate import SEED_MAX, check_int
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)

@@ -11,7 +11,7 @@ import time
 from depthscale.derivations.analysis.scale_match import task_from
 from depthscale.derivations.cli.app import emit
 from depthscale.sims.threads import check_threads
-from depthscale.theory.validate import SEED_MAX, check_int, check_real
+from depthscale.theory._validate import SEED_MAX, check_int, check_real
 
 
 def add_floor_options(parser, contexts_default=None) -> None:

@@ -82,7 +82,7 @@ def check_executor(executor: str | None, workers: int | None, scheduler: str | N
     that accepts a connection now, so an unreachable one fails before the store is made.
     """
     from depthscale.sims.sweeps import EXECUTORS
-    from depthscale.theory.validate import check_choice, check_int
+    from depthscale.theory._validate import check_choice, check_int
 
     executor = executor or ("dask" if scheduler else "process")
     check_choice("executor", executor, EXECUTORS)

@@ -1,4 +1,7 @@
-"""Lazy re-exports for the three packages: ``from depthscale.sims import X`` imports only X's module."""
+"""Lazy re-exports for every package: ``from depthscale.sims import X`` imports only X's module.
+
+Project infrastructure, not theory: private to the project, imported by every layer.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ def lazy_exports(package: str, **modules: str) -> tuple:
     Each keyword is a submodule of ``package``; its value lists the public names that submodule
     defines, separated by whitespace. A name is looked up (and its submodule imported) on first use.
 
-    >>> all_, getattr_, dir_ = lazy_exports("depthscale.theory", validate="check_int check_real")
+    >>> all_, getattr_, dir_ = lazy_exports("depthscale.theory", _validate="check_int check_real")
     >>> all_, getattr_("check_int").__name__
     (['check_int', 'check_real'], 'check_int')
     """

@@ -1,4 +1,8 @@
-"""Argument checks shared by every layer: one ``ValueError`` naming the parameter and what is allowed."""
+"""Argument checks shared by every layer: one ``ValueError`` naming the parameter and what is allowed.
+
+Project infrastructure, not theory (also the size limits and byte formatting): private to the project,
+imported by every layer, exported by none.
+"""
 
 from __future__ import annotations
 
