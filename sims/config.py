@@ -163,7 +163,7 @@ class RunConfig:
 
 def config_hash(obj) -> str:
     """Stable hex digest of a (nested) dataclass or dict: the key of a run in the store."""
-    if dataclasses.is_dataclass(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = dataclasses.asdict(obj)
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=float)
     return hashlib.sha256(text.encode()).hexdigest()[:24]

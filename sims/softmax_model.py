@@ -24,6 +24,8 @@ switched off).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from depthscale.sims.config import ModelConfig
@@ -200,7 +202,7 @@ class SoftmaxAttention:
         attn = np.zeros((B, L, P) if want_attn or unit else (1, 1, 1), dtype=dt)
         res = np.zeros(B, dtype=dt)
         dWx = np.zeros((nch, N, d), dtype=dt)
-        out = {}
+        out: dict[str, Any] = {}
         grad = np.zeros(self.n_params, dtype=dt)
         gp = self.unpack(grad)
 

@@ -18,7 +18,7 @@ def lazy_exports(package: str, **modules: str) -> tuple:
     >>> all_, getattr_("check_int").__name__
     (['check_int', 'check_real'], 'check_int')
     """
-    exports = {}
+    exports: dict[str, str] = {}
     for module, names in modules.items():
         for name in names.split():
             if name in modules:  # importing that submodule would bind its name on the package, hiding the export
@@ -26,7 +26,7 @@ def lazy_exports(package: str, **modules: str) -> tuple:
             if name in exports:
                 raise ValueError(f"{name!r} is exported by both {exports[name]!r} and {module!r}")
             exports[name] = module
-    names = sorted(exports)
+    public = sorted(exports)
 
     def __getattr__(name):
         if name in exports:
@@ -34,6 +34,6 @@ def lazy_exports(package: str, **modules: str) -> tuple:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__():
-        return names
+        return public
 
-    return names, __getattr__, __dir__
+    return public, __getattr__, __dir__

@@ -418,7 +418,7 @@ class Step:
         rng = np.random.default_rng(seed)
         worst = 0.0
         monotone = True
-        first = None
+        first: list[float] | None = None
         floor = self.ratio_floor  # deviations below this are rounding, not a trend
         for _ in range(max(1, self.n_points if self.assumptions else 1)):
             vals = self._sample(rng)
@@ -442,7 +442,7 @@ class Step:
         pts = ", ".join(f"{p:.0e}" for p in self.limit_points)
         detail = (
             f"|ratio - 1| at {self.limit} = {pts}: "
-            + ", ".join(f"{d:.2g}" for d in first)
+            + ", ".join(f"{d:.2g}" for d in first or [])
             + f" (first point); {'monotone' if monotone else 'NOT monotone'}; "
             f"final max {worst:.2g} vs tolerance {self.tolerance:g}"
         )

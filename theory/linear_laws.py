@@ -84,7 +84,7 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     cols = linear_law_columns(spec, Ls)
     rows = []
     for i, L in enumerate(Ls):
-        row = {"L": int(L)}
+        row: dict[str, float | None] = {"L": int(L)}
         for key in LINEAR_LAWS:
             row[key] = float(cols[key][i]) if key in cols else None
         rows.append(row)

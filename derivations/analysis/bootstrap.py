@@ -63,7 +63,7 @@ def bootstrap_over_seeds(
         mean = np.nanmean(Y, axis=0)
     point = fit_fn(L, mean, **fit_kwargs)
     names = list(point.params)
-    draws = {k: [] for k in names}
+    draws: dict[str, list] = {k: [] for k in names}
     S = Y.shape[0]
     fitted: dict = {}  # a resample is a multiset of seeds: with few seeds most repeat (3 seeds: 10 distinct)
     for _ in range(n_boot):

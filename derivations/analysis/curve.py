@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -250,7 +251,7 @@ class Curve:
             res = fn(L, R)
         except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
             return _fits.FitResult.missing(name, f"fit failed: {exc}", int(ok.sum()))
-        extra = {}
+        extra: dict[str, Any] = {}
         if kind == "offset":
             try:
                 extra["delta_aic_alpha_one"] = _fits.compare_alpha_one(L, R).delta_aic

@@ -422,8 +422,8 @@ def fit_additive(xs: dict, R, weights=None, huber=None) -> FitResult:
     K = len(names)
     _, R_arr, w = _inputs(np.ones_like(R_arr), R_arr, weights, 1 + 2 * K)
     huber = _check_huber(huber)
-    X = np.array(X)  # (K, n)
-    lnX = np.log(X)
+    Xa = np.array(X)  # (K, n)
+    lnX = np.log(Xa)
     logR, sw = np.log(R_arr), np.sqrt(w)
 
     def model(th):

@@ -92,7 +92,7 @@ def gather_floors(curves, load_arrays) -> dict:
     cache: dict = {}
     out = {}
     for _, c in study_curves(curves):
-        per_seed_floor = {n: [] for n in FLOOR_NAMES}
+        per_seed_floor: dict[str, list] = {n: [] for n in FLOOR_NAMES}
         per_depth: dict = {}
         seen: set = set()
         for (depth, seed), rec in sorted(c.runs.items()):

@@ -37,7 +37,7 @@ def slopes(spectra, d: int = 10**6) -> dict:
     return out
 
 
-def linear_table(spectra, d: int, depths=DEPTHS) -> dict:
+def linear_table(spectra, d: int, depths=DEPTHS) -> list:
     """The ``predict linear`` numbers for each spectrum (a table per spectrum)."""
     from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum

@@ -23,6 +23,7 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis import fits
 from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.analysis.fit_results import FitResult
 from depthscale.derivations.analysis.protocols import (
     FLOOR_NAMES,
     PROTOCOLS,
@@ -53,7 +54,7 @@ class ProtocolRow:
 
     protocol: Protocol
     curve: Curve
-    fit: object  # FitResult of R_L = R_inf + c L^-alpha
+    fit: FitResult  # of R_L = R_inf + c L^-alpha
     disagreement: float  # mean over depths >= 2 of A_L - C_L (seed means)
     layer_loss: float  # mean over depths >= 2 of A_L, the mean loss of one layer of the deep model
     r1: float  # loss of the one-layer model R_1 (seed mean)

@@ -78,6 +78,7 @@ def softmax_exponent(ev):
         s2 = 2 * se
         # fail: inconsistent with 1 even allowing two s.e.; pass: close to 1 AND measured precisely;
         # otherwise the interval is too wide to decide either way
+        ok: bool | None
         if abs(a - 1) > SOFTMAX_ALPHA_TOL + s2:
             ok = False
         else:

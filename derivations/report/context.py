@@ -203,7 +203,8 @@ def _view(ctx: ReportContext) -> dict:
         v = ctx.runtime_seconds
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
             _bad("ctx.runtime_seconds", v, "a finite number >= 0 or None")
-    seen_fig, seen_claim = set(), set()
+    seen_fig: set[str] = set()
+    seen_claim: set[str] = set()
     figures = [_check_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
     for n, f in enumerate(figures, 1):
         f["number"] = n

@@ -133,9 +133,9 @@ def _exponents_vs_zeta(rows, reference=None) -> Figure:
     fig, axes = _new(6.5, 5)
     ax = axes[0, 0]
     z_all = [p[0] for v in pts.values() for p in v]
-    z = np.linspace(0, max(z_all) * 1.1, 50)
-    ax.plot(z, z, color="0.3", ls="-", lw=1, label=r"$\zeta$ (equal steps)")
-    ax.plot(z, 2 * z, color="0.3", ls="--", lw=1, label=r"$2\zeta$ (free polynomial)")
+    zs = np.linspace(0, max(z_all) * 1.1, 50)
+    ax.plot(zs, zs, color="0.3", ls="-", lw=1, label=r"$\zeta$ (equal steps)")
+    ax.plot(zs, 2 * zs, color="0.3", ls="--", lw=1, label=r"$2\zeta$ (free polynomial)")
     shapes = "osD^vP*X"
     for i, (name, p) in enumerate(sorted(pts.items(), key=lambda kv: kv[0] == "paper")):
         zs, al, se = (np.array([q[j] for q in p]) for j in range(3))

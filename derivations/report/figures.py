@@ -22,6 +22,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from matplotlib.figure import Figure
 
 from depthscale.derivations.report.figure_drawings import (
@@ -47,7 +49,7 @@ __all__ = [
     "baselines",
 ]
 
-FIGURES = {
+FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
     "overview": (
         _overview,
         "Loss against depth for linear and softmax attention on the easy and difficult tasks, "

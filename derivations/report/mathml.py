@@ -229,7 +229,7 @@ class _Parser:
     def _text_arg(self) -> str:
         """The raw text of a ``{...}`` argument (for \\text and \\operatorname)."""
         self._expect("{")
-        depth, out = 1, []
+        depth, out = 1, list[str]()
         while True:
             if self.i >= len(self.toks):
                 raise ValueError(f"latex={self.source!r}: ends unexpectedly")

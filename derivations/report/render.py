@@ -33,6 +33,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -115,7 +116,7 @@ def _md_cell(text: str) -> str:
 
 def _env(fmt: str) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(_TEMPLATES))
-    common = dict(
+    common: dict[str, Any] = dict(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

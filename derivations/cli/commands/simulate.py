@@ -76,7 +76,7 @@ def build_config(args):
     """The RunConfig of the parsed arguments (raises ValueError naming a bad parameter)."""
     from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 
-    model_fields = {}
+    model_fields: dict = {}
     for v in args.variant:
         if v not in VARIANTS:
             raise ValueError(f"variant={v!r}: must be one of {', '.join(VARIANTS)}")
