@@ -24,7 +24,7 @@ from depthscale.derivations.claims.softmax import (
     topk_slower,
 )
 from depthscale.derivations.claims.theory_checks import theory_claims
-from depthscale.derivations.claims.verdicts import ClaimResult, not_run
+from depthscale.derivations.claims.verdicts import ClaimResult, errored
 
 REGISTRY = (
     theory_claims,
@@ -45,19 +45,13 @@ REGISTRY = (
 
 
 def evaluate_claims(ev: Evidence) -> list[ClaimResult]:
-    """Every claim's results, in registry order; a claim that raises is reported as failed to evaluate."""
+    """Every claim's results, in registry order; a claim that raises gets the verdict ``error``."""
     rows = []
     for claim in REGISTRY:
         try:
             rows.extend(claim(ev))
         except Exception as exc:  # a broken claim must show in the report, not vanish
-            rows.append(
-                not_run(
-                    claim.__name__,
-                    (claim.__doc__ or claim.__name__).strip(),
-                    f"evaluation error: {type(exc).__name__}: {exc}",
-                )
-            )
+            rows.append(errored(claim.__name__, (claim.__doc__ or claim.__name__).strip(), exc))
     return rows
 
 

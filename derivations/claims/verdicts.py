@@ -3,7 +3,8 @@
 Verdicts: ``pass`` / ``fail`` when the evidence is decisive; ``indicative`` when it points one way
 but the scale is too small to decide (too few depths, seeds or evaluation contexts, or unconverged
 runs, which never decide a claim), or when the fit it rests on is not identified (then it points
-nowhere); ``not run`` when the sweep has no data for it. Every result says why it got its verdict.
+nowhere); ``not run`` when the sweep has no data for it; ``error`` when the claim's code raised (a bug,
+never a lack of data). Every result says why it got its verdict.
 
 Examples
 --------
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from depthscale.derivations.formatting import format_estimate, format_interval
 
-VERDICTS = ("pass", "fail", "indicative", "not run")
+VERDICTS = ("pass", "fail", "indicative", "not run", "error")
 
 # What makes evidence decisive (docs/choices.md, "When a claim is decided").
 MIN_SEEDS = 2
@@ -109,6 +110,11 @@ def not_run(cid: str, claim: str, reason: str, expected=None, tolerance: str = "
     return ClaimResult(cid, claim, expected, None, None, tolerance, "not run", reason)
 
 
+def errored(cid: str, claim: str, exc: BaseException) -> ClaimResult:
+    """A claim whose evaluation raised: verdict ``error``, the exception as the reason."""
+    return ClaimResult(cid, claim, None, None, None, "", "error", f"evaluation error: {type(exc).__name__}: {exc}")
+
+
 def decisive(curves, require_converged: bool = True) -> tuple[bool, str]:
     """Whether these curves may decide a claim, and if not, why (``require_converged=False`` for a
     protocol stopped early by design)."""
@@ -182,6 +188,7 @@ __all__ = [
     "MIN_EVAL",
     "ClaimResult",
     "not_run",
+    "errored",
     "decisive",
     "decide",
     "unidentified",

@@ -231,5 +231,6 @@ def _view(ctx: ReportContext) -> dict:
         "lead_names": LEAD_FIGURES,
         "claims": claims,
         "verdicts": VERDICTS,
-        "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS),
+        # an error (a claim whose code raised) is named whenever there is one; otherwise the four verdicts
+        "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v != "error" or counts[v]),
     }

@@ -107,7 +107,7 @@ def _check_out(out_dir) -> Path:
 
 
 _TEMPLATES = Path(__file__).with_name("templates")
-_TEX_COLOURS = {"pass": "vpass", "fail": "vfail", "indicative": "vindicative", "not run": "vnotrun"}
+_TEX_COLOURS = {"pass": "vpass", "fail": "vfail", "indicative": "vindicative", "not run": "vnotrun", "error": "verror"}
 
 
 def _md_cell(text: str) -> str:

@@ -284,7 +284,7 @@ def build_context(
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     summary = [
         f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged.",
-        "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
+        "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if v != "error" or n) + ".",
         f"Verdicts are pass/fail only when the evidence is decisive (at least {MIN_SEEDS} seeds, {MIN_DEPTHS} depths spanning a "
         f"factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit behind them is identified; "
         "otherwise indicative, with the would-be verdict stated when there is one.",
