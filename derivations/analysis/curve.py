@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,17 +54,43 @@ def variant_name(model_cfg: dict) -> str:
     return "+".join(parts) or "base"
 
 
-def curve_key(record: dict) -> tuple:
+class CurveKey(NamedTuple):
+    """The condition of a curve: a run's whole configuration except depth and seed (:func:`curve_key`).
+
+    Examples
+    --------
+    >>> key = CurveKey("softmax", "base", "topk", 2, 0.0, 0.0, 8, 32, None, None, None, None, None, ())
+    >>> key.task, key.k, key[:3]
+    ('topk', 2, ('softmax', 'base', 'topk'))
+    """
+
+    model: str
+    variant: str
+    task: str
+    k: int  # 0 on the easy tasks
+    a: float
+    b: float
+    d: int
+    P: int
+    c_lambda: float | None
+    c_omega: float | None
+    width: int | None
+    init_scale: float | None
+    dtype: str | None
+    train: tuple  # the training settings as sorted (name, value) pairs
+
+
+def curve_key(record: dict) -> CurveKey:
     """The condition a run belongs to: its whole configuration except depth (and seed).
 
-    The first eight entries are ``(model, variant, task, k, a, b, d, P)`` (``k = 0`` for the easy
-    tasks); then ``c_lambda, c_omega, width, init_scale, dtype`` and the training settings. A
-    setting absent from a record is ``None``.
+    A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
+    ``c_lambda, c_omega, width, init_scale, dtype`` and the training settings. A setting absent from
+    a record is ``None``.
     """
     c = record["config"]
     t, m, tr = c["task"], c["model"], c.get("train") or {}
     task = t["task"]
-    return (
+    return CurveKey(
         m["model"],
         variant_name(m),
         task,
@@ -122,7 +148,7 @@ class Curve:
         Whether every run converged, and how many did not.
     """
 
-    key: tuple
+    key: CurveKey
     label: str
     depths: np.ndarray
     seeds: list
@@ -133,14 +159,14 @@ class Curve:
     _fit_cache: dict = field(default_factory=dict, repr=False)
 
     # ---- the condition
-    model = property(lambda self: self.key[0])
-    variant = property(lambda self: self.key[1])
-    task = property(lambda self: self.key[2])
-    k = property(lambda self: self.key[3])
-    a = property(lambda self: self.key[4])
-    b = property(lambda self: self.key[5])
-    d = property(lambda self: self.key[6])
-    P = property(lambda self: self.key[7])
+    model = property(lambda self: self.key.model)
+    variant = property(lambda self: self.key.variant)
+    task = property(lambda self: self.key.task)
+    k = property(lambda self: self.key.k)
+    a = property(lambda self: self.key.a)
+    b = property(lambda self: self.key.b)
+    d = property(lambda self: self.key.d)
+    P = property(lambda self: self.key.P)
 
     @property
     def easy(self) -> bool:
@@ -150,7 +176,7 @@ class Curve:
     @property
     def spectrum(self) -> PowerLawSpectrum:
         """The task's power-law spectrum (zeta and whether the asymptotic laws apply)."""
-        c_lambda, c_omega = self.key[8], self.key[9]
+        c_lambda, c_omega = self.key.c_lambda, self.key.c_omega
         return PowerLawSpectrum(
             self.a, self.b, self.d, 1.0 if c_lambda is None else c_lambda, 1.0 if c_omega is None else c_omega
         )

@@ -72,7 +72,7 @@ def _overview(records, fits=None, converged_only: bool = False) -> Figure:
                 continue
             for key in sorted(mine, key=str):
                 depths, m, se = groups[key]
-                colour = colours[(key[4], key[5])]
+                colour = colours[(key.a, key.b)]
                 marker = markers[_marker_key(key)]
                 ax.errorbar(
                     depths,
@@ -182,9 +182,7 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
         r0 = groups[key][depths[0]][0][1]
         t = r0["config"]["task"]
         d = min(len(v) for L in depths for v, _ in groups[key][L])
-        ref = PowerLawSpectrum(
-            key[4], key[5], d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)
-        ).weights
+        ref = PowerLawSpectrum(key.a, key.b, d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)).weights
         idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
         from matplotlib import colormaps
 
@@ -237,7 +235,7 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
     any_neg = False
     for key in keys:
         depths = sorted(groups[key])
-        colour, marker = colours[(key[4], key[5])], markers[_marker_key(key)]
+        colour, marker = colours[(key.a, key.b)], markers[_marker_key(key)]
         for j in (0, 1):
             vals = [[v[j] for v, _ in groups[key][L]] for L in depths]
             m = np.array([np.mean(v) for v in vals])

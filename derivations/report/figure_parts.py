@@ -12,7 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from depthscale.derivations.analysis.curve import EASY_TASKS as _EASY
-from depthscale.derivations.analysis.curve import curve_key
+from depthscale.derivations.analysis.curve import CurveKey, curve_key
 
 _DPI = 100
 
@@ -51,7 +51,7 @@ def _num(x) -> float:
     return v if math.isfinite(v) else math.nan
 
 
-def _label(key: tuple, show: set) -> str:
+def _label(key: CurveKey, show: set) -> str:
     model, variant, task, k, a, b, d, P = key[:8]
     parts = [f"(a,b)=({a:g},{b:g})"]
     if "k" in show and task == "topk":
@@ -120,8 +120,8 @@ def _markers(keys):
     return {o: shapes[i % len(shapes)] for i, o in enumerate(others)}
 
 
-def _marker_key(key: tuple) -> tuple:
-    return (key[0], key[1], key[3], key[6], key[7])
+def _marker_key(key: CurveKey) -> tuple:
+    return (key.model, key.variant, key.k, key.d, key.P)
 
 
 def _depth_axis(ax, depths):
@@ -183,16 +183,16 @@ def _fit_entries(fits) -> list:
     return [(s, p) for s, p in entries if p is not None]
 
 
-def _match(sel: dict, key: tuple) -> bool:
+def _match(sel: dict, key: CurveKey) -> bool:
     for name, want in sel.items():
         if name == "key":
             if want != key:
                 return False
             continue
         if name == "kind":
-            got = "easy" if key[2] in _EASY else "difficult"
+            got = "easy" if key.task in _EASY else "difficult"
         else:
-            got = key[_SELECTORS.index(name)]
+            got = getattr(key, name)
         if isinstance(got, float) or name in ("a", "b"):
             if _num(want) != _num(got):
                 return False
