@@ -391,6 +391,14 @@ def test_light_commands_import_nothing_heavy(workdir, argv):
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["fit", "--help"], ["report", "--help"]])
+def test_help_does_not_import_numpy(workdir, argv):
+    # every command module is imported to build the parser: none may import numpy at module level
+    code = LIGHT.replace('("sympy", "numba", "matplotlib", "scipy", "jinja2")', '("numpy",)')
+    proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=workdir, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+
+
 # -- Ctrl-C of reproduce ----------------------------------------------------------------------------
 SLOW_MODULE = textwrap.dedent(
     """

@@ -9,8 +9,6 @@ Every fit says whether its parameters are identified (``"identified"`` in ``--js
 
 from __future__ import annotations
 
-import numpy as np
-
 from depthscale.derivations.cli.app import emit
 
 
@@ -28,6 +26,8 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
+    import numpy as np  # here, not at module level: `depthscale --help` stays free of numpy
+
     from depthscale.derivations.cli.app import parse_list
     from depthscale.sims.config import MODELS, TASKS
     from depthscale.sims.store import Store
@@ -82,6 +82,8 @@ def handle(args) -> int:
 
 def fit_text(f) -> str:
     """One line for a fit: its parameters, or why there are none."""
+    import numpy as np
+
     from depthscale.derivations.formatting import format_estimate, format_value
 
     if f.failure:
