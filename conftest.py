@@ -22,7 +22,7 @@ PACKAGES = ("theory", "sims", "derivations")
 def module_name(path: Path) -> str | None:
     """``depthscale.<dotted path>`` of a source file in one of the packages, else None.
 
-    ``derivations/commands/__init__.py`` is ``depthscale.derivations.commands``; files outside
+    ``derivations/cli/commands/__init__.py`` is ``depthscale.derivations.cli.commands``; files outside
     the three folders (tests, benchmarks) are None.
     """
     try:

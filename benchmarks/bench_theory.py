@@ -54,7 +54,7 @@ def timed(fn):
 
 
 def run_predict():
-    from depthscale.derivations.cli import main
+    from depthscale.derivations.cli.app import main
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

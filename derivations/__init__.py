@@ -1,25 +1,24 @@
-"""Theory against simulation: fits, claims, figures, reports and the command line.
+"""Theory against simulation: fits (analysis/), claims with verdicts (claims/), reports (report/) and the command line (cli/).
 
 Public names are re-exported lazily: ``from depthscale.derivations import X`` imports only the
-module that defines ``X``. ``render_derivation`` is imported from its module of the same name: at
-package level that name is the module.
+module that defines ``X``.
 """
 
-from depthscale.theory.exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    analysis="BaselineComparison Curve curve_key curves variant_name",
-    claims="Evidence REGISTRY evaluate_claims",
-    verdicts="ClaimResult decide decisive",
-    figures="build decomposition exponents_vs_zeta figure_entry floors mode_curves overview",
-    fits=(
+    analysis=(
+        "BaselineComparison Curve curve_key curves variant_name "
         "BootstrapResult Comparison FitResult ProfileResult additive_predict bootstrap_over_seeds compare_alpha_one "
-        "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha"
+        "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha "
+        "clt_table derivation_checks floor_reference linear_table slopes"
     ),
-    render="ReportContext format_estimate format_value render_report write_report",
-    mathml="latex_to_mathml",
-    typeset="math_latex math_mathml prose tex_escape",
-    reporting="build_context figure_entries gather_theory results_tables",
-    theory_numbers="clt_table derivation_checks floor_reference linear_table slopes",
+    claims="Evidence REGISTRY evaluate_claims ClaimResult decide decisive",
+    report=(
+        "build decomposition exponents_vs_zeta figure_entry floors mode_curves overview "
+        "ReportContext format_estimate format_value render_report write_report "
+        "latex_to_mathml math_latex math_mathml prose tex_escape "
+        "build_context figure_entries gather_theory results_tables"
+    ),
 )

@@ -34,7 +34,7 @@ from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
 from depthscale.sims.tasks import batches, eval_batches
 from depthscale.sims.threads import numba_threads, run_parallel
-from depthscale.theory.validate import SEED_MAX, check_int, check_real
+from depthscale.theory._validate import SEED_MAX, check_int, check_real
 
 KAPPA_RANGE = (1e-2, 1e4)
 N_GRID = 49  # 8 points per decade over KAPPA_RANGE

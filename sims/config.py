@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from depthscale.theory.spectra import PowerLawSpectrum
-from depthscale.theory.validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 TASKS = ("easy-exact", "easy-fresh", "topk")
 MODELS = ("linear", "softmax")
@@ -222,7 +222,7 @@ def config_hash(obj) -> str:
     ...                                            if k not in ("init", "ensemble")})
     True
     """
-    if dataclasses.is_dataclass(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = dataclasses.asdict(obj)
     text = json.dumps(_hashed(obj), sort_keys=True, separators=(",", ":"), default=float)
     return hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -19,7 +19,7 @@ import numpy as np
 from depthscale.sims.config import RunConfig, rng_for
 from depthscale.sims.models import make_model
 from depthscale.sims.training import TrainResult, train
-from depthscale.theory.validate import SEED_MAX
+from depthscale.theory._validate import SEED_MAX
 
 
 def member_config(config: RunConfig) -> RunConfig:

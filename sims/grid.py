@@ -35,7 +35,7 @@ import tomllib
 from pathlib import Path
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
-from depthscale.theory.validate import SEED_MAX, check_int
+from depthscale.theory._validate import SEED_MAX, check_int
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")
@@ -122,16 +122,16 @@ def _expand_block(where: str, block: dict) -> list:
             n *= len(vals)
     if n > MAX_RUNS:
         raise ValueError(f"{where}grid size={n}: must be at most {MAX_RUNS} runs")
-    products = {}
+    products: dict = {}
     for section, axes in per_section.items():
         names = [a for a, _ in axes]
         products[section] = [dict(zip(names, combo)) for combo in itertools.product(*(v for _, v in axes))]
-    runs = []
+    runs: list = []
     for t, m, r in itertools.product(products["task"], products["model"], products["train"]):
         t = dict(t)
         if "spectra" in t:
             t["a"], t["b"] = t.pop("spectra")
-        parts = {}
+        parts: dict = {}
         for section, cls, values in (("task", TaskConfig, t), ("model", ModelConfig, m), ("train", TrainConfig, r)):
             try:
                 parts[section] = cls(**values)

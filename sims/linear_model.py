@@ -69,7 +69,7 @@ from depthscale.sims.config import ModelConfig
 from depthscale.sims.linear_kernels import linear_pass
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.threads import batch_chunks
-from depthscale.theory.validate import check_choice, check_int
+from depthscale.theory._validate import check_choice, check_int
 
 __all__ = ["LinearAttention", "population_loss"]
 
@@ -408,12 +408,12 @@ def population_loss(model_or_params, theta, lam, omega) -> float:
             raise ValueError(f"model_or_params keys={sorted(prm)}: must contain 'B' or 'kappa'")
         if not np.all(np.isfinite(Bl)):
             raise ValueError("B: must be finite")
-        v = float(prm.get("v", 1.0))
+        v_gain = float(prm.get("v", 1.0))  # not the layer index v of the branch above
         g = float(prm.get("g", 1.0))
         L = Bl.shape[0]
         F = np.eye(d)
         for l in range(L):
-            F = F - (v / L) * (F * lam[None, :]) @ Bl[l]
+            F = F - (v_gain / L) * (F * lam[None, :]) @ Bl[l]
         Mmat = g * (np.eye(d) - F)
     R = Mmat - np.eye(d)
     return float(np.einsum("k,j,kj->", omega, lam, R * R))

@@ -32,13 +32,15 @@ Definitions (per evaluation context, then averaged):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.parameters import mean_pairwise_cosine
 from depthscale.sims.tasks import eval_batches
+from depthscale.theory._validate import check_int
 from depthscale.theory.clt import decompose
-from depthscale.theory.validate import check_int
 
 _ATTN_ELEMS = 1 << 22  # attention is requested in sub-batches of at most this many weights
 # the loss and its decomposition over layers (defined above): the headline numbers of a run's record
@@ -91,7 +93,7 @@ def evaluate(
     mode_sum = np.zeros(task.d)
     linear_in_labels = True
     attn_ok = not is_linear
-    acc = {"top1": 0.0, "topk": 0.0, "ent": 0.0, "tmass": 0.0}
+    acc: dict[str, Any] = {"top1": 0.0, "topk": 0.0, "ent": 0.0, "tmass": 0.0}  # sums: arrays once added to
     sel_err: list[np.ndarray] = []
     omega = task.omega
     for batch in eval_batches(task, n_contexts, seed, chunk=chunk):

@@ -42,12 +42,13 @@ class ParamLayout:
 
 def qk_shapes(kind: str, L: int, N: int) -> list:
     """The query-key blocks of ``ModelConfig.qk == kind`` for depth ``L`` and width ``N``."""
-    return {
+    shapes: dict[str, list] = {
         "factorised": [("W_q", (L, N, N)), ("W_k", (L, N, N))],
         "merged": [("B", (L, N, N))],
         "tied": [("W_q", (N, N)), ("W_k", (N, N))],
         "temperature": [("kappa", (L,))],
-    }[kind]
+    }
+    return shapes[kind]
 
 
 def qk_matrices(kind: str, p: dict, L: int, N: int) -> np.ndarray:

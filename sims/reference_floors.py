@@ -43,7 +43,7 @@ from depthscale.sims.baselines import (
     paired_difference,
 )
 from depthscale.sims.config import TaskConfig
-from depthscale.theory.validate import check_int, check_real
+from depthscale.theory._validate import check_int, check_real
 
 MAX_TEMPERATURES = 8  # K of the signed mixture: each extra temperature costs a Nelder-Mead in K dimensions
 FLOOR_NAMES = ("single", "convex", "mixture")
@@ -179,6 +179,7 @@ def fit_signed_mixture(
     if K == 1:
         kappa, gain, loss = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)
         return (kappa,), (gain,), loss
+    kap: tuple | np.ndarray
     if K == 2:
         kap, gains, loss = fit_two_heads(cos, y, target, kappa_range, n_grid, threads, single_kappa, S_grid)
         return kap, gains, loss
@@ -200,7 +201,7 @@ def fit_signed_mixture(
         bounds=[(lo, hi)] * K,
         options={"xatol": 1e-2, "fatol": 1e-9 * float(np.mean(target**2)), "maxfev": 100 * K},
     )
-    best = res.x if res.fun < f0 else start
+    best: np.ndarray = res.x if res.fun < f0 else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
     g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)
     if loss > prev_loss:  # rounding in the refit: keep the smaller mixture padded with a zero gain

@@ -151,7 +151,7 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
     ...
     ValueError: d=100000, P=1000000, batch=1024, depth=1, eval-contexts=10240: needs at least 821 TiB of memory; ...
     """
-    from depthscale.theory.validate import check_memory
+    from depthscale.theory._validate import check_memory
 
     t, m, tr = config.task, config.model, config.train
     return check_memory(

@@ -26,13 +26,15 @@ gains ``g_l`` and random, layer-independent logits of order one (the paper state
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from depthscale.sims.config import ModelConfig
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from depthscale.sims.threads import batch_chunks
-from depthscale.theory.validate import D_MAX, check_int
+from depthscale.theory._validate import D_MAX, check_int
 
 
 def _bad(name, value, allowed):
@@ -208,7 +210,7 @@ class SoftmaxAttention:
         attn = np.zeros((B, L, P) if want_attn or unit else (1, 1, 1), dtype=dt)
         res = np.zeros(B, dtype=dt)
         dWx = np.zeros((nch, N, d), dtype=dt)
-        out = {}
+        out: dict[str, Any] = {}
         grad = np.zeros(self.n_params, dtype=dt)
         gp = self.unpack(grad)
 

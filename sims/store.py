@@ -18,11 +18,12 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from depthscale.sims.config import CONTEXTS_VERSION
-from depthscale.theory.validate import check_choice
+from depthscale.theory._validate import check_choice
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "diverged", "failed")
@@ -85,7 +86,8 @@ def json_text(obj, **kwargs) -> str:
 
 def _pack_arrays(arrays: dict) -> bytes:
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{str(k): np.asarray(v) for k, v in arrays.items()})
+    named: dict[str, Any] = {str(k): np.asarray(v) for k, v in arrays.items()}  # numpy's stub types **kwds as bool
+    np.savez_compressed(buf, **named)
     return buf.getvalue()
 
 
@@ -199,6 +201,7 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
             f"store={name!r}: is an SQLite database of another application (tables: {shown}),"
             " not a depthscale results store"
         )
+    assert versions is not None  # read whenever meta is
     schema, have = versions
     if schema != SCHEMA_VERSION:
         raise ValueError(f"store={name!r}: schema version {schema} is not supported (expected {SCHEMA_VERSION})")

@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from depthscale.sims.config import CONTEXTS_VERSION
@@ -26,7 +27,7 @@ from depthscale.sims.grid import run_key
 from depthscale.sims.provenance import code_version
 from depthscale.sims.store import contexts_mismatch
 from depthscale.sims.threads import limit_worker_threads
-from depthscale.theory.validate import check_choice, check_int, check_real
+from depthscale.theory._validate import check_choice, check_int, check_real
 
 EXECUTORS = ("process", "serial", "dask")
 
@@ -62,7 +63,7 @@ class SerialExecutor(cf.Executor):
     """
 
     def submit(self, fn, /, *args, **kwargs):
-        fut = cf.Future()
+        fut: cf.Future = cf.Future()
         fut.set_running_or_notify_cancel()
         try:
             fut.set_result(fn(*args, **kwargs))
@@ -140,7 +141,7 @@ def make_executor(
     if workers is not None:
         check_int("workers", workers, lo=1, hi=4096)
     if kind == "serial":
-        ex = SerialExecutor()
+        ex: cf.Executor = SerialExecutor()
         return ex, 1, lambda: None
     if kind == "process":
         import multiprocessing as mp
@@ -287,7 +288,7 @@ def sweep(
             raise ValueError(contexts_mismatch(store.path, store.contexts_version))
         from depthscale.sims.runner import run_group
 
-        job_fn = run_group
+        job_fn: Callable[..., list] = run_group
     else:
         if not callable(run_fn):
             raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
@@ -322,7 +323,7 @@ def sweep(
     status = _Status(len(todo), quiet)
     done = failed = 0
     failed_keys = []
-    pending = {}  # future -> (members, seed)
+    pending: dict = {}  # future -> (members, seed)
     queue = list(reversed(jobs))
     interrupted = broken = out_of_budget = False
     deadline = t0 + budget if budget is not None else None
@@ -358,6 +359,7 @@ def sweep(
             if (
                 out_of_budget
                 and deadline is not None
+                and budget is not None
                 and pending
                 and time.perf_counter() > deadline + max(60.0, 0.1 * budget)
             ):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from depthscale.theory.validate import check_int
+from depthscale.theory._validate import check_int
 
 CHUNKS = 8  # the kernels split a batch into this many chunks whatever the thread count
 
@@ -34,7 +34,8 @@ def numba_threads(threads) -> int:
     """``threads`` checked (>= 1) and capped at the size of numba's pool."""
     import numba
 
-    return min(check_int("threads", threads, lo=1), numba.config.NUMBA_NUM_THREADS)
+    pool = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets it at import, from the environment
+    return min(check_int("threads", threads, lo=1), pool)
 
 
 def check_threads(value, lo: int) -> int:
@@ -42,7 +43,8 @@ def check_threads(value, lo: int) -> int:
     version of :func:`numba_threads`, which caps instead)."""
     import numba
 
-    return check_int("threads", value, lo=lo, hi=numba.config.NUMBA_NUM_THREADS)
+    pool = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # numba sets it at import, from the environment
+    return check_int("threads", value, lo=lo, hi=pool)
 
 
 def run_parallel(kernel, threads: int, *args):

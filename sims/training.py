@@ -79,16 +79,17 @@ class _Trainee:
         self.model, self.cfg = model, cfg
         self.opt = Adam(self.theta.size, cfg, dtype)
         self.tau = max(cfg.window / 4, 1.0)
-        self.ema = self.first = None
-        self.history = []  # raw training loss of every step since the last learning-rate change
-        self.curve = []
+        self.ema: float | None = None  # smoothed training loss, from the first step on
+        self.first: float | None = None
+        self.history: list[float] = []  # raw training loss of every step since the last learning-rate change
+        self.curve: list[list[float]] = []
         self.every = max(cfg.steps // 200, 1)
         self.base_lr, self.halvings = cfg.lr, 0
         self.status, self.reason, self.converged = "ok", None, False
         self.active = True
         self.steps = cfg.steps
         self.seconds = 0.0
-        self.checkpoints = []
+        self.checkpoints: list[dict] = []
 
     def step(self, step: int, batch) -> None:
         """One optimiser step on ``batch``; clears ``active`` when the run stops."""
@@ -198,6 +199,7 @@ def train_lockstep(
             if pool is None:
                 batch = make()
             else:
+                assert next_batch is not None  # submitted before the loop and at every step but the last
                 batch = next_batch.result()
                 if step + 1 < cfg.steps:
                     next_batch = pool.submit(make)

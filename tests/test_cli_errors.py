@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-CLI = [sys.executable, "-m", "depthscale.derivations.cli"]
+CLI = [sys.executable, "-m", "depthscale.derivations.cli.app"]
 # A directory no one can write into, root included (the tests may run as root, where chmod does not bind).
 UNWRITABLE = "/proc/depthscale-no-such-dir"
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc as an unwritable place")
@@ -300,7 +300,7 @@ def test_json_outputs_parse_strictly(workdir, argv):
 
 
 def test_emit_writes_null_for_nan(capsys):
-    from depthscale.derivations.cli import emit
+    from depthscale.derivations.cli.app import emit
 
     emit({"C_L": float("nan"), "rows": [{"x": float("-inf"), "y": 1.5}]}, as_json=True)
     out = capsys.readouterr().out
@@ -326,7 +326,7 @@ def _all_parsers(parser, path=()):
 
 
 def test_every_option_of_every_command_has_help():
-    from depthscale.derivations.cli import build_parser
+    from depthscale.derivations.cli.app import build_parser
 
     missing = []
     commands = set()
@@ -346,7 +346,7 @@ def test_every_option_of_every_command_has_help():
 
 
 def test_a_missing_command_module_fails_loudly(monkeypatch):
-    from depthscale.derivations import cli
+    from depthscale.derivations.cli import app as cli
 
     monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + ("no_such_command",))
     with pytest.raises(ModuleNotFoundError, match="no_such_command"):
@@ -356,7 +356,7 @@ def test_a_missing_command_module_fails_loudly(monkeypatch):
 LIGHT = textwrap.dedent(
     """
     import sys
-    from depthscale.derivations import cli
+    from depthscale.derivations.cli import app as cli
     try:
         cli.main(sys.argv[1:])
     except SystemExit:
@@ -391,6 +391,14 @@ def test_light_commands_import_nothing_heavy(workdir, argv):
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["fit", "--help"], ["report", "--help"]])
+def test_help_does_not_import_numpy(workdir, argv):
+    # every command module is imported to build the parser: none may import numpy at module level
+    code = LIGHT.replace('("sympy", "numba", "matplotlib", "scipy", "jinja2")', '("numpy",)')
+    proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=workdir, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+
+
 # -- Ctrl-C of reproduce ----------------------------------------------------------------------------
 SLOW_MODULE = textwrap.dedent(
     """
@@ -415,8 +423,8 @@ DRIVER = textwrap.dedent(
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from slowmod import slow_group, slow_run
     import depthscale.sims.runner
-    from depthscale.derivations.commands import reproduce
-    from depthscale.derivations.cli import main
+    from depthscale.derivations.cli.commands import reproduce
+    from depthscale.derivations.cli.app import main
     from depthscale.sims.grid import load_grid
 
     def tiny_grid(name):
@@ -518,7 +526,7 @@ def test_ctrl_c_of_reproduce_exits_130_with_the_store_intact(tmp_path, executor,
 
 
 def test_report_of_an_incomplete_store_says_so_first():
-    from depthscale.derivations.commands.reproduce import missing_sentence
+    from depthscale.derivations.cli.commands.reproduce import missing_sentence
     from depthscale.sims.grid import load_grid, run_key
 
     runs = load_grid({"seeds": [0, 1], "model": {"depth": [1, 2, 3]}})
@@ -540,8 +548,8 @@ def test_report_of_an_incomplete_store_says_so_first():
 def test_errors_at_the_command_boundary_are_one_line(monkeypatch, capsys, exc, words):
     # whatever a handler raises past its own checks (an OSError while writing, a MemoryError) ends as
     # one line and exit status 2, not a traceback
-    from depthscale.derivations import cli
-    from depthscale.derivations.commands import predict
+    from depthscale.derivations.cli import app as cli
+    from depthscale.derivations.cli.commands import predict
 
     def fail(args):
         raise exc

@@ -1,10 +1,12 @@
 """Pure mathematics of depth scaling: sympy derivations and their numeric evaluation (no I/O, no numba).
 
 Public names are re-exported lazily: ``from depthscale.theory import X`` imports only the
-module that defines ``X``.
+module that defines ``X``. ``_validate`` (argument checks, size limits) and ``_exports`` (these
+lazy exports) are project infrastructure kept here because theory is the bottom layer: every layer
+imports them, none re-exports them.
 """
 
-from depthscale.theory.exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -22,9 +24,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
     floor="COVARIANCES FloorResult LeadingOrderFloor feature_gram floor_leading_order gamma_pk linear_floor "
     "sample_context_floor_moments sample_floor_moments",
     free_poly="JacobiSteps check_jacobi_steps free_asymptote free_continuum free_discrete jacobi_residual jacobi_steps",
-    linear_laws="LINEAR_LAWS linear_law_columns",
+    linear_laws="LINEAR_LAWS linear_law_columns linear_rows",
     mode_sums="ModeRule discrete_gauss mode_rule tail_error_bound",
     modes="ModeDepth mode_depth mode_loss",
     spectra="PowerLawSpectrum as_depths",
-    validate="check_choice check_int check_real",
 )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.theory.validate import SEED_MAX, check_choice, check_int, check_real
+from depthscale.theory._validate import SEED_MAX, check_choice, check_int, check_real
 
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 

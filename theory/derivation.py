@@ -13,10 +13,10 @@ the step by machine:
    must approach 1 monotonically and end within a stated tolerance (or by ``sympy.limit``).
 
 This module is mathematics only: rendering a derivation to Markdown, HTML (MathML) or LaTeX is
-the job of :mod:`depthscale.derivations.render_derivation`. The texts of a derivation (title,
+the job of :mod:`depthscale.derivations.report.render_derivation`. The texts of a derivation (title,
 introduction, justifications, notes, parameter descriptions) are prose with inline formulas
 between dollar signs, LaTeX inside (``"Insert $\\lambda_k = c_\\lambda k^{-a}$."``), the markup
-described in :mod:`depthscale.derivations.typeset`.
+described in :mod:`depthscale.derivations.report.typeset`.
 
 Examples
 --------
@@ -418,7 +418,7 @@ class Step:
         rng = np.random.default_rng(seed)
         worst = 0.0
         monotone = True
-        first = None
+        first: list[float] | None = None
         floor = self.ratio_floor  # deviations below this are rounding, not a trend
         for _ in range(max(1, self.n_points if self.assumptions else 1)):
             vals = self._sample(rng)
@@ -442,7 +442,7 @@ class Step:
         pts = ", ".join(f"{p:.0e}" for p in self.limit_points)
         detail = (
             f"|ratio - 1| at {self.limit} = {pts}: "
-            + ", ".join(f"{d:.2g}" for d in first)
+            + ", ".join(f"{d:.2g}" for d in first or [])
             + f" (first point); {'monotone' if monotone else 'NOT monotone'}; "
             f"final max {worst:.2g} vs tolerance {self.tolerance:g}"
         )
@@ -527,7 +527,7 @@ def build_derivation(name: str) -> Derivation:
     >>> build_derivation("modes").name
     'modes'
     """
-    from depthscale.theory.validate import check_choice
+    from depthscale.theory._validate import check_choice
 
     check_choice("name", name, tuple(DERIVATIONS))
     d = DERIVATIONS[name]()

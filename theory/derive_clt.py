@@ -131,7 +131,7 @@ def clt_derivation() -> Derivation:
     ar_closed = L * (1 + r) / (1 - r) - 2 * r * (1 - r**L) / (1 - r) ** 2
     pl_sum = sigma2 / L**2 * (L + 2 * sp.Sum((L - kk) * (1 + kk) ** (-g), (kk, 1, L - 1)))
     inv_var = sp.Sum(sig[n] ** -2, (n, 1, L))
-    ranges_M = {}
+    ranges_M: dict = {}
     steps = [
         Step(
             "Exact decomposition (M0)",

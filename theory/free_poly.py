@@ -15,9 +15,9 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal
 from scipy.special import eval_jacobi, gammaln, roots_jacobi
 
+from depthscale.theory._validate import check_int, check_real
 from depthscale.theory.mode_sums import mode_rule
 from depthscale.theory.spectra import PowerLawSpectrum
-from depthscale.theory.validate import check_int, check_real
 
 _EPS = np.finfo(np.float64).eps
 
@@ -196,9 +196,11 @@ def _min_curve(x, w, n, head):
         if ok:
             x_h = np.concatenate([x[:K], nodes])
             w_h = np.concatenate([w[:K], weights])
-            return _kernel_minima(*_lanczos_full(x_h, w_h, n), n)
+            mu0, alpha, beta, broke = _lanczos_full(x_h, w_h, n)
+            return _kernel_minima(mu0, alpha, beta, broke, n)
         K *= 4
-    return _kernel_minima(*_lanczos_full(x, w, n), n)
+    mu0, alpha, beta, broke = _lanczos_full(x, w, n)
+    return _kernel_minima(mu0, alpha, beta, broke, n)
 
 
 def _tail_gauss_rule(x, w, m):

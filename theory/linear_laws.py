@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from depthscale.theory._validate import DEPTH_MAX, MODES_MAX, check_int
+
 # column order of the table; the asymptotic laws are absent unless a > 0 and a + b > 1
 LINEAR_LAWS = (
     "constrained",
@@ -13,6 +15,11 @@ LINEAR_LAWS = (
     "free_discrete",
 )
 ASYMPTOTIC_LAWS = ("beta_form", "gamma_asymptote", "free_continuum")
+
+# Work limit of ``predict linear``. The sums over modes cost O(1) in d (exact head plus quadrature of
+# the tail, theory/mode_sums.py); the free discrete optimum costs about 7 s x (L / 1024)^3 of CPU at
+# the deepest depth L (measured at d = 10^7). Beyond LINEAR_SECONDS_MAX, refuse with the estimate.
+LINEAR_SECONDS_MAX = 120.0
 
 
 def linear_law_columns(spec, depths) -> dict:
@@ -56,4 +63,63 @@ def linear_law_columns(spec, depths) -> dict:
     return {k: np.asarray(cols[k], dtype=np.float64) for k in LINEAR_LAWS if k in cols}
 
 
-__all__ = ["linear_law_columns", "LINEAR_LAWS", "ASYMPTOTIC_LAWS"]
+def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
+    """All linear-attention laws at the given depths as a JSON-able dict (``None`` where a law does not apply).
+
+    Examples
+    --------
+    >>> out = linear_rows(2.0, 1.0, 1000, [8])
+    >>> out["zeta"], sorted(out["rows"][0])[:3]
+    (1.0, ['L', 'beta_form', 'constrained'])
+    """
+    depth_list = [depths] if isinstance(depths, int) else list(depths)
+    for L in depth_list:
+        check_int("depths", L, lo=1, hi=DEPTH_MAX)
+    check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
+    from depthscale.theory.linear_laws import linear_law_columns
+    from depthscale.theory.spectra import PowerLawSpectrum, as_depths
+
+    Ls, _ = as_depths(depths, "depths")
+    spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
+    cols = linear_law_columns(spec, Ls)
+    rows = []
+    for i, L in enumerate(Ls):
+        row: dict[str, float | None] = {"L": int(L)}
+        for key in LINEAR_LAWS:
+            row[key] = float(cols[key][i]) if key in cols else None
+        rows.append(row)
+    return {"zeta": spec.zeta if spec.asymptotic else None, "rows": rows}
+
+
+def check_linear_work(d: int, depths) -> float:
+    """Refuse a ``predict linear`` request whose estimated CPU time exceeds ``LINEAR_SECONDS_MAX``.
+
+    The estimate is ``7 s x (max depth / 1024)^3`` (the free discrete optimum; every other law is
+    fast at any d); it is returned when within the limit.
+
+    >>> round(check_linear_work(1000, [8, 1024]), 3)
+    7.0
+    >>> check_linear_work(10_000_000, [4096])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: depths=[4096]: the free discrete optimum at L=4096 needs about 448 s of CPU ...
+    """
+    depths = [int(L) for L in depths]
+    seconds = 7.0 * (max(depths) / 1024) ** 3
+    if seconds > LINEAR_SECONDS_MAX:
+        shown = depths if len(depths) <= 6 else depths[:3] + ["..."] + depths[-2:]
+        raise ValueError(
+            f"depths={shown}: the free discrete optimum at L={max(depths)} needs about {seconds:.0f} s of CPU"
+            f" (7 s x (L/1024)^3), above the limit {LINEAR_SECONDS_MAX:.0f} s; use shallower depths"
+        )
+    return seconds
+
+
+__all__ = [
+    "linear_law_columns",
+    "linear_rows",
+    "check_linear_work",
+    "LINEAR_LAWS",
+    "ASYMPTOTIC_LAWS",
+    "LINEAR_SECONDS_MAX",
+]

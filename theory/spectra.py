@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from depthscale.theory.validate import MODES_MAX, check_int, check_real
+from depthscale.theory._validate import MODES_MAX, check_int, check_real
 
 D_MAX = MODES_MAX  # 80 MB per float64 array; larger d is not needed by any law here
 

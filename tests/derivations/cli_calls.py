@@ -1,6 +1,6 @@
 """The command line called in-process, for the tests of its subcommands."""
 
-from depthscale.derivations.cli import main
+from depthscale.derivations.cli.app import main
 
 
 def run(capsys, argv):

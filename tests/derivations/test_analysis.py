@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 import pytest
-from synthetic import curve
+from synthetic import curve, record
 
-from depthscale.derivations.analysis import curve_key, curves
-from depthscale.derivations.fits import fit_offset_power
+from depthscale.derivations.analysis.curve import curve_key, curves
+from depthscale.derivations.analysis.fits import fit_offset_power
 
 
 def test_a_curve_is_everything_but_depth_and_seed():
@@ -70,3 +70,24 @@ def test_baseline_averages_the_deepest_runs():
     assert b.loss_se == pytest.approx(math.sqrt(sum(x["se"] ** 2 for x in deep)) / 3, rel=1e-12)
     with pytest.raises(ValueError, match="name"):
         c.baseline("triple")
+
+
+def test_curve_key_names_its_fields_from_the_configuration():
+    from depthscale.derivations.analysis.curve import CurveKey
+
+    rec = record(model="linear", task="easy-fresh", k=3, a=1.5, b=2.0, d=16, P=64, depth=4, seed=1)
+    key = curve_key(rec)
+    cfg = rec["config"]
+    assert isinstance(key, CurveKey)
+    assert (key.model, key.task, key.a, key.b, key.d, key.P) == (
+        cfg["model"]["model"],
+        cfg["task"]["task"],
+        cfg["task"]["a"],
+        cfg["task"]["b"],
+        cfg["task"]["d"],
+        cfg["task"]["P"],
+    )
+    assert key.k == 0  # k means nothing on the easy tasks
+    assert key.train == tuple(sorted(cfg["train"].items()))
+    (c,) = curves([rec])
+    assert (c.model, c.task, c.a, c.b, c.d, c.P) == (key.model, key.task, key.a, key.b, key.d, key.P)

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from depthscale.derivations import figures
-from depthscale.derivations.render import ReportContext, write_report
+from depthscale.derivations.report import figures
+from depthscale.derivations.report.render import ReportContext, write_report
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 CHROMIUM = shutil.which("chromium")

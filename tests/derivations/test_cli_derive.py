@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import sympy as sp
 
-from depthscale.derivations.cli import main
+from depthscale.derivations.cli.app import main
 from depthscale.theory import derivation as dv
 
 

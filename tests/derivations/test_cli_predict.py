@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from cli_calls import run, with_option
 
-from depthscale.derivations.cli import main
+from depthscale.derivations.cli.app import main
 
 COLUMNS = "L constrained constrained_opt gamma_opt beta_form gamma_asymptote free_continuum free_discrete".split()
 KEYS = set(COLUMNS)
@@ -243,8 +243,8 @@ def test_clt_real_module_against_covariance_sums(capsys, model, opt):
 
 def test_predict_and_report_tables_share_one_computation():
     """``predict linear`` rows and the report's linear table are the theory's ``linear_law_columns`` columns."""
-    from depthscale.derivations.commands.predict import linear_rows
-    from depthscale.derivations.theory_numbers import linear_table
+    from depthscale.derivations.analysis.theory_numbers import linear_table
+    from depthscale.derivations.cli.commands.predict import linear_rows
     from depthscale.theory.linear_laws import linear_law_columns
     from depthscale.theory.spectra import PowerLawSpectrum
 

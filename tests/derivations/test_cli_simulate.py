@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from depthscale.derivations.cli import main
+from depthscale.derivations.cli.app import main
 
 BASE = "simulate --d 4 --P 16 --steps 10 --batch 16 --eval-contexts 128 --window 4 --quiet".split()
 

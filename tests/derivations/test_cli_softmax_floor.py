@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from cli_calls import run, with_option
 
-from depthscale.derivations.commands.infer_scale import example_floors_text
-from depthscale.derivations.scale_match import match_score, rank, read_floors
+from depthscale.derivations.analysis.scale_match import match_score, rank, read_floors
+from depthscale.derivations.cli.commands.infer_scale import example_floors_text
 from depthscale.sims.config import TaskConfig
 from depthscale.sims.tasks import eval_batches, make_batch
 
@@ -200,7 +200,7 @@ def test_infer_scale_bad_input(capsys, argv, name):
 def test_every_option_has_help():
     import argparse
 
-    from depthscale.derivations.cli import build_parser
+    from depthscale.derivations.cli.app import build_parser
 
     def subparser(parser, name):
         act = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

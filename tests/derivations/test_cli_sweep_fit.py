@@ -6,8 +6,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from depthscale.derivations.cli import main
-from depthscale.derivations.fits import fit_offset_power, fit_power_law
+from depthscale.derivations.analysis.fits import fit_offset_power, fit_power_law
+from depthscale.derivations.cli.app import main
 from depthscale.sims.grid import load_grid
 
 GRID = """

@@ -10,9 +10,10 @@ import pytest
 from PIL import Image
 from synthetic import record
 
-from depthscale.derivations import figures, reference_values
-from depthscale.derivations.analysis import curve_key, curves
-from depthscale.derivations.fits import FitResult
+from depthscale.derivations.analysis import reference_values
+from depthscale.derivations.analysis.curve import curve_key, curves
+from depthscale.derivations.analysis.fits import FitResult
+from depthscale.derivations.report import figures
 
 PAPER = [(a, b, alpha) for (a, b), alpha in reference_values.LINEAR_EASY_EXPONENTS.items()]
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from depthscale.derivations.fits import (
+from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
+from depthscale.derivations.analysis.fits import (
     FitResult,
     additive_predict,
-    bootstrap_over_seeds,
     compare_alpha_one,
     fit_additive,
     fit_gap,

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from depthscale.derivations import paper_curves as pc
-from depthscale.derivations import protocol_study as ps
-from depthscale.derivations.analysis import curves
-from depthscale.derivations.claims import Evidence
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.claims import paper_curves as pc
+from depthscale.derivations.claims import protocol_study as ps
+from depthscale.derivations.claims.registry import Evidence
+from depthscale.derivations.report import protocol_table
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 P = {p.name: p for p in ps.PROTOCOLS}
@@ -89,7 +90,7 @@ def test_top16_signed_floor_names_the_closest_variant():
 def test_checkpoint_table_fits_the_law_of_each_step():
     laws = {1000: lambda L: 3.0 + 2.0 / L**0.5, 4000: lambda L: 2.0 + 1.0 / L}
     recs = _records(P["default-N16"], laws[4000], checkpoints=laws)
-    t = pc.checkpoint_table(_evidence(recs, FLOORS, {}))
+    t = protocol_table.checkpoint_table(_evidence(recs, FLOORS, {}))
     by_step = {row[2]: row for row in t["rows"]}
     assert set(by_step) == {1000, 4000}
     for s, alpha in ((1000, 0.5), (4000, 1.0)):
@@ -99,14 +100,14 @@ def test_checkpoint_table_fits_the_law_of_each_step():
 
 
 def test_single_excess_rows_and_figure():
-    from depthscale.derivations import figures
+    from depthscale.derivations.report import figures
 
     ev = _evidence(
         _records(P["ensemble-control"], lambda L: 2.5 + 1 / L),
         FLOORS,
         {L: {"single": (0.5 + 1 / L, 0.01)} for L in DEPTHS},
     )
-    (row,) = pc.single_excess_rows(ev)
+    (row,) = protocol_table.single_excess_rows(ev)
     assert row["protocol"] == "ensemble-control" and row["depths"] == list(DEPTHS)
     assert row["excess"] == [0.5 + 1 / L for L in DEPTHS]
     fig, why = figures.build("single_excess", [row])

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from depthscale.derivations import protocol_study as ps
-from depthscale.derivations.analysis import curves
-from depthscale.derivations.claims import Evidence
-from depthscale.derivations.commands.reproduce import preset_path
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.claims import protocol_study as ps
+from depthscale.derivations.claims.registry import Evidence
+from depthscale.derivations.cli.commands.reproduce import preset_path
+from depthscale.derivations.report import protocol_table
 from depthscale.sims.config import RunConfig
 from depthscale.sims.grid import load_grid
 
@@ -170,12 +171,12 @@ def test_without_study_runs_every_claim_says_not_run():
 
 
 def test_study_table_and_figure():
-    from depthscale.derivations import figures
+    from depthscale.derivations.report import figures
 
     ev = _evidence()
-    t = ps.table(ev)
+    t = protocol_table.table(ev)
     assert len(t["rows"]) == 5 and all(len(r) == len(t["columns"]) for r in t["rows"])
-    rows = ps.figure_rows(ev)
+    rows = protocol_table.figure_rows(ev)
     assert {r["protocol"] for r in rows} == set(LAWS)
     for r in rows:  # the plotted excess is the curve's mean minus its fitted plateau
         c = next(c for p, c in ps.study_curves(ev.curves) if p.name == r["protocol"])

@@ -15,8 +15,8 @@ from matplotlib.figure import Figure
 from PIL import Image
 from tex_compile import compile_tex, needs_pdflatex
 
-from depthscale.derivations import render
-from depthscale.derivations.render import ReportContext, format_value, tex_escape, write_report
+from depthscale.derivations.report import render
+from depthscale.derivations.report.render import ReportContext, format_value, tex_escape, write_report
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 

@@ -15,8 +15,8 @@ import pytest
 import sympy as sp
 from tex_compile import compile_tex, needs_pdflatex
 
-from depthscale.derivations.mathml import latex_to_mathml
-from depthscale.derivations.render_derivation import render_derivation
+from depthscale.derivations.report.mathml import latex_to_mathml
+from depthscale.derivations.report.render_derivation import render_derivation
 from depthscale.theory.derivation import DERIVATIONS, Derivation, build_derivation
 
 MATHML = "http://www.w3.org/1998/Math/MathML"

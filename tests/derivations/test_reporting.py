@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from synthetic import curve
 
-from depthscale.derivations import theory_numbers
-from depthscale.derivations.analysis import curves
-from depthscale.derivations.render import MISSING, format_estimate, write_report
-from depthscale.derivations.reporting import build_context
+from depthscale.derivations.analysis import theory_numbers
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.report.render import MISSING, format_estimate, write_report
+from depthscale.derivations.report.reporting import build_context
 
 
 @pytest.fixture(scope="module")

@@ -274,7 +274,7 @@ def test_read_mode_sees_a_running_writer(tmp_path):
 def test_a_store_of_other_versions_is_refused_before_anything_changes(tmp_path, capsys, meta):
     # The refusal must come before the journal switch: a committed store (rollback journal) stays
     # byte for byte what it was, for the library and for the command line.
-    from depthscale.derivations.cli import main
+    from depthscale.derivations.cli.app import main
     from depthscale.sims.config import CONTEXTS_VERSION
 
     path = tmp_path / "s.sqlite"

@@ -1,0 +1,18 @@
+"""Curves and fits: run records grouped into depth curves, their fitted depth laws, and the theory numbers beside them.
+
+Public names are re-exported lazily: ``from depthscale.derivations.analysis import X`` imports only
+the module that defines ``X``.
+"""
+
+from depthscale.theory._exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    curve="BASELINES EASY_TASKS FIT_KINDS BaselineComparison Curve CurveKey curve_key curve_label curves variant_name",
+    fit_results="BootstrapResult Comparison FitResult ProfileResult",
+    fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
+    bootstrap="bootstrap_over_seeds",
+    protocols="FLOOR_NAMES PROTOCOLS Protocol gather_floors protocol_of study_curves",
+    theory_numbers="clt_table derivation_checks floor_reference linear_table slopes",
+    scale_match="match_score rank read_floors",
+)

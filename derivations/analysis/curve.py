@@ -1,0 +1,398 @@
+"""The analysis model: run records grouped into curves over depth, each owning its fits.
+
+A *curve* is one experimental condition measured at several depths and seeds: every ``ok`` run
+that shares its whole configuration except the depth (model and variant, task and spectrum, d and
+P, width, initialisation, dtype and the training protocol). :func:`curve_key` is the one definition
+of that grouping; claims, figures, ``depthscale fit`` and the report all use it through
+:func:`curves`. Whether every run converged is kept so claims can refuse to be decided by
+unconverged runs.
+
+Examples
+--------
+>>> def rec(L, seed):
+...     return {"status": "ok", "seed": seed, "converged": True, "final_loss": 0.5 + 0.4 / L,
+...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+...                        "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
+>>> (c,) = curves([rec(L, s) for L in (1, 2, 4, 8, 16) for s in (0, 1)])
+>>> c.label, c.depths.tolist(), len(c.seeds)
+('softmax top-2 (a,b)=(0,0) d=8 P=32', [1, 2, 4, 8, 16], 2)
+>>> f = c.fit("offset", n_boot=0)
+>>> f.identified, round(f.params["alpha"], 6)
+(True, 1.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from depthscale.derivations.analysis import fits as _fits
+from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
+from depthscale.theory.spectra import PowerLawSpectrum
+
+EASY_TASKS = ("easy-exact", "easy-fresh")
+# Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
+FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
+BASELINES = ("single", "pair")  # temperature-only heads stored with each softmax top-k run
+
+
+def variant_name(model_cfg: dict) -> str:
+    """Short name of a model variant: ``"base"`` for the paper's model, else e.g. ``"tied"``."""
+    parts = []
+    if model_cfg.get("qk", "factorised") != "factorised":
+        parts.append(model_cfg["qk"])
+    if model_cfg.get("value", "shared") != "shared":
+        parts.append("per-layer-value")
+    if model_cfg.get("stream", "two") != "two":
+        parts.append("single-stream")
+    if model_cfg.get("context_update"):
+        parts.append("context-update")
+    if model_cfg.get("init", "scaled") != "scaled":
+        parts.append(f"{model_cfg['init']}-init")
+    if model_cfg.get("ensemble"):
+        parts.append("ensemble")
+    return "+".join(parts) or "base"
+
+
+class CurveKey(NamedTuple):
+    """The condition of a curve: a run's whole configuration except depth and seed (:func:`curve_key`).
+
+    Examples
+    --------
+    >>> key = CurveKey("softmax", "base", "topk", 2, 0.0, 0.0, 8, 32, None, None, None, None, None, ())
+    >>> key.task, key.k, key[:3]
+    ('topk', 2, ('softmax', 'base', 'topk'))
+    """
+
+    model: str
+    variant: str
+    task: str
+    k: int  # 0 on the easy tasks
+    a: float
+    b: float
+    d: int
+    P: int
+    c_lambda: float | None
+    c_omega: float | None
+    width: int | None
+    init_scale: float | None
+    dtype: str | None
+    train: tuple  # the training settings as sorted (name, value) pairs
+
+
+def curve_key(record: dict) -> CurveKey:
+    """The condition a run belongs to: its whole configuration except depth (and seed).
+
+    A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
+    ``c_lambda, c_omega, width, init_scale, dtype`` and the training settings. A setting absent from
+    a record is ``None``.
+    """
+    c = record["config"]
+    t, m, tr = c["task"], c["model"], c.get("train") or {}
+    task = t["task"]
+    return CurveKey(
+        m["model"],
+        variant_name(m),
+        task,
+        int(t.get("k", 0)) if task == "topk" else 0,
+        float(t["a"]),
+        float(t["b"]),
+        int(t["d"]),
+        int(t["P"]),
+        t.get("c_lambda"),
+        t.get("c_omega"),
+        m.get("width"),
+        m.get("init_scale"),
+        m.get("dtype"),
+        tuple(sorted(tr.items())),
+    )
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """The deepest model against one temperature-only head, averaged over the seeds at that depth.
+
+    ``diff`` is the mean paired difference ``R_L - baseline`` (same evaluation contexts per run)
+    and ``diff_se`` its standard error; the runs' errors are independent across seeds, so both
+    standard errors combine as ``sqrt(sum se^2) / n``.
+    """
+
+    name: str
+    depth: int
+    loss: float
+    loss_se: float
+    diff: float
+    diff_se: float
+    n_runs: int
+
+
+@dataclass
+class Curve:
+    """One condition over depth: losses of every seed at every depth, and the fits made to them.
+
+    Attributes
+    ----------
+    key : tuple
+        :func:`curve_key` of its runs.
+    label : str
+        Human-readable condition.
+    depths : numpy.ndarray
+        Sorted unique depths.
+    seeds : list
+        Sorted seeds.
+    loss : numpy.ndarray
+        ``(n_seeds, n_depths)`` final losses, ``nan`` where a run is missing.
+    runs : dict
+        ``(depth, seed) -> record``.
+    all_converged, n_unconverged
+        Whether every run converged, and how many did not.
+    """
+
+    key: CurveKey
+    label: str
+    depths: np.ndarray
+    seeds: list
+    loss: np.ndarray
+    runs: dict = field(default_factory=dict)
+    all_converged: bool = True
+    n_unconverged: int = 0
+    _fit_cache: dict = field(default_factory=dict, repr=False)
+
+    # ---- the condition
+    model = property(lambda self: self.key.model)
+    variant = property(lambda self: self.key.variant)
+    task = property(lambda self: self.key.task)
+    k = property(lambda self: self.key.k)
+    a = property(lambda self: self.key.a)
+    b = property(lambda self: self.key.b)
+    d = property(lambda self: self.key.d)
+    P = property(lambda self: self.key.P)
+
+    @property
+    def easy(self) -> bool:
+        """True on the easy tasks (the linear law is a pure power law there)."""
+        return self.task in EASY_TASKS
+
+    @property
+    def spectrum(self) -> PowerLawSpectrum:
+        """The task's power-law spectrum (zeta and whether the asymptotic laws apply)."""
+        c_lambda, c_omega = self.key.c_lambda, self.key.c_omega
+        return PowerLawSpectrum(
+            self.a, self.b, self.d, 1.0 if c_lambda is None else c_lambda, 1.0 if c_omega is None else c_omega
+        )
+
+    @property
+    def eval_contexts(self) -> int:
+        """Fewest evaluation contexts among the runs."""
+        return min(int(r["config"]["train"]["eval_contexts"]) for r in self.runs.values())
+
+    # ---- losses
+    @property
+    def mean(self) -> np.ndarray:
+        """Seed-mean loss at each depth."""
+        with np.errstate(all="ignore"):
+            return np.nanmean(self.loss, axis=0)
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard error over seeds at each depth (``nan`` with one seed)."""
+        n = np.sum(np.isfinite(self.loss), axis=0)
+        if self.loss.shape[0] < 2:
+            return np.full(self.loss.shape[1], np.nan)
+        with np.errstate(all="ignore"):
+            sd = np.nanstd(self.loss, axis=0, ddof=1)
+        return sd / np.sqrt(np.maximum(n, 1))
+
+    @property
+    def error_bar(self) -> np.ndarray:
+        """One standard error for plotting: over seeds, or with one seed the run's own evaluation s.e."""
+        se = self.se
+        for j, L in enumerate(self.depths):
+            if not np.isfinite(se[j]):
+                own = [r.get("final_loss_se") for r in self.records_at(int(L))]
+                own = [float(v) for v in own if v is not None and math.isfinite(v)]
+                se[j] = own[0] if len(own) == 1 else np.nan
+        return se
+
+    def field_mean(self, name: str) -> np.ndarray:
+        """Seed-average of a scalar record field at each depth (``nan`` where no run has a finite value)."""
+        out = np.full(len(self.depths), np.nan)
+        for j, L in enumerate(self.depths):
+            vals = [r.get(name) for r in self.records_at(int(L))]
+            vals = [v for v in vals if v is not None and np.isfinite(v)]
+            if vals:
+                out[j] = float(np.mean(vals))
+        return out
+
+    def records_at(self, depth: int) -> list:
+        """The runs at one depth, by seed."""
+        return [r for (d, _), r in sorted(self.runs.items()) if d == depth]
+
+    # ---- fits
+    def fit(self, kind: str = "offset", n_boot: int = 200, seed: int = 0) -> _fits.FitResult:
+        """The fit of the seed-mean losses, with bootstrap intervals over seeds when there are three or more.
+
+        Parameters
+        ----------
+        kind : {"offset", "power"}
+            ``"offset"``: ``L0 + c L^-alpha`` (with the alpha = 1 comparison); ``"power"``: ``c L^-alpha``.
+        n_boot : int
+            Bootstrap replicates over seeds (0: none).
+        seed : int
+            Seed of the bootstrap resampling.
+
+        Returns
+        -------
+        FitResult
+            Always a result: when no fit can be made it is :meth:`FitResult.missing` with the reason.
+            Cached per ``(kind, n_boot, seed)``.
+        """
+        if kind not in FIT_KINDS:
+            raise ValueError(f"kind={kind!r}: must be one of {', '.join(FIT_KINDS)}")
+        key = (kind, int(n_boot), int(seed))
+        if key not in self._fit_cache:
+            self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed))
+        return self._fit_cache[key]
+
+    def default_fit(self, n_boot: int = 200, seed: int = 0) -> _fits.FitResult:
+        """The law the claims test: a pure power law for linear attention on the easy task, else with a floor."""
+        return self.fit(self.default_kind, n_boot, seed)
+
+    @property
+    def default_kind(self) -> str:
+        """``"power"`` for linear attention on the easy task, ``"offset"`` otherwise."""
+        return "power" if self.model == "linear" and self.easy else "offset"
+
+    def _make_fit(self, kind: str, n_boot: int, seed: int) -> _fits.FitResult:
+        _, fn, need = FIT_KINDS[kind]
+        name = "offset_power" if kind == "offset" else "power_law"
+        mean = self.mean
+        ok = np.isfinite(mean) & (mean > 0)
+        if ok.sum() < need:
+            return _fits.FitResult.missing(
+                name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum())
+            )
+        L, R = self.depths[ok].astype(float), mean[ok]
+        try:
+            res = fn(L, R)
+        except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+            return _fits.FitResult.missing(name, f"fit failed: {exc}", int(ok.sum()))
+        extra: dict[str, Any] = {}
+        if kind == "offset":
+            try:
+                extra["delta_aic_alpha_one"] = _fits.compare_alpha_one(L, R).delta_aic
+            except (ValueError, RuntimeError, np.linalg.LinAlgError):
+                pass
+        full = self.loss[:, ok]
+        rows = full[np.all(np.isfinite(full), axis=1)]
+        if rows.shape[0] >= 3 and n_boot > 0 and res.identified:  # no intervals for a fit that is not identified
+            try:
+                extra["bootstrap"] = bootstrap_over_seeds(L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed))
+            except (ValueError, RuntimeError, np.linalg.LinAlgError):
+                pass  # too few bootstrap fits succeeded: the Jacobian errors stand alone
+        return _replace(res, **extra) if extra else res
+
+    # ---- baselines
+    def baseline(self, name: str) -> BaselineComparison | None:
+        """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"pair"``), or None."""
+        if name not in BASELINES:
+            raise ValueError(f"name={name!r}: must be one of {', '.join(BASELINES)}")
+        L = int(self.depths[-1])
+        recs = [r for r in self.records_at(L) if r.get("baseline") and name in r["baseline"]]
+        if not recs:
+            return None
+        b = [r["baseline"][name] for r in recs]
+        n = len(b)
+        return BaselineComparison(
+            name,
+            L,
+            float(np.mean([x["loss"] for x in b])),
+            float(np.sqrt(np.sum([x["se"] ** 2 for x in b])) / n),
+            float(np.mean([x["diff"] for x in b])),
+            float(np.sqrt(np.sum([x["diff_se"] ** 2 for x in b])) / n),
+            n,
+        )
+
+
+def _replace(fit, **changes):
+    from dataclasses import replace
+
+    return replace(fit, **changes)
+
+
+def curve_label(key: tuple) -> str:
+    """``softmax[tied] top-2 (a,b)=(0.5,0.5) d=16 P=128``-style name of a condition."""
+    model, variant, task, k, a, b, d, P = key[:8]
+    tname = f"top-{k}" if task == "topk" else task
+    return f"{model}{'' if variant == 'base' else '[' + variant + ']'} {tname} (a,b)=({a:g},{b:g}) d={d} P={P}"
+
+
+def curves(records) -> list[Curve]:
+    """Group the ``ok`` records into curves over depth (one row of ``loss`` per seed)."""
+    groups = defaultdict(list)
+    for r in records:
+        if r.get("status", "ok") == "ok":
+            groups[curve_key(r)].append(r)
+    out = []
+    for key, recs in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        depths = np.array(sorted({int(r["config"]["model"]["depth"]) for r in recs}))
+        seeds = sorted({r.get("seed", 0) for r in recs})
+        loss = np.full((len(seeds), len(depths)), np.nan)
+        runs = {}
+        n_unconv = 0
+        for r in recs:
+            i, j = seeds.index(r.get("seed", 0)), int(np.searchsorted(depths, int(r["config"]["model"]["depth"])))
+            v = r.get("final_loss")
+            loss[i, j] = np.nan if v is None else v
+            runs[(int(depths[j]), r.get("seed", 0))] = r
+            n_unconv += not r.get("converged", False)
+        out.append(Curve(key, curve_label(key), depths, seeds, loss, runs, n_unconv == 0, n_unconv))
+    _distinguish(out)
+    return out
+
+
+def _distinguish(cs: list) -> None:
+    """Curves whose labels coincide (same model, task and spectrum, different training or width)
+    get the settings that tell them apart appended, e.g. ``[schedule=constant, lr=0.01]``."""
+    by_label = defaultdict(list)
+    for c in cs:
+        by_label[c.label].append(c)
+    for same in (g for g in by_label.values() if len(g) > 1):
+        settings = [_settings(next(iter(c.runs.values()))) for c in same]
+        differ = [k for k in settings[0] if len({str(s.get(k)) for s in settings}) > 1]
+        for c, s in zip(same, settings):
+            c.label += (
+                " ["
+                + ", ".join(f"{k}={s.get(k):g}" if isinstance(s.get(k), float) else f"{k}={s.get(k)}" for k in differ)
+                + "]"
+            )
+
+
+def _settings(record: dict) -> dict:
+    """The settings beyond the label's that define a curve: training, width, initialisation, dtype, scales."""
+    c = record["config"]
+    m, t = c["model"], c["task"]
+    return {
+        **(c.get("train") or {}),
+        "init_scale": m.get("init_scale"),
+        "width": m.get("width"),
+        "dtype": m.get("dtype"),
+        "c_lambda": t.get("c_lambda"),
+        "c_omega": t.get("c_omega"),
+    }
+
+
+__all__ = [
+    "EASY_TASKS",
+    "FIT_KINDS",
+    "BaselineComparison",
+    "Curve",
+    "curve_key",
+    "curve_label",
+    "curves",
+    "variant_name",
+]

@@ -1,0 +1,269 @@
+"""What a fit returns: :class:`FitResult` (parameters, errors, whether it is identified) and the records of
+profiles, comparisons and bootstraps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from depthscale.theory._validate import check_real
+
+
+# -------------------------------------------------------------------------------------------
+# results
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted law: parameters, Jacobian standard errors, goodness of fit and whether it is identified.
+
+    A fit is *identified* when its data pin its parameters down; :attr:`identified` and
+    :attr:`reason` say whether, and if not why (see :meth:`identification`). Consumers (claims,
+    figures, ``depthscale fit``, reports) use an unidentified fit for nothing but saying so.
+
+    Attributes
+    ----------
+    kind : str
+        ``"offset_power"`` (``L0 + c L^-alpha``), ``"power_law"`` (``c L^-alpha``), ``"gap"``
+        (``L0 - C_L = c L^-alpha`` with L0 fixed), ``"additive"``, or a constrained variant
+        (``"offset_power_alpha1"``, ``"offset_power_fixed_alpha"``).
+    params, se : dict
+        Free-parameter values and Jacobian standard errors by name (``nan`` where the fit
+        leaves no degrees of freedom).
+    r2 : float
+        R^2 of log R.
+    aic : float
+        ``n log(SSR/n) + 2p``.
+    ssr : float
+        Weighted sum of squared log residuals.
+    n, dof : int
+        Number of points and ``n - p``.
+    names : tuple
+        Free-parameter names in ``cov`` order.
+    cov : tuple
+        Covariance of the free parameters (tuple of tuples).
+    fixed : dict
+        Parameters held fixed (e.g. ``{"alpha": 1.0}``).
+    bounds : dict
+        ``name -> (lo, hi)``: the range a parameter can take in this fit (the optimiser's bounds,
+        and for ``L0`` at most the smallest loss). A parameter at a bound, or with an interval
+        wider than its range, is not identified.
+    failure : str
+        Why there is no fit at all (too few points, the optimiser raised); ``""`` for a fit.
+    bootstrap : BootstrapResult or None
+        Percentile intervals from resampling seeds, when they were computed.
+    delta_aic_alpha_one : float
+        ``AIC(alpha = 1) - AIC(free)`` for offset fits (``nan`` when not computed).
+    """
+
+    kind: str
+    params: dict
+    se: dict
+    r2: float
+    aic: float
+    ssr: float
+    n: int
+    dof: int
+    names: tuple = ()
+    cov: tuple = ()
+    fixed: dict = field(default_factory=dict)
+    huber: float | None = None
+    success: bool = True
+    message: str = ""
+    bounds: dict = field(default_factory=dict)
+    failure: str = ""
+    bootstrap: BootstrapResult | None = None
+    delta_aic_alpha_one: float = math.nan
+
+    @classmethod
+    def missing(cls, kind: str, reason: str, n: int = 0) -> FitResult:
+        """A fit that could not be made, carrying the reason (never identified).
+
+        Examples
+        --------
+        >>> f = FitResult.missing("offset_power", "3 depths < 4")
+        >>> f.identified, f.reason
+        (False, '3 depths < 4')
+        """
+        return cls(kind, {}, {}, math.nan, math.nan, math.nan, n, 0, failure=reason)
+
+    def identification(self) -> tuple[bool, str]:
+        """Whether the parameters are identified, and if not, why.
+
+        Not identified: no fit (``failure``), a non-finite parameter, a parameter at a bound of its
+        range, a zero or non-finite standard error, R^2 <= 0 (or undefined: flat data), or a 95 %
+        interval wider than the parameter's range.
+        """
+        if self.failure:
+            return False, self.failure
+        # checked in this order so that the reason names the root cause (a bound before its nan error)
+        for k in self.names:
+            if not math.isfinite(self.params[k]):
+                return False, f"{k} = {self.params[k]} is not finite"
+        for k in self.names:
+            v = self.params[k]
+            lo, hi = self.bounds.get(k, (-math.inf, math.inf))
+            scale = (hi - lo) if math.isfinite(hi - lo) and hi > lo else max(abs(v), 1.0)
+            for b in (lo, hi):
+                if math.isfinite(b) and abs(v - b) <= 1e-6 * scale:
+                    return False, f"{k} = {v:.3g} is at the bound {b:g} of its range"
+        for k in self.names:
+            se = self.se.get(k, math.nan)
+            if not math.isfinite(se) or se <= 0:
+                return False, f"{k} has standard error {se:g}" + (
+                    " (as many parameters as points)" if self.dof <= 0 else ""
+                )
+        for k in self.names:
+            lo, hi = self.bounds.get(k, (-math.inf, math.inf))
+            if math.isfinite(hi - lo):
+                a, b = self.interval(k)
+                if b - a > hi - lo:
+                    return (
+                        False,
+                        f"the 95% interval of {k} ({b - a:.3g} wide) is wider than its range [{lo:g}, {hi:.4g}]",
+                    )
+        if not (self.r2 > 0):
+            return False, f"R^2 = {self.r2:.3g} <= 0: the law explains nothing of the data"
+        return True, ""
+
+    @property
+    def identified(self) -> bool:
+        """True when every free parameter is pinned down by the data (see :meth:`identification`)."""
+        return self.identification()[0]
+
+    @property
+    def reason(self) -> str:
+        """Why the fit is not identified (``""`` when it is)."""
+        return self.identification()[1]
+
+    def interval(self, name: str, level: float = 0.95) -> tuple:
+        """Jacobian confidence interval ``param +- t_(dof) se`` (``nan`` if dof = 0)."""
+        check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+        if name not in self.params:
+            raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+        se = self.se.get(name, math.nan)
+        if self.dof <= 0 or not math.isfinite(se):
+            return (math.nan, math.nan)
+        q = stats.t.ppf(0.5 + level / 2, self.dof)
+        return (self.params[name] - q * se, self.params[name] + q * se)
+
+    def predict(self, L) -> np.ndarray:
+        """The fitted law at depths ``L``: ``L0 + c L^-alpha`` for offset fits, ``c L^-alpha`` for
+        power-law fits and for gap fits (whose fitted quantity is the gap ``L0 - C_L`` itself).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from depthscale.derivations.analysis.fits import fit_gap
+        >>> L = 2.0 ** np.arange(1, 7)
+        >>> round(float(fit_gap(L, 0.4 / L, L0=1.2).predict(4.0)), 9)  # the gap at L = 4, not L0 + gap
+        0.1
+        """
+        if self.failure:
+            raise ValueError(f"kind={self.kind!r}: no fit to predict with ({self.failure})")
+        if self.kind.startswith("additive"):
+            raise ValueError("kind='additive': predict needs the named inputs; use additive_predict")
+        L = np.asarray(L, dtype=float)
+        p = {**self.params, **self.fixed}
+        law = p["c"] * L ** (-p["alpha"])
+        return p["L0"] + law if self.kind.startswith("offset_power") else law
+
+    def to_dict(self) -> dict:
+        """JSON-able summary with 95 % Jacobian intervals under ``"ci95"``; non-finite numbers are None."""
+        ok, why = self.identification()
+        out = {
+            "kind": self.kind,
+            "identified": ok,
+            "reason": why,
+            "params": {k: _finite(v) for k, v in self.params.items()},
+            "se": {k: _finite(v) for k, v in self.se.items()},
+            "ci95": {k: [_finite(x) for x in self.interval(k)] for k in self.params},
+            "r2": _finite(self.r2),
+            "aic": _finite(self.aic),
+            "ssr": _finite(self.ssr),
+            "n": int(self.n),
+            "dof": int(self.dof),
+            "fixed": {k: _finite(v) for k, v in self.fixed.items()},
+            "huber": self.huber,
+            "success": bool(self.success),
+            "message": self.message,
+        }
+        if math.isfinite(self.delta_aic_alpha_one):
+            out["delta_aic_alpha_one"] = float(self.delta_aic_alpha_one)
+        if self.bootstrap is not None:
+            out["bootstrap"] = self.bootstrap.to_dict()
+        return out
+
+
+def _finite(x) -> float | None:
+    """A float for JSON, None for nan and infinities (strict JSON has no NaN)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """Profile of the residual sum in alpha: best (L0, c) at each fixed alpha."""
+
+    alphas: np.ndarray
+    ssr: np.ndarray
+    L0: np.ndarray
+    c: np.ndarray
+
+    @property
+    def best_alpha(self) -> float:
+        """The grid alpha with the smallest residual sum."""
+        return float(self.alphas[int(np.nanargmin(self.ssr))])
+
+    def to_dict(self) -> dict:
+        return {
+            "alphas": self.alphas.tolist(),
+            "ssr": self.ssr.tolist(),
+            "L0": self.L0.tolist(),
+            "c": self.c.tolist(),
+            "best_alpha": self.best_alpha,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Free fit against alpha fixed at 1; ``delta_aic = aic(alpha = 1) - aic(free)`` (> 0 favours free)."""
+
+    free: FitResult
+    fixed: FitResult
+    delta_aic: float
+
+    def to_dict(self) -> dict:
+        return {"free": self.free.to_dict(), "alpha_one": self.fixed.to_dict(), "delta_aic": _finite(self.delta_aic)}
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Fit to the seed-mean curve plus percentile intervals from resampling seeds."""
+
+    point: FitResult
+    intervals: dict  # name -> (lo, hi)
+    se: dict  # bootstrap standard deviation per parameter
+    level: float
+    n_boot: int
+    n_ok: int
+    n_seeds: int
+    samples: dict = field(default_factory=dict, repr=False)  # name -> array of bootstrap values
+
+    @property
+    def params(self) -> dict:
+        return self.point.params
+
+    def to_dict(self) -> dict:
+        return {
+            "point": self.point.to_dict(),
+            "params": {k: _finite(v) for k, v in self.point.params.items()},
+            "intervals": {k: [_finite(a), _finite(b)] for k, (a, b) in self.intervals.items()},
+            "se": {k: _finite(v) for k, v in self.se.items()},
+            "level": self.level,
+            "n_boot": self.n_boot,
+            "n_ok": self.n_ok,
+            "n_seeds": self.n_seeds,
+        }

@@ -1,0 +1,167 @@
+"""Which (d, P) did a paper use? Match reported softmax floors to the reference floors of a grid.
+
+A floors file is a CSV with the columns ``task,k,a,b,L0`` (one reported floor per row; other
+columns are ignored, lines starting with ``#`` are comments; ``k`` may be empty for the easy tasks). For every ``(d, P)`` of a
+grid and every reference (``single``, ``convex``, ``mixture``; see
+``depthscale.sims.reference_floors``) the ratios ``r_i = L0_i / reference_i`` over the rows are
+summarised by
+
+- ``median_ratio`` ``m = median_i r_i`` (how far the scale is off overall),
+- ``spread`` ``s = max_i |ln(r_i / m)|`` (how unevenly: the largest log-deviation of a row's ratio
+  from the median; 0 when every row is off by the same factor),
+- ``score = |ln m| + s``, an upper bound on ``max_i |ln r_i|``, the worst log-mismatch of a row.
+
+Candidates are ranked by ``score`` (smallest first; ties by ``spread``). A score of 0.05 means every
+reported floor is within about 5 % of that reference at that scale.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import statistics
+
+from depthscale.theory._validate import check_choice, check_int, check_real
+
+COLUMNS = ("task", "k", "a", "b", "L0")
+TASKS = ("topk", "easy-exact", "easy-fresh")
+TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
+REFERENCES = ("single", "convex", "mixture")
+
+
+def read_floors(text: str) -> list[dict]:
+    """Parse a floors CSV; returns rows ``{"task", "k", "a", "b", "L0"}`` (``k`` may be empty, None, for
+    the easy tasks: the default of the task configuration).
+
+    Examples
+    --------
+    >>> read_floors("# comment\\ntask,k,a,b,L0\\ntopk,2,0,0,1.9\\n")
+    [{'task': 'topk', 'k': 2, 'a': 0.0, 'b': 0.0, 'L0': 1.9}]
+    """
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#") and ln.strip()]
+    if not lines:
+        raise ValueError("floors=<empty>: the CSV needs a header task,k,a,b,L0 and at least one row")
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise ValueError(
+            f"floors header={','.join(header)!r}: missing column(s) {','.join(missing)}; need {','.join(COLUMNS)}"
+        )
+    rows = []
+    for n, raw in enumerate(reader, start=1):
+        rec = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+        where = f"floors row {n}"
+        task = check_choice(f"{where}: task", rec["task"], TASKS)
+        if rec["k"] == "" and task != "topk":
+            k = None  # the task configuration's default, as in simulate
+        else:
+            k = check_int(f"{where}: k", _num(rec["k"], int), lo=1)
+        a = check_real(f"{where}: a", _num(rec["a"], float), lo=0)
+        b = check_real(f"{where}: b", _num(rec["b"], float), lo=0)
+        L0 = check_real(f"{where}: L0", _num(rec["L0"], float), lo=0, lo_open=True)
+        rows.append({"task": task, "k": k, "a": a, "b": b, "L0": L0})
+    if not rows:
+        raise ValueError("floors=<no rows>: the CSV needs at least one row under its header")
+    return rows
+
+
+def _num(text, kind):
+    try:
+        return kind(text)
+    except ValueError:
+        return text  # the check_* call names the column and the bad value
+
+
+def match_score(reported, reference) -> dict:
+    """``median_ratio``, ``spread``, ``score`` and the per-row ``ratios`` (see the module docstring).
+
+    Examples
+    --------
+    >>> r = match_score([2.0, 4.0, 8.0], [2.0, 2.0, 2.0])
+    >>> r["median_ratio"], round(r["spread"], 12) == round(math.log(2), 12), round(r["score"], 12) == round(2 * math.log(2), 12)
+    (2.0, True, True)
+    """
+    reported = [float(v) for v in reported]
+    reference = [float(v) for v in reference]
+    if len(reported) != len(reference) or not reported:
+        raise ValueError(f"reported has {len(reported)} values, reference {len(reference)}: must be equal and > 0")
+    ratios = [r / f if f > 0 else math.inf for r, f in zip(reported, reference)]
+    if not all(math.isfinite(r) and r > 0 for r in ratios):
+        return {"median_ratio": math.inf, "spread": math.inf, "score": math.inf, "ratios": ratios}
+    m = statistics.median(ratios)
+    spread = max(abs(math.log(r / m)) for r in ratios)
+    return {"median_ratio": m, "spread": spread, "score": abs(math.log(m)) + spread, "ratios": ratios}
+
+
+def rank(candidates: list[dict]) -> list[dict]:
+    """Sort candidate dicts (with ``score`` and ``spread``) best first.
+
+    Examples
+    --------
+    >>> [c["id"] for c in rank([{"id": 1, "score": 0.3, "spread": 0}, {"id": 2, "score": 0.1, "spread": 0}])]
+    [2, 1]
+    """
+    return sorted(candidates, key=lambda c: (c["score"], c["spread"]))
+
+
+def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
+    """Validated ``TaskConfig`` with float spectrum parameters, as ``simulate`` and the presets build it.
+
+    The contexts are seeded by a hash of the whole configuration (``rng_for``), so ``k`` (default 2,
+    ``None`` means the default) and the float types matter even where the task ignores them.
+
+    Examples
+    --------
+    >>> task_from("topk", 2, 0, 0, 16, 128).a
+    0.0
+    """
+    from depthscale.sims.config import TaskConfig
+
+    task = check_choice("task", task, TASK_CHOICES)
+    d = check_int("d", d, lo=1, hi=100_000)
+    P = check_int("P", P, lo=1, hi=1_000_000)
+    k = check_int("k", TaskConfig.k if k is None else k, lo=1)
+    if k > P:
+        raise ValueError(f"k={k}: must be at most the context length P={P}")
+    return TaskConfig(
+        task=task,
+        k=k,
+        a=check_real("a", a, lo=0),
+        b=check_real("b", b, lo=0),
+        d=d,
+        P=P,
+        c_lambda=check_real("c_lambda", c_lambda, lo=0, lo_open=True),
+        c_omega=check_real("c_omega", c_omega, lo=0, lo_open=True),
+    )
+
+
+def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -> dict:
+    """Reference floors for every ``(d, P)`` and row, and the ranking (see ``scale_match``).
+
+    ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
+    ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
+    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
+    error, the reported L0 being taken as exact).
+    """
+    from depthscale.sims.reference_floors import reference_floors
+
+    tasks = {
+        (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
+        for d in ds
+        for P in Ps
+    }  # validate the whole grid before computing anything
+    cands, table = [], []
+    for (d, P), ts in tasks.items():
+        fls = [reference_floors(t, **kw) for t in ts]
+        for name in REFERENCES:
+            refs = [getattr(f, name) for f in fls]
+            sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
+            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
+            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
+            cands.append({"d": d, "P": P, "reference": name, **sc})
+            table.append(
+                {"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]}
+            )
+    return {"ranking": rank(cands), "floors": table}

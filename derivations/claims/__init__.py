@@ -1,0 +1,14 @@
+"""Claims and verdicts: each claim of docs/claims.md tested on the curves of a sweep, one module per claim family.
+
+Public names are re-exported lazily: ``from depthscale.derivations.claims import X`` imports only
+the module that defines ``X``.
+"""
+
+from depthscale.theory._exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    evidence="Evidence",
+    registry="REGISTRY evaluate_claims",
+    verdicts="VERDICTS ClaimResult decide decisive not_run unidentified",
+)

@@ -1,0 +1,87 @@
+"""The paper-curves study: does the paper's inverse depth appear, and what does it take?
+
+The ``curves`` preset (docs/paper-curves.md) adds to the protocol study (:mod:`depthscale.derivations.claims.protocol_study`,
+whose per-protocol claims decide every setting here too) a positive control (an ensemble of
+independently trained one-layer models), the paper's likely model (framework-default init, constant
+Adam, widths 16 and 64, measured at training checkpoints), depth to 256, and top-16 variants. This
+module holds the claims the study adds: where the one-layer model sits against the single head, and
+whether any variant reaches the signed two-temperature floor on top-16 (its report pieces are in
+:mod:`depthscale.derivations.report.protocol_table`).
+"""
+
+from __future__ import annotations
+
+from depthscale.derivations.claims.protocol_study import FLOOR_RTOL, _budget_note, _row_id, _verdict, rows
+from depthscale.derivations.claims.verdicts import ClaimResult, not_run
+from depthscale.derivations.formatting import format_estimate as est
+
+DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
+
+
+def shallow_above_single(ev):
+    """Per setting: the one-layer model sits above the best single temperature head (paired, seed-pooled).
+
+    The paper's top-2 floors coincide with that head, so its shallow models must have sat well above it
+    (docs/paper-curves.md); a setting whose one-layer model already reaches the head cannot show the
+    paper's curve from above.
+    """
+    statement = "The one-layer model's loss R_1 lies above the best single temperature head (paired)"
+    out = []
+    for r in rows(ev):
+        if 1 not in r.excess or "single" not in r.excess[1]:
+            continue
+        diff, se = r.excess[1]["single"]
+        floor = r.floors["single"][0]
+        ok = diff > 2 * se  # at or below the head within 2 s.e.: it does not sit above it
+        det = f"R_1 - single head = {est(diff, se)} ({diff / floor:+.1%} of the head {floor:.4g})"
+        v, det = _verdict(ok, [r], det + _budget_note(r))
+        out.append(
+            ClaimResult(_row_id("protocol-shallow-above-single", r), statement, "> 0", diff, se, "2 s.e.", v, det)
+        )
+    return out or [
+        not_run("protocol-shallow-above-single", statement, "no protocol-study runs at L = 1 with stored errors")
+    ]
+
+
+def top16_signed_floor(ev):
+    """Top-16: some variant's deep model (L >= 16) reaches within 3 % of the signed two-temperature floor
+    (the ``mixture`` reference floor, which the base model with one shared value map cannot represent),
+    or none does; the closest is named."""
+    statement = (
+        f"Top-16: a variant's deep model (L >= {DEEP_DEPTH}) reaches within {FLOOR_RTOL:.0%} of the signed "
+        "two-temperature floor"
+    )
+    cands = []
+    for r in rows(ev):
+        deep = [L for L in r.excess if L >= DEEP_DEPTH and "mixture" in r.excess[L]]
+        if r.curve.k != 16 or not deep or "mixture" not in r.floors:
+            continue
+        L = max(deep)
+        diff, se = r.excess[L]["mixture"]
+        floor = r.floors["mixture"][0]
+        cands.append((diff / floor, se / floor, L, r))
+    if not cands:
+        return [
+            not_run("top16-signed-floor", statement, f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors")
+        ]
+    rel, rel_se, L, best = min(cands, key=lambda c: c[0])
+    # within 3 % (above or below) by 2 s.e., or further above it by 2 s.e. for every variant
+    if abs(rel) + 2 * rel_se <= FLOOR_RTOL:
+        ok = True
+    elif all(c[0] - 2 * c[1] > FLOOR_RTOL for c in cands):
+        ok = False
+    else:
+        ok = None
+    det = (
+        f"closest: {best.protocol.name} ({best.curve.variant}) at L = {L}, R_L - signed floor = "
+        f"{rel:+.1%} ± {rel_se:.1%} of it; others: "
+        + ", ".join(f"{c[3].protocol.name} L={c[2]} {c[0]:+.1%}" for c in cands if c[3] is not best)
+    )
+    v, det = _verdict(ok, [c[3] for c in cands], det)
+    return [ClaimResult("top16-signed-floor", statement, f"<= {FLOOR_RTOL:.0%}", rel, rel_se, "2 s.e.", v, det)]
+
+
+CLAIMS = (shallow_above_single, top16_signed_floor)
+
+
+__all__ = ["CLAIMS", "shallow_above_single", "top16_signed_floor"]

@@ -1,0 +1,394 @@
+"""The training-protocol study: where inverse-depth scaling of softmax attention comes from.
+
+The ``protocol`` preset trains the softmax model under five training protocols that differ in
+where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
+protocol from its configuration, pairs every run with the infinite-depth reference floors of its
+task on the same evaluation contexts (``gather_floors``, in
+:mod:`depthscale.derivations.analysis.protocols`), and holds the claims the study decides
+(:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims.registry`; definitions in
+docs/claims.md, the study in docs/protocol-study.md).
+
+Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
+(the part of the layers' errors that averages away), the mean single-layer loss ``A_L``, ``R_1``, the mean
+query-key similarity of the layers, and ``R_L`` minus each reference floor with paired errors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from depthscale.derivations.analysis import fits
+from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.analysis.fit_results import FitResult
+from depthscale.derivations.analysis.protocols import (
+    FLOOR_NAMES,
+    PROTOCOLS,
+    Protocol,
+    gather_floors,
+    protocol_of,
+    study_curves,
+    task_label,
+)
+from depthscale.derivations.claims.verdicts import ClaimResult, decisive, not_run, unidentified
+from depthscale.derivations.formatting import format_estimate as est
+
+
+def pct(x: float) -> str:
+    return f"{x:+.1%}"
+
+
+ALPHA_RANGE = (0.8, 1.2)  # "inverse depth": the excess over R_inf falls like L^-alpha, alpha in this range
+FLOOR_RTOL = 0.03  # R_inf "is" a reference floor when within 3 % of it
+BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
+RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
+
+
+# ------------------------------------------------------------------------------------------------ per curve
+@dataclass(frozen=True)
+class ProtocolRow:
+    """One (protocol, task) curve of the study: the fit and the measurements the claims use."""
+
+    protocol: Protocol
+    curve: Curve
+    fit: FitResult  # of R_L = R_inf + c L^-alpha
+    disagreement: float  # mean over depths >= 2 of A_L - C_L (seed means)
+    layer_loss: float  # mean over depths >= 2 of A_L, the mean loss of one layer of the deep model
+    r1: float  # loss of the one-layer model R_1 (seed mean)
+    similarity: float  # mean query-key similarity of the layers at the deepest depth
+    floors: dict  # name -> (loss, se)
+    excess: dict  # depth -> name -> (mean, se)
+
+    @property
+    def identified(self) -> bool:
+        return not self.fit.failure and self.fit.identified
+
+    def nearest_floor(self, value: float):
+        """``(name, relative difference)`` of the reference floor closest to ``value``, or None."""
+        if not self.floors or not np.isfinite(value):
+            return None
+        name = min(self.floors, key=lambda n: abs(value / self.floors[n][0] - 1))
+        return name, value / self.floors[name][0] - 1
+
+
+def rows(ev) -> list[ProtocolRow]:
+    """The study's rows from the evidence (curves and ``theory["protocol_floors"]``)."""
+    floors = ev.theory.get("protocol_floors", {})
+    out = []
+    for p, c in study_curves(ev.curves):
+        sim = c.field_mean("qk_similarity")
+        fl = floors.get(c.key, {})
+        out.append(
+            ProtocolRow(
+                p,
+                c,
+                c.fit("offset"),
+                _deep_mean(c, "gap"),
+                _deep_mean(c, "A_L"),
+                float(c.mean[0]) if c.depths[0] == 1 else math.nan,
+                float(sim[-1]) if np.isfinite(sim[-1]) else math.nan,
+                fl.get("floors", {}),
+                fl.get("excess", {}),
+            )
+        )
+    return out
+
+
+def _deep_mean(c: Curve, name: str) -> float:
+    """Mean over the depths >= 2 of a record field's seed means (nan when none is finite)."""
+    v = c.field_mean(name)[c.depths >= 2]
+    return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
+
+
+def _verdict(ok: bool | None, rows_: list, detail: str) -> tuple[str, str]:
+    if ok is None:
+        return "indicative", detail
+    why = [w for r in rows_ for d, w in [decisive([r.curve], not r.protocol.fixed_budget)] if not d]
+    if not why:
+        return ("pass" if ok else "fail"), detail
+    return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {'; '.join(sorted(set(why)))}"
+
+
+def _without_fit(cid: str, statement: str, expected, tolerance: str, f, note: str = "") -> ClaimResult | None:
+    """The result of a claim whose fit is missing (not run) or not identified (indicative), else None."""
+    if f.failure:
+        return ClaimResult(cid, statement, expected, None, None, tolerance, "not run", f.failure + note)
+    if not f.identified:
+        return ClaimResult(
+            cid,
+            statement,
+            expected,
+            None,
+            None,
+            tolerance,
+            "indicative",
+            unidentified({"R_inf + c L^-alpha": f}) + note,
+        )
+    return None
+
+
+def _alpha_in_range(a: float, se: float):
+    """True when alpha lies in ALPHA_RANGE and is measured precisely, False when outside it by 2 s.e., else None."""
+    lo, hi = ALPHA_RANGE
+    if a + 2 * se < lo or a - 2 * se > hi:
+        return False
+    return True if lo <= a <= hi and 2 * se <= hi - lo else None
+
+
+def _row_id(claim: str, row: ProtocolRow) -> str:
+    """A per-curve claim row's id: the claim, the protocol and the task."""
+    return f"{claim} {row.protocol.name} {task_label(row.curve)}"
+
+
+def _budget_note(row: ProtocolRow) -> str:
+    return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
+
+
+# ------------------------------------------------------------------------------------------------ claims
+def inverse_depth(ev):
+    """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] (the law alone;
+    which reference floor R_inf approaches is :func:`floor_reached`, since a law can hold above every floor,
+    as in the ensemble control, whose R_inf is its members' error covariance)."""
+    statement = f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]"
+    rs = rows(ev)
+    if not rs:
+        return [not_run("protocol-inverse-depth", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
+    out = []
+    for r in rs:
+        cid = _row_id("protocol-inverse-depth", r)
+        f = r.fit
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f, _budget_note(r))) is not None:
+            out.append(missing)
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.
+        in_range = _alpha_in_range(a, se)
+        det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
+        if (near := r.nearest_floor(f.params["L0"])) is not None:
+            det += f", nearest floor {near[0]} ({pct(near[1])})"
+        det += f"; c = {est(f.params['c'], f.se['c'])}; depths {_depth_span(r.curve)}"
+        if in_range is None:
+            det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
+        v, det = _verdict(in_range, [r], det + _budget_note(r))
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
+    return out
+
+
+def _depth_span(c: Curve) -> str:
+    return f"L = {int(c.depths[0])}..{int(c.depths[-1])}"
+
+
+def amplitude_follows_disagreement(ev):
+    """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the mean
+    loss of a single layer A_L (Spearman rank correlations over the protocols with identified fits)."""
+    statement = (
+        "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L"
+    )
+    by_task: dict = {}
+    for r in rows(ev):
+        by_task.setdefault(task_label(r.curve), []).append(r)
+    if not by_task:
+        return [not_run("protocol-amplitude", statement, "no protocol-study runs in this sweep", f">= {RHO_PASS}")]
+    out = []
+    for label, rs in sorted(by_task.items()):
+        cid = f"protocol-amplitude {label}"
+        good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.layer_loss)]
+        if len(good) < 4:
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    RHO_PASS,
+                    None,
+                    None,
+                    f"rho >= {RHO_PASS}",
+                    "indicative" if good else "not run",
+                    f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)",
+                )
+            )
+            continue
+        c = [r.fit.params["c"] for r in good]
+        rho_gap = float(spearmanr(c, [r.disagreement for r in good]).statistic)
+        rho_a = float(spearmanr(c, [r.layer_loss for r in good]).statistic)
+        ratios = ", ".join(
+            f"{r.protocol.name} {r.fit.params['c'] / r.disagreement:.2g}" for r in good if r.disagreement > 0
+        )
+        det = (
+            f"Spearman rho(c, A_L - C_L) = {rho_gap:.2f}, rho(c, A_L) = {rho_a:.2f} over {len(good)} protocols; "
+            f"c / (A_L - C_L): {ratios}"
+        )
+        ok = None
+        if rho_gap >= RHO_PASS and rho_gap > rho_a:
+            ok = True
+        elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
+            ok = False
+        v, det = _verdict(ok, good, det if ok is not None else det + "; between the thresholds: undecided")
+        out.append(
+            ClaimResult(
+                cid,
+                statement,
+                RHO_PASS,
+                rho_gap,
+                None,
+                f"rho >= {RHO_PASS} and > rho(c, A_L)",
+                v,
+                det,
+                note=f"(rho with A_L: {rho_a:.2f})",
+            )
+        )
+    return out
+
+
+def disagreement_term(ev):
+    """Per protocol: the averaged-away term ``(A_L - C_L) / L`` of ``R_L = C_L + (A_L - C_L) / L`` falls as
+    ``L^-alpha`` with alpha in [0.8, 1.2], the central-limit premise that the disagreement A_L - C_L does not
+    grow with depth. Fitted over L >= 2 (at L = 1 there is no pair of layers) as a pure power law, which is
+    identified whenever three or more depths are finite."""
+    statement = (
+        f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
+        "(A_L - C_L flat in depth, as the central-limit mechanism assumes)"
+    )
+    rs = rows(ev)
+    if not rs:
+        return [not_run("protocol-disagreement", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
+    out = []
+    for r in rs:
+        cid = _row_id("protocol-disagreement", r)
+        L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
+        keep = (L >= 2) & np.isfinite(D) & (D > 0)
+        if keep.sum() < 3:
+            out.append(
+                ClaimResult(
+                    cid,
+                    statement,
+                    ALPHA_RANGE,
+                    None,
+                    None,
+                    "2 s.e.",
+                    "not run",
+                    "fewer than 3 depths >= 2 with A_L - C_L > 0",
+                )
+            )
+            continue
+        f = fits.fit_power_law(L[keep], D[keep] / L[keep])
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f)) is not None:
+            out.append(missing)
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        det = (
+            f"alpha = {est(a, se)}: A_L - C_L grows as L^{1 - a:.2f} "
+            f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
+        )
+        v, det = _verdict(_alpha_in_range(a, se), [r], det + _budget_note(r))
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
+    return out
+
+
+def cosine_not_inverse(ev):
+    """Cosine-decayed training does not give alpha near 1 (alpha + 2 s.e. below 0.8 or alpha - 2 s.e. above 1.2)."""
+    statement = "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])"
+    rs = [r for r in rows(ev) if r.protocol.name == "cosine"]
+    if not rs:
+        return [not_run("protocol-cosine-not-inverse", statement, "no cosine-protocol runs", ALPHA_RANGE)]
+    out = []
+    lo, hi = ALPHA_RANGE
+    for r in rs:
+        cid = f"protocol-cosine-not-inverse {task_label(r.curve)}"
+        f = r.fit
+        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "outside, 2 s.e.", f)) is not None:
+            out.append(missing)
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        ok = (
+            True if (a + 2 * se < lo or a - 2 * se > hi) else (False if lo <= a - 2 * se and a + 2 * se <= hi else None)
+        )
+        v, det = _verdict(
+            ok, [r], f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
+        )
+        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "outside, 2 s.e.", v, det))
+    return out
+
+
+def beats_convex(ev):
+    """Depth beats the convex floor at L >= 32 (paired): trained layers do something no mixture of
+    temperature heads can."""
+    statement = f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)"
+    out = []
+    for r in rows(ev):
+        deep = [L for L in r.excess if L >= BEAT_DEPTH and "convex" in r.excess[L]]
+        if not deep:
+            continue
+        L = max(deep)
+        diff, se = r.excess[L]["convex"]
+        ok = diff < -2 * se
+        cid = _row_id("protocol-beats-convex", r)
+        v, det = _verdict(
+            ok,
+            [r],
+            f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
+            f"convex floor {est(*r.floors['convex'])}",
+        )
+        out.append(ClaimResult(cid, statement, "< 0", diff, se, "< -2 paired s.e.", v, det + _budget_note(r)))
+    return out or [
+        not_run("protocol-beats-convex", statement, f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors")
+    ]
+
+
+def floor_reached(ev):
+    """Which reference floor the deep models approach (R_inf within 3 % of it), per protocol and task."""
+    statement = f"R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)"
+    out = []
+    for r in rows(ev):
+        cid = _row_id("protocol-floor", r)
+        f = r.fit
+        if f.failure or not f.identified or not r.floors:
+            why = f.failure or unidentified({"R_inf + c L^-alpha": f}) or "no reference floors"
+            out.append(ClaimResult(cid, statement, None, None, None, f"{FLOOR_RTOL:.0%}", "indicative", why))
+            continue
+        name, rel = r.nearest_floor(f.params["L0"])
+        floor, floor_se = r.floors[name]
+        # within 3 %: decided only when the fitted floor is precise enough to tell a 3 % difference;
+        # not within: decided whenever R_inf is further than 3 % from every floor by 2 s.e.
+        precise = 2 * f.se["L0"] <= FLOOR_RTOL * floor
+        far = abs(rel) - 2 * f.se["L0"] / floor > FLOOR_RTOL
+        ok = False if far else (abs(rel) <= FLOOR_RTOL if precise else None)
+        det = (
+            f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); "
+            + ", ".join(f"{n} {est(*v)}" for n, v in r.floors.items())
+        )
+        if ok is None:
+            det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
+        v, det = _verdict(ok, [r], det + _budget_note(r))
+        out.append(
+            ClaimResult(
+                cid, statement, floor, f.params["L0"], f.se["L0"], f"{FLOOR_RTOL:.0%}", v, det, expected_error=floor_se
+            )
+        )
+    return out or [not_run("protocol-floor", statement, "no protocol-study runs")]
+
+
+CLAIMS = (
+    inverse_depth,
+    disagreement_term,
+    amplitude_follows_disagreement,
+    cosine_not_inverse,
+    beats_convex,
+    floor_reached,
+)
+
+
+__all__ = [
+    "FLOOR_NAMES",
+    "PROTOCOLS",
+    "Protocol",
+    "ProtocolRow",
+    "CLAIMS",
+    "protocol_of",
+    "study_curves",
+    "gather_floors",
+    "task_label",
+    "rows",
+]

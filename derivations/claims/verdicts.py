@@ -1,0 +1,196 @@
+"""Claim results and the rules that turn evidence into a verdict (docs/claims.md).
+
+Verdicts: ``pass`` / ``fail`` when the evidence is decisive; ``indicative`` when it points one way
+but the scale is too small to decide (too few depths, seeds or evaluation contexts, or unconverged
+runs, which never decide a claim), or when the fit it rests on is not identified (then it points
+nowhere); ``not run`` when the sweep has no data for it; ``error`` when the claim's code raised (a bug,
+never a lack of data). Every result says why it got its verdict.
+
+Examples
+--------
+>>> r = ClaimResult("C1", "alpha near 1", expected=1.0, measured=0.97, error=0.01, tolerance="± 0.2",
+...                 verdict="pass", reason="")
+>>> r.to_dict()["measured"], r.to_dict()["verdict"]
+(0.97, 'pass')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from depthscale.derivations.formatting import format_estimate, format_interval
+
+VERDICTS = ("pass", "fail", "indicative", "not run", "error")
+
+# What makes evidence decisive (docs/choices.md, "When a claim is decided").
+MIN_SEEDS = 2
+MIN_DEPTHS = 5
+MIN_SPAN = 32  # largest / smallest depth
+MIN_EVAL = 4096
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One row of the claims table.
+
+    Attributes
+    ----------
+    id : str
+        Claim family and condition, e.g. ``"softmax-top2-exponent softmax top-2 (a,b)=(0,0) d=8 P=32"``.
+    claim : str
+        The statement tested.
+    expected : float, (float, float), str or None
+        What the measurement is compared with: a theory value, an interval of them, or a reference
+        (a baseline's loss, the paper's value); a string when it is a condition (``"< 0"``).
+    measured : float or None
+        The measured value (None when not measured).
+    error : float or None
+        One standard error of ``measured`` (None when unknown).
+    tolerance : str
+        How close ``measured`` must be to ``expected``.
+    verdict : str
+        One of :data:`VERDICTS`.
+    reason : str
+        Why this verdict (what was measured, what was missing).
+    note : str
+        Text shown after the measured value (a second measured number, e.g. the linear spread).
+    expected_error : float or None
+        One standard error of a computed ``expected`` (a Monte Carlo floor), else None.
+    """
+
+    id: str
+    claim: str
+    expected: object
+    measured: float | None
+    error: float | None
+    tolerance: str
+    verdict: str
+    reason: str
+    note: str = ""
+    expected_error: float | None = None
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict={self.verdict!r}: must be one of {', '.join(VERDICTS)}")
+
+    def to_dict(self) -> dict:
+        """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""
+        exp = self.expected
+        if isinstance(exp, tuple):
+            exp = [_num(x) for x in exp]
+        elif isinstance(exp, (int, float)) and not isinstance(exp, bool):
+            exp = _num(exp)
+        cells = claim_cells(self)
+        return {
+            "id": self.id,
+            "claim": self.claim,
+            "expected": exp,
+            "expected_error": _num(self.expected_error),
+            "expected_text": cells["expected"],
+            "measured": _num(self.measured),
+            "error": _num(self.error),
+            "note": self.note,
+            "measured_text": cells["measured"],
+            "tolerance": self.tolerance,
+            "verdict": self.verdict,
+            "reason": self.reason,
+        }
+
+
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def not_run(cid: str, claim: str, reason: str, expected=None, tolerance: str = "") -> ClaimResult:
+    """A claim with no data to test it."""
+    return ClaimResult(cid, claim, expected, None, None, tolerance, "not run", reason)
+
+
+def errored(cid: str, claim: str, exc: BaseException) -> ClaimResult:
+    """A claim whose evaluation raised: verdict ``error``, the exception as the reason."""
+    return ClaimResult(cid, claim, None, None, None, "", "error", f"evaluation error: {type(exc).__name__}: {exc}")
+
+
+def decisive(curves, require_converged: bool = True) -> tuple[bool, str]:
+    """Whether these curves may decide a claim, and if not, why (``require_converged=False`` for a
+    protocol stopped early by design)."""
+    why = []
+    for c in curves:
+        if len(c.seeds) < MIN_SEEDS:
+            why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
+        if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
+            why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
+        if require_converged and not c.all_converged:
+            why.append(f"{c.n_unconverged} unconverged run(s)")
+        if c.eval_contexts < MIN_EVAL:
+            why.append(f"{c.eval_contexts} evaluation contexts < {MIN_EVAL}")
+    why = sorted(set(why))
+    return (not why), "; ".join(why)
+
+
+def decide(ok: bool, curves, detail: str) -> tuple[str, str]:
+    """``(verdict, reason)``: pass/fail on decisive evidence, else indicative with the would-be verdict."""
+    dec, why = decisive(curves)
+    if dec:
+        return ("pass" if ok else "fail"), detail
+    return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {why}"
+
+
+def unidentified(fits_by_name: dict) -> str:
+    """Reason text when any of the named fits is not identified, else ``""``.
+
+    Such a fit never decides a claim nor points it one way: the claim is ``indicative`` with this reason.
+    """
+    bad = [f"{name}: {f.reason}" for name, f in fits_by_name.items() if not f.identified]
+    return ("undecided: fit not identified (" + "; ".join(bad) + ")") if bad else ""
+
+
+def claim_cells(result) -> dict:
+    """The text of a claim's cells from a :class:`~depthscale.derivations.claims.verdicts.ClaimResult`.
+
+    ``expected`` is a number, an interval ``(lo, hi)`` shown as ``[lo, hi]``, a condition string or None.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> cells = claim_cells(ClaimResult("x", "c", (1.0, 2.0), 1.5, 0.1, "2 s.e.", "pass", "why"))
+    >>> cells["expected"], cells["measured"]
+    ('[1, 2]', '1.5 ± 0.1')
+    """
+    exp = result.expected
+    if isinstance(exp, tuple):
+        exp_text = format_interval(*exp)
+    else:
+        exp_text = format_estimate(exp, getattr(result, "expected_error", None))
+    measured = format_estimate(result.measured, result.error)
+    if result.note:
+        measured = f"{measured} {result.note}" if result.measured is not None else result.note
+    return {
+        "id": result.id,
+        "claim": result.claim,
+        "expected": exp_text,
+        "measured": measured,
+        "tolerance": result.tolerance,
+        "verdict": result.verdict,
+        "reason": result.reason,
+    }
+
+
+__all__ = [
+    "VERDICTS",
+    "MIN_SEEDS",
+    "MIN_DEPTHS",
+    "MIN_SPAN",
+    "MIN_EVAL",
+    "ClaimResult",
+    "not_run",
+    "errored",
+    "decisive",
+    "decide",
+    "unidentified",
+    "claim_cells",
+]

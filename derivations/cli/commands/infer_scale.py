@@ -1,0 +1,84 @@
+"""``depthscale infer-scale``: rank a (d, P) grid by how well its reference floors match reported floors.
+
+The scoring is defined in ``depthscale.derivations.analysis.scale_match``; the reference floors come from
+``depthscale.sims.reference_floors`` with the options shared with ``predict softmax-floor``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from depthscale.derivations.analysis.scale_match import infer_scale
+from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options
+from depthscale.theory._validate import check_int
+
+DEFAULT_CONTEXTS = 4096
+
+
+def register(subparsers) -> None:
+    """Add ``infer-scale``."""
+    p = subparsers.add_parser(
+        "infer-scale",
+        help="rank a (d, P) grid by how well its reference softmax floors match reported floors L0",
+        description="For every (d, P) and reference (single, convex, mixture) the ratios L0 / reference over "
+        "the CSV rows give median m and spread s = max |ln(r / m)|; candidates are ranked by "
+        "score = |ln m| + s, best first.",
+    )
+    p.add_argument(
+        "--floors",
+        required=True,
+        help="CSV with columns task,k,a,b,L0 (reported floors; '#' lines are comments, k empty for easy tasks); "
+        "'example' uses the example shipped with depthscale",
+    )
+    p.add_argument("--d", required=True, help="comma-separated input dimensions, e.g. 8,16,32")
+    p.add_argument("--P", required=True, help="comma-separated context lengths, e.g. 64,128,256")
+    add_floor_options(p, contexts_default=DEFAULT_CONTEXTS)
+    p.set_defaults(func=handle_infer_scale)
+
+
+def example_floors_text() -> str:
+    """Text of the example floors CSV shipped with the package (see its header comment)."""
+    from importlib.resources import files
+
+    return files("depthscale.derivations").joinpath("data/example_top2_floors.csv").read_text()
+
+
+def _read(path: str) -> str:
+    if path == "example":
+        return example_floors_text()
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"floors={path!r}: must be a CSV file, not a directory")
+    if not p.is_file():
+        raise ValueError(f"floors={path!r}: no such file")
+    try:
+        return p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"floors={path!r}: cannot be read ({exc.__class__.__name__})") from None
+
+
+def handle_infer_scale(args) -> int:
+    ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
+    Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
+    kw = floor_options(args)
+    from depthscale.derivations.analysis.scale_match import read_floors
+
+    rows = read_floors(_read(args.floors))
+    t0 = time.perf_counter()
+    out = infer_scale(rows, list(dict.fromkeys(ds)), list(dict.fromkeys(Ps)), kw, args.c_lambda, args.c_omega)
+    out["rows"] = rows
+    out["contexts"] = {"fit": kw["n_fit"], "eval": kw["n_eval"], "seed": kw["seed"]}
+    out["seconds"] = time.perf_counter() - t0
+    emit(out, args.json, _text(out))
+    return 0
+
+
+def _text(out) -> str:
+    lines = [f"{'d':>5} {'P':>6}  {'reference':<8} {'median_ratio':>12} {'spread':>8} {'score':>8}"]
+    for c in out["ranking"]:
+        lines.append(
+            f"{c['d']:>5} {c['P']:>6}  {c['reference']:<8} {c['median_ratio']:>12.4g} {c['spread']:>8.3g} {c['score']:>8.3g}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,210 @@
+"""``depthscale predict linear|floor|clt|softmax-floor``: theory numbers for linear attention, layer
+aggregation and the infinite-depth reference floors of the softmax tasks.
+
+Every argument is validated before any computation; a bad value raises ``ValueError`` naming the
+parameter, which the CLI turns into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
+from depthscale.theory._validate import (
+    D_MAX,
+    DEPTH_MAX,
+    MODES_MAX,
+    P_MAX,
+    SEED_MAX,
+    check_choice,
+    check_int,
+    check_real,
+)
+from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
+from depthscale.theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
+
+CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
+CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
+
+
+def register(subparsers) -> None:
+    """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``, ``softmax-floor``."""
+    parser = subparsers.add_parser(
+        "predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation, softmax reference floors"
+    )
+    # the metavar names the missing choice in argparse's "required" error (not the internal dest)
+    sub = parser.add_subparsers(dest="predict_command", required=True, metavar="{linear,floor,clt,softmax-floor}")
+
+    lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
+    lin.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a")
+    lin.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b")
+    lin.add_argument("--d", type=int, required=True, help=f"number of modes, 1 <= d <= {MODES_MAX:.0e}")
+    lin.add_argument(
+        "--depths",
+        required=True,
+        help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when the free discrete"
+        f" optimum's estimated CPU time, 7 s x (max depth / 1024)^3, exceeds {LINEAR_SECONDS_MAX:.0f} s",
+    )
+    _add_scales_and_json(lin)
+    lin.set_defaults(func=handle_linear)
+
+    flo = sub.add_parser("floor", help="Monte Carlo floor T - h^T G^+ h of linear attention on the top-k task")
+    flo.add_argument("--a", type=float, required=True, help="input spectrum exponent a >= 0, lambda_k = c_lambda k^-a")
+    flo.add_argument("--b", type=float, required=True, help="teacher spectrum exponent b >= 0, omega_k = c_omega k^-b")
+    flo.add_argument("--k", type=int, required=True, help="top-k target size, 1 <= k <= P")
+    flo.add_argument(
+        "--d",
+        type=int,
+        required=True,
+        help=f"input dimension, 1 <= d <= {D_MAX}; refused if the Monte Carlo blocks (about 64 P d bytes) exceed memory",
+    )
+    flo.add_argument("--P", type=int, required=True, help=f"context length, 1 <= P <= {P_MAX}")
+    flo.add_argument("--contexts", type=int, required=True, help="Monte Carlo contexts (>= 2)")
+    flo.add_argument("--seed", type=int, required=True, help="random seed (integer >= 0); same seed, same numbers")
+    flo.add_argument(
+        "--degree", type=int, default=4, help="polynomial degree of the linear model's features, 1..64 (default 4)"
+    )
+    flo.add_argument(
+        "--covariance",
+        default="population",
+        help="features Sigma^r q (population: the paper's floor, default) or S^r q with S = X^T X / P of each "
+        "context (context: the floor of a trained model at this P)",
+    )
+    _add_scales_and_json(flo)
+    flo.set_defaults(func=handle_floor)
+
+    clt = sub.add_parser("clt", help="exact finite-depth losses of the central-limit aggregation models")
+    clt.add_argument("--model", required=True, help="iid | equicorrelated | ar1 | powerlaw")
+    clt.add_argument("--depths", required=True, help="comma-separated depths, e.g. 1,2,4")
+    clt.add_argument("--sigma2", type=float, required=True, help="layer-noise variance sigma^2")
+    clt.add_argument("--shared", type=float, required=True, help="shared-error variance E s^2")
+    clt.add_argument("--rho", type=float, default=None, help="equicorrelation (model equicorrelated)")
+    clt.add_argument("--r", type=float, default=None, help="AR(1) coefficient (model ar1)")
+    clt.add_argument(
+        "--g", type=float, default=None, help="power-law correlation exponent, rho(k) = (1+k)^-g (model powerlaw)"
+    )
+    clt.add_argument("--json", action="store_true", help="machine-readable output")
+    clt.set_defaults(func=handle_clt)
+
+    add_softmax_floor_parser(sub)
+
+
+def _add_scales_and_json(parser) -> None:
+    """The last options of ``linear`` and ``floor``: the spectrum scales and ``--json``."""
+    parser.add_argument(
+        "--c-lambda", dest="c_lambda", type=float, default=1.0, help="input spectrum scale c_lambda > 0 (default 1)"
+    )
+    parser.add_argument(
+        "--c-omega", dest="c_omega", type=float, default=1.0, help="teacher spectrum scale c_omega > 0 (default 1)"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+# --------------------------------------------------------------------------- linear
+def handle_linear(args) -> int:
+    depths = parse_list("depths", args.depths, int)
+    out = linear_rows(args.a, args.b, args.d, depths, args.c_lambda, args.c_omega)
+    head = f"zeta = {_fmt(out['zeta'])}   (a={args.a:g}, b={args.b:g}, d={args.d})"
+    emit(out, args.json, head + "\n" + _table(["L", *LINEAR_KEYS], out["rows"]))
+    return 0
+
+
+# --------------------------------------------------------------------------- floor
+def handle_floor(args) -> int:
+    a = check_real("a", args.a, lo=0)
+    b = check_real("b", args.b, lo=0)
+    d = check_int("d", args.d, lo=1, hi=D_MAX)
+    P = check_int("P", args.P, lo=1, hi=P_MAX)
+    k = check_int("k", args.k, lo=1, hi=P)
+    contexts = check_int("contexts", args.contexts, lo=2)
+    seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
+    degree = check_int("degree", args.degree, lo=1, hi=64)
+    c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
+    c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
+    # theory.floor.COVARIANCES, spelled out so that an argument error imports no numpy
+    covariance = check_choice("covariance", args.covariance, ("population", "context"))
+    from depthscale.sims.threads import one_blas_thread
+    from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
+
+    with one_blas_thread():  # small products: see report.write
+        res = linear_floor(
+            a, b, k, d, P, contexts, seed, degree=degree, c_lambda=c_lambda, c_omega=c_omega, covariance=covariance
+        )
+    out = {"floor": float(res.floor), "stderr": float(res.stderr), "degree": int(res.degree), "covariance": covariance}
+    emit(out, args.json, _table(list(out), [out]))
+    return 0
+
+
+# --------------------------------------------------------------------------- clt
+def clt_arguments(model, depths, sigma2, shared, rho=None, r=None, g=None) -> dict:
+    """Validate the CLT model and its parameters; return the keyword arguments of ``clt_loss``.
+
+    The model's own parameter is required and parameters of other models are refused, so nothing
+    is silently ignored.
+
+    Examples
+    --------
+    >>> clt_arguments("ar1", [1, 2], 1.0, 0.5, r=0.3)["r"]
+    0.3
+    """
+    model = check_choice("model", model, CLT_MODELS)
+    given = {"rho": rho, "r": r, "g": g}
+    need = CLT_PARAM[model]
+    for name, value in given.items():
+        if name == need and value is None:
+            raise ValueError(f"{name}=None: model {model} needs --{name}")
+        if name != need and value is not None:
+            raise ValueError(f"{name}={value!r}: --{name} applies only to model {_owner(name)}, not {model}")
+    kw = {
+        "model": model,
+        "depths": [check_int("depths", L, lo=1, hi=10**7) for L in depths],
+        "sigma2": check_real("sigma2", sigma2, lo=0),
+        "shared": check_real("shared", shared, lo=0),
+        "rho": None,
+        "r": None,
+        "g": None,
+    }
+    if need == "rho":
+        kw["rho"] = check_real("rho", rho, lo=-1, hi=1)
+    elif need == "r":
+        kw["r"] = check_real("r", r, lo=-1, hi=1, lo_open=True, hi_open=True)
+    elif need == "g":
+        kw["g"] = check_real("g", g, lo=0, lo_open=True)
+    return kw
+
+
+def handle_clt(args) -> int:
+    depths = parse_list("depths", args.depths, int)
+    kw = clt_arguments(args.model, depths, args.sigma2, args.shared, args.rho, args.r, args.g)
+    from depthscale.theory.clt import clt_loss
+
+    losses = clt_loss(**kw)
+    rows = [{"L": int(L), "loss": float(v)} for L, v in zip(kw["depths"], losses)]
+    out = {"rows": rows}
+    emit(out, args.json, f"model = {kw['model']}\n" + _table(["L", "loss"], rows))
+    return 0
+
+
+# --------------------------------------------------------------------------- helpers
+def _owner(param: str) -> str:
+    return next(m for m, p in CLT_PARAM.items() if p == param)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float) and math.isfinite(v):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _table(keys, rows) -> str:
+    """Right-aligned text table; missing laws show as '-'."""
+    cells = [[_fmt(r.get(k)) for k in keys] for r in rows]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    lines = ["  ".join(k.rjust(w) for k, w in zip(keys, widths))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines)

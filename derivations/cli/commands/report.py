@@ -1,0 +1,87 @@
+"""``depthscale report``: a report (Markdown, HTML, LaTeX) from a results store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from depthscale.derivations.cli.app import check_out_dir, emit
+
+
+def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
+    p.add_argument("--out", default="report", help="output directory (created; default: report)")
+    p.add_argument(
+        "--floor-contexts",
+        type=int,
+        default=3000,
+        help=f"Monte Carlo contexts for the linear floors, >= 10 (default {floor_default})",
+    )
+    p.add_argument(
+        "--reference-contexts",
+        type=int,
+        default=3000,
+        help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or >= 10"
+        f" (default {reference_default})",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object (claims and paths)")
+
+
+def check_out(out: str) -> Path:
+    """The report directory: checked (exists and writable, or creatable) before anything is computed."""
+    return check_out_dir("out", out)
+
+
+def check_contexts(args) -> None:
+    from depthscale.theory._validate import check_int
+
+    check_int("floor-contexts", args.floor_contexts, lo=10)
+    check_int("reference-contexts", args.reference_contexts, lo=0)
+    if 0 < args.reference_contexts < 10:
+        raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
+
+
+def write(
+    records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None, load_arrays=None
+) -> dict:
+    """:func:`~depthscale.derivations.report.from_records.report_from_records` with the options of ``args``."""
+    from depthscale.derivations.report.from_records import report_from_records
+
+    return report_from_records(
+        records,
+        args.out,
+        title,
+        floor_contexts=args.floor_contexts,
+        reference_contexts=args.reference_contexts,
+        preset=preset,
+        runtime=runtime,
+        missing=missing,
+        load_arrays=load_arrays,
+    )
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="write report.md, report.html and report.tex from a results store")
+    p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
+    add_report_options(p)
+    p.set_defaults(func=handle)
+
+
+def handle(args) -> int:
+    from depthscale.sims.store import Store
+
+    check_out(args.out)
+    check_contexts(args)
+    with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
+        records = list(st.records())
+        out = write(records, args, title=f"depthscale report: {Path(args.store).name}", load_arrays=st.load_arrays)
+    emit(out, args.json, claims_text(out))
+    return 0
+
+
+def claims_text(out: dict) -> str:
+    lines = [f"{'verdict':<11} claim"]
+    lines += [
+        f"{c['verdict']:<11} {c['id']}: measured {c['measured_text']} (expected {c['expected_text']})"
+        for c in out["claims"]
+    ]
+    lines += [f"wrote {p}" for p in out["paths"].values()]
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""``depthscale reproduce --preset smoke|cpu|protocol|curves|paper``: sweep, fits, claims and report in one go.
+
+Every input (preset, output directory, store, executor) is checked before anything is created.
+Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
+report is written, exit status 130; rerunning the same command resumes. A report built from a
+store that lacks runs of the preset (failed ones) says so in its first summary line.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+from depthscale.derivations.cli.app import emit
+from depthscale.derivations.cli.commands.report import add_report_options, check_contexts, check_out, claims_text, write
+from depthscale.derivations.cli.commands.sweep import add_run_options, check_run_options, run_sweep
+
+PRESETS = ("smoke", "cpu", "protocol", "curves", "paper")
+# Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
+THEORY_CONTEXTS = {
+    "smoke": (500, 300),
+    "cpu": (3000, 3000),
+    "protocol": (3000, 3000),
+    "curves": (3000, 3000),
+    "paper": (3000, 3000),
+}
+
+
+def preset_path(name: str):
+    return resources.files("depthscale.derivations").joinpath("presets", f"{name}.toml")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
+    p.add_argument("--preset", required=True, help="smoke, cpu, protocol, curves or paper")
+    p.add_argument(
+        "--store",
+        default=None,
+        help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)",
+    )
+    add_run_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
+    per_preset = ", ".join(f"{k} {v[0]}" for k, v in THEORY_CONTEXTS.items())
+    add_report_options(
+        p,
+        floor_default=f"per preset: {per_preset}",
+        reference_default="per preset: " + ", ".join(f"{k} {v[1]}" for k, v in THEORY_CONTEXTS.items()),
+    )
+    p.set_defaults(func=handle, floor_contexts=None, reference_contexts=None)
+
+
+def preset_runs(name: str) -> list:
+    """The ``(RunConfig, seed)`` list of a preset grid."""
+    import tomllib
+
+    from depthscale.sims.grid import load_grid
+
+    with preset_path(name).open("rb") as fh:
+        return load_grid(tomllib.load(fh))
+
+
+def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
+    """First summary line of a report whose store lacks runs of the preset, else None.
+
+    >>> missing_sentence("smoke", [], {}) is None
+    True
+    """
+    from depthscale.sims.grid import run_key
+    from depthscale.sims.store import is_finished
+
+    keys = {run_key(cfg, seed) for cfg, seed in runs}
+    have = sum(is_finished(statuses.get(k)) for k in keys)
+    if have == len(keys):
+        return None
+    return (
+        f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
+        " failed or did not run, and the claims below rest only on the runs present."
+    )
+
+
+def handle(args) -> int:
+    from depthscale.sims.config import CONTEXTS_VERSION
+    from depthscale.sims.store import Store, check_store_file
+    from depthscale.sims.sweeps import plan
+    from depthscale.theory._validate import check_choice
+
+    check_choice("preset", args.preset, PRESETS)
+    out = check_out(args.out)
+    fc, rc = THEORY_CONTEXTS[args.preset]
+    args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
+    args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
+    check_contexts(args)
+    executor, budget = check_run_options(args)
+    store_path = Path(args.store) if args.store else out / "store.sqlite"
+    if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
+        check_store_file(store_path, "write", CONTEXTS_VERSION)
+    runs = preset_runs(args.preset)
+    # inputs are good: now create the directory and the store
+    t0 = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    with Store(store_path, contexts=CONTEXTS_VERSION) as st:
+        res, logged = run_sweep(runs, st, args, executor, budget)
+        statuses = st.statuses()
+        if res.out_of_budget:
+            sys.stderr.write(
+                f"depthscale: budget reached: {res.not_started} run(s) of the preset not started; "
+                "rerun the same command to continue\n"
+            )
+        if res.interrupted:
+            left, have, failed = plan(runs, st)
+            sys.stderr.write(
+                f"depthscale: interrupted: {have} of {have + failed + len(left)} runs finished in {store_path}, "
+                f"{res.lost} in flight lost, no report written; rerun the same command to resume\n"
+            )
+            return 130
+        records = list(st.records())
+    if logged:
+        sys.stderr.write("depthscale: sweep finished; writing the report (fits, theory Monte Carlo)\n")
+    try:
+        with Store(store_path, mode="read") as st:
+            result = write(
+                records,
+                args,
+                title=f"depthscale reproduce --preset {args.preset}",
+                preset=args.preset,
+                runtime=time.perf_counter() - t0,
+                missing=missing_sentence(args.preset, runs, statuses),
+                load_arrays=st.load_arrays,
+            )
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            f"depthscale: interrupted while writing the report; the store {store_path} holds every "
+            "finished run: rerun the same command to write it\n"
+        )
+        return 130
+    result["sweep"] = res.to_dict()
+    result["store"] = str(store_path)
+    emit(result, args.json, claims_text(result) + f"\nstore: {store_path}")
+    return 1 if (res.failed or res.broken) else 0

@@ -1,0 +1,199 @@
+"""``depthscale predict softmax-floor``: the infinite-depth reference floors of a softmax task.
+
+The sub-command is registered by ``depthscale.derivations.cli.commands.predict``; the options of the
+floor computation (contexts, temperature grid, mixture size) are shared with ``infer-scale``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from depthscale.derivations.analysis.scale_match import task_from
+from depthscale.derivations.cli.app import emit
+from depthscale.sims.threads import check_threads
+from depthscale.theory._validate import SEED_MAX, check_int, check_real
+
+
+def add_floor_options(parser, contexts_default=None) -> None:
+    """Options of the floor computation shared by ``predict softmax-floor`` and ``infer-scale``."""
+    req = contexts_default is None
+    parser.add_argument(
+        "--contexts",
+        type=int,
+        required=req,
+        default=contexts_default,
+        help="evaluation contexts, eval_batches(task, contexts, seed): the contexts of a run with "
+        "this seed and eval_contexts = contexts (>= 2)" + ("" if req else f"; default {contexts_default}"),
+    )
+    parser.add_argument(
+        "--fit-contexts",
+        dest="fit_contexts",
+        type=int,
+        default=None,
+        help="fitting contexts, an independent stream (rng_for(task, seed, 'baseline-fit')); "
+        "default: as many as --contexts",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        required=req,
+        default=0 if not req else None,
+        help="seed of the fitting and evaluation contexts (>= 0)" + ("" if req else "; default 0"),
+    )
+    parser.add_argument(
+        "--kappa-min",
+        dest="kappa_min",
+        type=float,
+        default=1e-2,
+        help="smallest temperature of the log grid (> 0); default 0.01",
+    )
+    parser.add_argument(
+        "--kappa-max",
+        dest="kappa_max",
+        type=float,
+        default=1e4,
+        help="largest temperature of the log grid (> kappa-min); default 10000",
+    )
+    parser.add_argument(
+        "--n-kappa",
+        dest="n_kappa",
+        type=int,
+        default=49,
+        help="points of the log temperature grid used by the single-head search and the convex "
+        "mixture (>= 3); default 49, 8 per decade",
+    )
+    parser.add_argument(
+        "--temperatures", type=int, default=2, help="K, temperatures of the signed mixture (1..8); default 2"
+    )
+    parser.add_argument(
+        "--c-lambda",
+        dest="c_lambda",
+        type=float,
+        default=1.0,
+        help="input spectrum scale, lambda_k = c_lambda k^-a (> 0); default 1",
+    )
+    parser.add_argument(
+        "--c-omega",
+        dest="c_omega",
+        type=float,
+        default=1.0,
+        help="teacher spectrum scale, omega_k = c_omega k^-b (> 0); default 1",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="numba threads, 1..cores (results do not depend on it); default 1"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_softmax_floor_parser(sub) -> None:
+    """Add ``softmax-floor`` to the ``predict`` sub-parsers."""
+    p = sub.add_parser(
+        "softmax-floor",
+        help="infinite-depth reference floors of a softmax task: best single temperature head, "
+        "best non-negative (convex) mixture, best signed K-temperature mixture",
+    )
+    p.add_argument("--task", required=True, help="topk | easy-exact | easy-fresh")
+    p.add_argument(
+        "--k",
+        type=int,
+        default=2,
+        help="top-k target size, 1 <= k <= P; default 2 (the easy tasks ignore it, but it is part of the "
+        "task configuration that seeds the contexts, as in simulate)",
+    )
+    p.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a (>= 0)")
+    p.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b (>= 0)")
+    p.add_argument("--d", type=int, required=True, help="input dimension (1..100000)")
+    p.add_argument("--P", type=int, required=True, help="context length (>= 1)")
+    add_floor_options(p)
+    p.set_defaults(func=handle_softmax_floor)
+
+
+def floor_options(args) -> dict:
+    """Validate the shared options; return the keyword arguments of ``reference_floors``."""
+    from depthscale.sims.reference_floors import MAX_TEMPERATURES, kappa_grid
+
+    n_eval = check_int("contexts", args.contexts, lo=2, hi=10_000_000)
+    n_fit = n_eval if args.fit_contexts is None else check_int("fit_contexts", args.fit_contexts, lo=2, hi=10_000_000)
+    kappa_range = (
+        check_real("kappa_min", args.kappa_min, lo=0, lo_open=True),
+        check_real("kappa_max", args.kappa_max, lo=0, lo_open=True),
+    )
+    if not kappa_range[0] < kappa_range[1]:
+        raise ValueError(f"kappa_max={args.kappa_max!r}: must be larger than kappa_min={args.kappa_min!r}")
+    n_grid = check_int("n_kappa", args.n_kappa, lo=3, hi=10_000)
+    kappa_grid(kappa_range, n_grid)
+    return {
+        "seed": check_int("seed", args.seed, lo=0, hi=SEED_MAX),
+        "n_fit": n_fit,
+        "n_eval": n_eval,
+        "kappa_range": kappa_range,
+        "n_grid": n_grid,
+        "K": check_int("temperatures", args.temperatures, lo=1, hi=MAX_TEMPERATURES),
+        "threads": check_threads(args.threads, lo=1),
+    }
+
+
+def floors_json(fl) -> dict:
+    """The JSON object of ``predict softmax-floor`` for a ``ReferenceFloors``."""
+    s, c, m = fl.single, fl.convex, fl.mixture
+    return {
+        "single": {"loss": s.loss, "se": s.se, "kappa": s.kappa, "gain": s.gain, "fit_loss": s.fit_loss},
+        "convex": {
+            "loss": c.loss,
+            "se": c.se,
+            "support": [{"kappa": k, "weight": w} for k, w in zip(c.support, c.weights)],
+            "fit_loss": c.fit_loss,
+        },
+        "mixture": {
+            "loss": m.loss,
+            "se": m.se,
+            "kappas": list(m.kappas),
+            "gains": list(m.gains),
+            "fit_loss": m.fit_loss,
+        },
+        "contexts": {
+            "fit": fl.n_fit,
+            "eval": fl.n_eval,
+            "seed": fl.seed,
+            "fit_stream": "rng_for(task, seed, 'baseline-fit')",
+            "eval_stream": "eval_batches(task, eval, seed)",
+        },
+    }
+
+
+def handle_softmax_floor(args) -> int:
+    task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
+    kw = floor_options(args)
+    from depthscale.sims.reference_floors import reference_floors
+
+    t0 = time.perf_counter()
+    fl = reference_floors(task, **kw)
+    out = floors_json(fl)
+    out["task"] = {
+        "task": task.task,
+        "k": task.k,
+        "a": task.a,
+        "b": task.b,
+        "d": task.d,
+        "P": task.P,
+        "c_lambda": task.c_lambda,
+        "c_omega": task.c_omega,
+    }
+    out["seconds"] = time.perf_counter() - t0
+    emit(out, args.json, _text(out))
+    return 0
+
+
+def _text(out) -> str:
+    s, c, m = out["single"], out["convex"], out["mixture"]
+    sup = ", ".join(f"{e['kappa']:.4g}:{e['weight']:.3g}" for e in c["support"]) or "(empty)"
+    mix = ", ".join(f"{k:.4g}:{g:.3g}" for k, g in zip(m["kappas"], m["gains"]))
+    ctx = out["contexts"]
+    return "\n".join(
+        [
+            f"floors on {ctx['eval']} evaluation contexts (fitted on {ctx['fit']} independent contexts), seed {ctx['seed']}",
+            f"single   {s['loss']:.6g} +- {s['se']:.2g}   kappa {s['kappa']:.4g}, gain {s['gain']:.4g}",
+            f"convex   {c['loss']:.6g} +- {c['se']:.2g}   support kappa:weight {sup}",
+            f"mixture  {m['loss']:.6g} +- {m['se']:.2g}   kappa:gain {mix}",
+        ]
+    )

@@ -1,0 +1,217 @@
+"""``depthscale sweep GRID.toml --store FILE``: run a grid of simulations into a results store.
+
+Everything (the grid, the executor settings, the store path) is validated before the store is
+opened, so bad input leaves the store untouched. Rerunning the same command resumes: finished
+runs are skipped, failed ones are retried only with ``--retry-failed``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+from depthscale.derivations.cli.app import emit
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="run a grid of simulations (TOML) into a results store")
+    p.add_argument("grid", help="grid file (TOML): [task], [model], [train] fields or lists, seeds; or [[grid]] blocks")
+    p.add_argument(
+        "--store",
+        required=True,
+        help="results store: an existing one (resumed), or a path that does not exist or is an empty file (created)",
+    )
+    add_run_options(p)
+    p.add_argument(
+        "--run-fn",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="advanced: run function run(config, seed) -> record (default: the engine's runner)",
+    )
+    p.add_argument(
+        "--no-lockstep",
+        action="store_true",
+        help="train each depth on its own instead of the depths of a (task, protocol, seed) together",
+    )
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar (on a terminal) and no per-run lines (when stderr is a file)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=handle)
+
+
+def add_run_options(p) -> None:
+    """The options ``sweep`` and ``reproduce`` share: where runs execute, retries and the time budget."""
+    p.add_argument("--executor", default=None, help="process (default), serial or dask")
+    p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
+    p.add_argument(
+        "--scheduler", default=None, help="dask scheduler address, e.g. tcp://host:8786 (implies --executor dask)"
+    )
+    p.add_argument("--retry-failed", action="store_true", help="rerun runs recorded as failed")
+    p.add_argument(
+        "--budget",
+        default=None,
+        metavar="DURATION",
+        help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue",
+    )
+
+
+def resolve_run_fn(spec: str | None):
+    """``module:function`` -> the callable (an alternative run function; default: the engine's runner)."""
+    if spec is None:
+        return None
+    mod, sep, name = spec.partition(":")
+    if not sep or not mod or not name:
+        raise ValueError(f"run-fn={spec!r}: must be module:function")
+    try:
+        fn = getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"run-fn={spec!r}: must name an importable function ({exc})") from None
+    if not callable(fn):
+        raise ValueError(f"run-fn={spec!r}: must be callable")
+    return fn
+
+
+def check_executor(executor: str | None, workers: int | None, scheduler: str | None) -> str:
+    """Validate the executor options of ``sweep`` and ``reproduce`` before anything is created.
+
+    Returns the executor's name. For dask, the scheduler must be an address ``[tcp://]host:port``
+    that accepts a connection now, so an unreachable one fails before the store is made.
+    """
+    from depthscale.sims.sweeps import EXECUTORS
+    from depthscale.theory._validate import check_choice, check_int
+
+    executor = executor or ("dask" if scheduler else "process")
+    check_choice("executor", executor, EXECUTORS)
+    if scheduler and executor != "dask":
+        raise ValueError(f"scheduler={scheduler!r}: only used with --executor dask")
+    if workers is not None:
+        check_int("workers", workers, lo=1, hi=4096)
+        if executor != "process":
+            raise ValueError(f"workers={workers}: only used with --executor process")
+    if executor == "dask":
+        if not scheduler:
+            raise ValueError("scheduler=None: --executor dask needs --scheduler tcp://host:port")
+        _check_reachable(scheduler)
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise ValueError("executor='dask': must have dask.distributed installed (pip install 'depthscale[dask]')")
+    return executor
+
+
+def check_run_options(args) -> tuple[str, float | None]:
+    """The validated ``add_run_options`` values: the executor's name and the budget in seconds (or None)."""
+    from depthscale.sims.budget import parse_duration
+
+    executor = check_executor(args.executor, args.workers, args.scheduler)
+    return executor, parse_duration(args.budget) if args.budget is not None else None
+
+
+def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
+    """Sweep ``runs`` into the open ``store`` with the ``add_run_options`` values and ``--quiet``.
+
+    With stderr not a terminal (a log file), one line per finished run replaces the progress bar.
+    Returns the sweep's result and whether such lines were written.
+    """
+    from depthscale.sims.sweeps import plan, sweep
+
+    log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, store, args.retry_failed)[0]))
+    res = sweep(
+        runs,
+        store,
+        executor=executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        retry_failed=args.retry_failed,
+        quiet=args.quiet,
+        on_result=log,
+        budget=budget,
+        **kw,
+    )
+    return res, log is not None
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    import socket
+
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler={address!r}: must be an address tcp://host:port")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"scheduler={address!r}: must be a reachable dask scheduler ({exc.strerror or exc})") from None
+
+
+def progress_lines(todo: int):
+    """``on_result`` callback printing one stderr line per finished run: progress in a log file,
+    where the progress bar (a terminal feature) is off."""
+    import time
+
+    count = [0]
+    t0 = time.perf_counter()
+
+    def on_result(rec: dict) -> None:
+        count[0] += 1
+        cfg = rec.get("config") or {}
+        task, model = cfg.get("task", {}), cfg.get("model", {})
+        what = (
+            f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
+            f"L={model.get('depth')} seed={rec.get('seed')}"
+        )
+        sys.stderr.write(
+            f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
+            f"({time.perf_counter() - t0:.0f} s elapsed)\n"
+        )
+        sys.stderr.flush()
+
+    return on_result
+
+
+def handle(args) -> int:
+    from depthscale.sims.config import CONTEXTS_VERSION
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store, check_store_file
+
+    executor, budget = check_run_options(args)
+    store_path = Path(args.store)
+    run_fn = resolve_run_fn(args.run_fn)
+    # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
+    contexts = CONTEXTS_VERSION if run_fn is None else None
+    check_store_file(args.store, "write", contexts)
+    runs = load_grid(args.grid)
+    if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
+        from depthscale.sims.runner import check_memory_of
+
+        for config in {cfg for cfg, _ in runs}:
+            check_memory_of(config)
+    with Store(store_path, contexts=contexts) as st:
+        res, _ = run_sweep(runs, st, args, executor, budget, run_fn=run_fn, lockstep=not args.no_lockstep)
+        n_failed_total = len(st.keys("failed"))
+    out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
+    text = (
+        f"{res.total} runs in the grid: {res.done} done now, {res.skipped} already done, {res.failed} failed now"
+        + (f", {res.skipped_failed} failed earlier (rerun with --retry-failed)" if res.skipped_failed else "")
+        + f" ({res.seconds:.1f} s)"
+        + (
+            f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
+            if res.interrupted
+            else ""
+        )
+        + (
+            f"\nbudget reached: {res.not_started} run(s) not started; rerun the same command to continue"
+            if res.out_of_budget
+            else ""
+        )
+        + (f"\nexecutor broke: {res.not_started} run(s) not started; rerun to resume" if res.broken else "")
+        + f"\nstore: {store_path}"
+    )
+    emit(out, args.json, text)
+    if res.interrupted:
+        return 130
+    return 1 if (res.failed or res.broken) else 0

@@ -1,0 +1,16 @@
+"""Reports: figures, tables and the rendering of reports and derivations to Markdown, HTML (MathML) and LaTeX.
+
+Public names are re-exported lazily: ``from depthscale.derivations.report import X`` imports only
+the module that defines ``X``. ``render_derivation`` is imported from its module of the same name.
+"""
+
+from depthscale.theory._exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    figures="build decomposition exponents_vs_zeta figure_entry floors mode_curves overview",
+    render="ReportContext format_estimate format_value render_report write_report",
+    mathml="latex_to_mathml",
+    typeset="math_latex math_mathml prose tex_escape",
+    reporting="build_context figure_entries gather_theory results_tables",
+)

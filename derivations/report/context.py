@@ -1,0 +1,236 @@
+"""What a report shows (:class:`ReportContext`) and its validation into plain data for the templates."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
+from depthscale.derivations.formatting import format_value
+from depthscale.theory.derivation import Derivation
+
+LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class ReportContext:
+    """Everything one report shows.
+
+    Attributes
+    ----------
+    title, subtitle : headings.
+    preset : name of the preset or sweep the results come from ("" when not applicable).
+    created : timestamp text (defaults to now, UTC).
+    runtime_seconds : wall time of the work behind the report, or None.
+    summary : paragraphs of plain text (Markdown allowed in the .md output).
+    derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
+        :mod:`depthscale.derivations.report.render_derivation`), or objects with ``title``,
+        ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
+        whose fragments are inserted as they are.
+    theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
+        numbers are shown with 4 significant digits, None and nan as an em dash.
+    figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
+    claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (or dicts with the same
+        fields) with ``verdict`` one of ``VERDICTS``; shown right after the summary, with the overview figure.
+    notes : paragraphs of plain text.
+
+    Examples
+    --------
+    >>> ReportContext(title="t", runtime_seconds=75.0).runtime_text()
+    '1 min 15 s'
+    """
+
+    title: str
+    subtitle: str = ""
+    preset: str = ""
+    created: str = field(default_factory=_now)
+    runtime_seconds: float | None = None
+    summary: list = field(default_factory=list)
+    derivations: list = field(default_factory=list)
+    theory_tables: list = field(default_factory=list)
+    results_tables: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    claims: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def runtime_text(self) -> str:
+        """The running time in words ('' when unknown)."""
+        s = self.runtime_seconds
+        if s is None:
+            return ""
+        s = float(s)
+        if s < 59.95:
+            return f"{s:.1f} s"
+        if round(s) < 3600:  # round once, so 119.7 s reads '2 min 00 s', never '1 min 60 s'
+            m, sec = divmod(int(round(s)), 60)
+            return f"{m} min {sec:02d} s"
+        h, m = divmod(int(round(s / 60)), 60)
+        return f"{h} h {m:02d} min"
+
+
+# ----------------------------------------------------------------------------------------------
+# validation
+
+
+def _bad(name: str, value, allowed: str):
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    raise ValueError(f"{name}={text}: must be {allowed}")
+
+
+def _texts(name: str, value) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, Sequence):
+        _bad(name, value, "a string or a list of strings")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            _bad(f"{name}[{i}]", v, "a string")
+    return list(value)
+
+
+def _items(name: str, value) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        _bad(name, value, "a list")
+    return list(value)
+
+
+def _check_table(name: str, t) -> dict:
+    if not isinstance(t, Mapping):
+        _bad(name, t, 'a dict {"title", "columns", "rows"}')
+    cols = t.get("columns")
+    if isinstance(cols, str) or not isinstance(cols, Sequence) or not cols:
+        _bad(f"{name}.columns", cols, "a non-empty list of column names")
+    rows = _items(f"{name}.rows", t.get("rows"))
+    for i, row in enumerate(rows):
+        if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Sequence) or len(row) != len(cols):
+            _bad(f"{name}.rows[{i}]", row, f"a list of {len(cols)} cells (one per column)")
+    return {
+        "title": str(t.get("title", "")),
+        "columns": [str(c) for c in cols],
+        "rows": [[format_value(v) for v in row] for row in rows],
+        "note": str(t.get("note", "") or ""),
+    }
+
+
+def _check_figure(name: str, f, seen: set) -> dict:
+    if not isinstance(f, Mapping):
+        _bad(name, f, 'a dict {"name", "caption", "png", "why_missing"}')
+    fname = f.get("name")
+    if not isinstance(fname, str) or not _NAME_RE.match(fname) or ".." in fname:
+        _bad(f"{name}.name", fname, "a file-name-safe string (letters, digits, '_', '-', '.')")
+    if fname in seen:
+        _bad(f"{name}.name", fname, "unique among the figures")
+    seen.add(fname)
+    png = f.get("png")
+    if png is not None:
+        if not isinstance(png, (bytes, bytearray)) or not bytes(png).startswith(_PNG_MAGIC):
+            _bad(f"{name}.png", png if not isinstance(png, (bytes, bytearray)) else bytes(png[:8]), "PNG bytes or None")
+        png = bytes(png)
+    why = str(f.get("why_missing") or "") if png is None else ""
+    return {
+        "name": fname,
+        "caption": str(f.get("caption") or ""),
+        "png": png,
+        "why_missing": why or ("no reason was given" if png is None else ""),
+        "file": f"figures/{fname}.png",
+    }
+
+
+def _check_claim(name: str, c, seen: set) -> dict:
+    """Cells of one claim from a ``ClaimResult`` or a dict with the same fields.
+
+    A dict may spell ``expected`` as ``theory`` and ``reason`` as ``detail``.
+    """
+    if hasattr(c, "verdict") and hasattr(c, "expected"):
+        c = claim_cells(c)
+    if not isinstance(c, Mapping):
+        _bad(
+            name, c, 'a ClaimResult or a dict {"id", "claim", "expected", "measured", "tolerance", "verdict", "reason"}'
+        )
+    cid = c.get("id")
+    if cid is None or str(cid).strip() == "":
+        _bad(f"{name}.id", cid, "a non-empty identifier")
+    cid = str(cid)
+    if cid in seen:
+        _bad(f"{name}.id", cid, "unique among the claims")
+    seen.add(cid)
+    verdict = c.get("verdict")
+    if verdict not in VERDICTS:
+        _bad(f"{name}.verdict", verdict, "one of " + ", ".join(VERDICTS))
+    return {
+        "id": cid,
+        "claim": format_value(c.get("claim", "")),
+        "expected": format_value(c.get("expected", c.get("theory"))),
+        "measured": format_value(c.get("measured")),
+        "tolerance": format_value(c.get("tolerance")),
+        "verdict": verdict,
+        "reason": format_value(c.get("reason", c.get("detail")) or ""),
+    }
+
+
+def _check_derivation(name: str, d):
+    if isinstance(d, Derivation):
+        return d
+    for method in ("to_markdown_fragment", "to_html_fragment", "to_latex_fragment"):
+        if not callable(getattr(d, method, None)):
+            _bad(name, d, f"a Derivation or an object with {method}()")
+    return d
+
+
+def _view(ctx: ReportContext) -> dict:
+    """Validate the context and turn it into plain data for the templates."""
+    if not isinstance(ctx, ReportContext):
+        _bad("ctx", ctx, "a ReportContext")
+    if not isinstance(ctx.title, str) or not ctx.title.strip():
+        _bad("ctx.title", ctx.title, "a non-empty string")
+    if ctx.runtime_seconds is not None:
+        v = ctx.runtime_seconds
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+            _bad("ctx.runtime_seconds", v, "a finite number >= 0 or None")
+    seen_fig: set[str] = set()
+    seen_claim: set[str] = set()
+    figures = [_check_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
+    for n, f in enumerate(figures, 1):
+        f["number"] = n
+    claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
+    counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
+    return {
+        "title": ctx.title,
+        "subtitle": str(ctx.subtitle or ""),
+        "preset": str(ctx.preset or ""),
+        "created": str(ctx.created or ""),
+        "runtime": ctx.runtime_text(),
+        "summary": _texts("summary", ctx.summary),
+        "notes": _texts("notes", ctx.notes),
+        "derivations": [
+            _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
+        ],
+        "theory_tables": [
+            _check_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))
+        ],
+        "results_tables": [
+            _check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
+        ],
+        "figures": figures,
+        "lead_names": LEAD_FIGURES,
+        "claims": claims,
+        "verdicts": VERDICTS,
+        # an error (a claim whose code raised) is named whenever there is one; otherwise the four verdicts
+        "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v != "error" or counts[v]),
+    }

@@ -1,0 +1,418 @@
+"""The drawings of the report's figures: each builder returns a matplotlib Figure or raises _NoFigure(reason)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from depthscale.derivations.analysis.curve import EASY_TASKS as _EASY
+from depthscale.derivations.analysis.curve import Curve, curves
+from depthscale.derivations.report.figure_parts import (
+    _as_list,
+    _bad,
+    _colours,
+    _depth_axis,
+    _distinct,
+    _empty_panel,
+    _fit_entries,
+    _group,
+    _label,
+    _marker_key,
+    _markers,
+    _match,
+    _new,
+    _NoFigure,
+    _num,
+    _records,
+    _yerr,
+)
+from depthscale.theory.spectra import PowerLawSpectrum
+
+# ----------------------------------------------------------------------------------------------
+# builders: return a Figure or raise _NoFigure(reason)
+
+
+def _curves(data, converged_only: bool) -> list:
+    """Curves from a list of :class:`Curve` objects or of run records (grouped by ``curve_key``)."""
+    items = _as_list("records", data, "run-record dicts or curves")
+    if items and all(isinstance(c, Curve) for c in items):
+        return items
+    return curves(_records(items, converged_only))
+
+
+def _overview(records, fits=None, converged_only: bool = False) -> Figure:
+    entries = _fit_entries(fits)
+    groups = {}
+    for c in _curves(records, converged_only):
+        ok = np.isfinite(c.mean) & (c.mean > 0)
+        if ok.any():
+            groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
+    if not groups:
+        raise _NoFigure("no finished runs with a positive final loss")
+    keys = list(groups)
+    colours, markers = _colours(keys), _markers(keys)
+    show = (
+        {"k"}
+        | ({"variant"} if _distinct(keys, 1) else set())
+        | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
+    )
+    show |= {"task"} if len({k[2] for k in keys if k[2] in _EASY}) > 1 else set()
+    fig, axes = _new(11, 8.5, 2, 2)
+    for i, model in enumerate(("linear", "softmax")):
+        for j, kind in enumerate(("easy", "difficult")):
+            ax = axes[i, j]
+            ax.set_title(f"{model} attention, {kind} task")
+            mine = [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))]
+            if not mine:
+                _empty_panel(ax, "no runs")
+                continue
+            for key in sorted(mine, key=str):
+                depths, m, se = groups[key]
+                colour = colours[(key.a, key.b)]
+                marker = markers[_marker_key(key)]
+                ax.errorbar(
+                    depths,
+                    m,
+                    yerr=_yerr(se),
+                    color=colour,
+                    marker=marker,
+                    ls="-",
+                    lw=1.0,
+                    ms=4,
+                    capsize=2,
+                    label=_label(key, show),
+                )
+                fit = next((p for s, p in entries if _match(s, key)), None)
+                if fit is not None:
+                    grid = np.geomspace(min(depths), max(depths), 100)
+                    curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
+                    ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
+            _depth_axis(ax, [L for k in mine for L in groups[k][0]])
+            ax.set_yscale("log")
+            ax.set_ylabel("loss R_L")
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
+    return fig
+
+
+def _zeta(a: float, b: float) -> float:
+    """zeta of the spectrum (a, b) where the linear depth law applies, else nan."""
+    if not (math.isfinite(a) and math.isfinite(b) and a >= 0 and b >= 0):
+        return math.nan
+    spec = PowerLawSpectrum(a, b, 1)
+    return spec.zeta if spec.asymptotic else math.nan
+
+
+def _exponents_vs_zeta(rows, reference=None) -> Figure:
+    rows = _as_list("rows", rows, "dicts with a, b, alpha")
+    reference = _as_list("reference", reference, "(a, b, alpha) triples or dicts")
+    pts = defaultdict(list)
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with a, b, alpha")
+        a, b, alpha = _num(r.get("a")), _num(r.get("b")), _num(r.get("alpha"))
+        z = _zeta(a, b)
+        if not (math.isfinite(z) and math.isfinite(alpha)):
+            continue  # zeta undefined (a = 0 or a + b <= 1) or no exponent
+        pts[str(r.get("series", "fitted"))].append((z, alpha, _num(r.get("alpha_se")), (a, b)))
+        if math.isfinite(_num(r.get("reference"))):
+            pts["paper"].append((z, _num(r["reference"]), math.nan, (a, b)))
+    for i, r in enumerate(reference):
+        a, b, alpha = (r.get("a"), r.get("b"), r.get("alpha")) if isinstance(r, Mapping) else tuple(r)[:3]
+        a, b, alpha = _num(a), _num(b), _num(alpha)
+        z = _zeta(a, b)
+        if math.isfinite(z) and math.isfinite(alpha):
+            pts["paper"].append((z, alpha, math.nan, (a, b)))
+    if not any(name != "paper" for name in pts):
+        raise _NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
+    fig, axes = _new(6.5, 5)
+    ax = axes[0, 0]
+    z_all = [p[0] for v in pts.values() for p in v]
+    zs = np.linspace(0, max(z_all) * 1.1, 50)
+    ax.plot(zs, zs, color="0.3", ls="-", lw=1, label=r"$\zeta$ (equal steps)")
+    ax.plot(zs, 2 * zs, color="0.3", ls="--", lw=1, label=r"$2\zeta$ (free polynomial)")
+    shapes = "osD^vP*X"
+    for i, (name, p) in enumerate(sorted(pts.items(), key=lambda kv: kv[0] == "paper")):
+        zs, al, se = (np.array([q[j] for q in p]) for j in range(3))
+        if name == "paper":
+            ax.plot(zs, al, ls="none", marker="x", color="k", ms=7, label="paper (linear, easy task)")
+        else:
+            ax.errorbar(zs, al, yerr=_yerr(se), ls="none", marker=shapes[i % len(shapes)], ms=5, capsize=2, label=name)
+    ax.set_xlabel(r"$\zeta = (a + b - 1)/a$")
+    ax.set_ylabel(r"fitted depth exponent $\alpha$")
+    ax.set_xlim(0, None)
+    ax.set_ylim(0, None)
+    ax.grid(True, alpha=0.25)
+    ax.legend(fontsize=8)
+    ax.set_title("Depth exponents against the spectrum")
+    return fig
+
+
+def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> Figure:
+    recs = _records(records, converged_only)
+
+    def modes(r):
+        ml = r.get("mode_losses")
+        if ml is None:
+            return None
+        arr = np.asarray(ml, dtype=float)
+        return arr if arr.ndim == 1 and arr.size >= 1 else None
+
+    groups = _group(recs, modes)
+    if not groups:
+        raise _NoFigure("no runs carry per-mode losses (mode_losses)")
+    fig, axes = _new(11, 4.6, 1, 2)
+    titles = {"linear": "linear attention (sequential)", "softmax": "softmax attention (parallel)"}
+    drawn = False
+    for j, model in enumerate(("linear", "softmax")):
+        ax = axes[0, j]
+        ax.set_title(titles[model])
+        mine = [k for k in groups if k[0] == model and k[1] == "base"] or [k for k in groups if k[0] == model]
+        if not mine:
+            _empty_panel(ax, "no runs with mode losses")
+            continue
+        # The series with most depths, preferring the easy task where the mode picture is exact.
+        key = max(mine, key=lambda k: (len(groups[k]), k[2] in _EASY, -k[4], str(k)))
+        depths = sorted(groups[key])
+        r0 = groups[key][depths[0]][0][1]
+        t = r0["config"]["task"]
+        d = min(len(v) for L in depths for v, _ in groups[key][L])
+        ref = PowerLawSpectrum(key.a, key.b, d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)).weights
+        idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
+        from matplotlib import colormaps
+
+        cmap = colormaps["viridis"]
+        lowest = math.inf
+        for n, m in enumerate(idx):
+            y = np.array([np.mean([v[m] for v, _ in groups[key][L]]) for L in depths]) / ref[m]
+            ok = y > 0
+            ax.plot(
+                np.array(depths)[ok],
+                y[ok],
+                marker="o",
+                ms=3,
+                color=cmap(n / max(len(idx) - 1, 1)),
+                label=f"mode {m + 1}",
+            )
+            lowest = min(lowest, float(np.min(y[ok]))) if np.any(ok) else lowest
+        _depth_axis(ax, depths)
+        ax.set_yscale("log")
+        # a mode learnt to round-off would squash the others: show six decades at most
+        if math.isfinite(lowest):
+            ax.set_ylim(bottom=max(lowest, 1e-6 * ax.get_ylim()[1]) / 2)
+        ax.set_ylabel(r"mode loss / $(\lambda_k \omega_k)$")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7, title=_label(key, {"k", "task", "dP", "variant"}), title_fontsize=7)
+        drawn = True
+    if not drawn:
+        raise _NoFigure("no linear or softmax runs with per-mode losses")
+    fig.suptitle("Per-mode loss against depth (mean over seeds)")
+    return fig
+
+
+def _decomposition(records, converged_only: bool = False) -> Figure:
+    recs = _records(records, converged_only)
+
+    def parts(r):
+        A, C = _num(r.get("A_L")), _num(r.get("C_L"))
+        if int(r["config"]["model"]["depth"]) < 2 or not (math.isfinite(A) and math.isfinite(C)):
+            return None  # C_L needs two layers
+        return (C, A - C, _num(r.get("final_loss")))
+
+    groups = _group(recs, parts)
+    if not groups:
+        raise _NoFigure("no runs of depth >= 2 with finite A_L and C_L")
+    keys = sorted(groups, key=str)
+    colours, markers = _colours(keys), _markers(keys)
+    show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
+    show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
+    fig, axes = _new(11, 4.6, 1, 2)
+    any_neg = False
+    for key in keys:
+        depths = sorted(groups[key])
+        colour, marker = colours[(key.a, key.b)], markers[_marker_key(key)]
+        for j in (0, 1):
+            vals = [[v[j] for v, _ in groups[key][L]] for L in depths]
+            m = np.array([np.mean(v) for v in vals])
+            se = [np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals]
+            any_neg |= j == 0 and bool(np.any(m <= 0))
+            axes[0, j].errorbar(
+                depths, m, yerr=_yerr(se), color=colour, marker=marker, ms=4, capsize=2, lw=1, label=_label(key, show)
+            )
+        R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
+        axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
+    axes[0, 0].set_title(r"cross-layer error covariance $C_L$ (dotted: $R_L$)")
+    axes[0, 1].set_title(r"layer disagreement $A_L - C_L$")
+    all_depths = [L for key in keys for L in groups[key]]
+    for j, ax in enumerate(axes[0]):
+        _depth_axis(ax, all_depths)
+        if j == 1 or not any_neg:
+            ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7)
+    fig.suptitle(r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth")
+    return fig
+
+
+def _floors(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with label, measured, reference")
+    pts = defaultdict(list)
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with label, measured, reference")
+        m, ref = _num(r.get("measured")), _num(r.get("reference", r.get("theory")))
+        if math.isfinite(m) and math.isfinite(ref):
+            pts[str(r.get("group", "measured"))].append(
+                (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i)))
+            )
+    if not pts:
+        raise _NoFigure("no floor with both a measured and a reference value")
+    fig, axes = _new(6.5, 5.5)
+    ax = axes[0, 0]
+    allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
+    positive = bool(np.all(allv > 0))
+    lo, hi = allv.min(), allv.max()
+    span = (
+        np.geomspace(lo / 1.5, hi * 1.5, 10)
+        if positive
+        else np.linspace(lo - 0.1 * abs(lo) - 1e-9, hi + 0.1 * abs(hi) + 1e-9, 10)
+    )
+    ax.plot(span, span, color="0.4", lw=1, label="measured = reference")
+    shapes = "osD^vP*X"
+    for n, (name, p) in enumerate(sorted(pts.items())):
+        x, y, xe, ye = (np.array([q[j] for q in p]) for j in range(4))
+        ax.errorbar(
+            x, y, xerr=_yerr(xe), yerr=_yerr(ye), ls="none", marker=shapes[n % len(shapes)], ms=5, capsize=2, label=name
+        )
+        for q in p:
+            ax.annotate(q[4], (q[0], q[1]), textcoords="offset points", xytext=(4, -9), fontsize=7)
+    if positive:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("reference / theory floor")
+    ax.set_ylabel("measured floor")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=8)
+    ax.set_title("Loss floors against the reference values")
+    return fig
+
+
+def _baselines(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with spectrum, L0, single, pair")
+    good = []
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, pair")
+        if math.isfinite(_num(r.get("L0"))) and (
+            math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("pair")))
+        ):
+            good.append(r)
+    if not good:
+        raise _NoFigure("no spectrum with a fitted floor L0 and a baseline loss")
+    fig, axes = _new(11, 4.6, 1, 2)
+    names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
+    losses = [
+        (off, label, marker, [_num(r.get(field)) for r in good], [_num(r.get(field + "_se")) for r in good])
+        for off, field, label, marker in (
+            (-0.15, "L0", "fitted floor $L_0$", "o"),
+            (0.0, "single", "best single temperature", "s"),
+            (0.15, "pair", "best two temperatures", "D"),
+        )
+    ]
+    vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "pair")]
+    log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
+    _spectrum_panel(axes[0, 0], names, losses, "loss", "floor and baselines", log=log)
+    unpaired = False
+    diffs = []
+    for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "pair", "$L_0$ - pair", "D")):
+        ys, ses = [], []
+        for r in good:
+            diff, dse = _num(r.get(field + "_diff")), _num(r.get(field + "_diff_se"))
+            if not math.isfinite(diff):
+                # No paired difference given: fall back to independent errors, and say so in the legend.
+                diff = _num(r.get("L0")) - _num(r.get(field))
+                dse = math.hypot(_num(r.get("L0_se")), _num(r.get(field + "_se")))
+                unpaired |= math.isfinite(diff)
+            ys.append(diff)
+            ses.append(dse)
+        diffs.append((off, label, marker, ys, ses))
+    title = "paired differences" + (" (some unpaired: independent s.e.)" if unpaired else "")
+    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the baseline)", title)
+    axes[0, 1].axhline(0, color="0.3", lw=1)
+    fig.suptitle("Room for depth: fitted floor against temperature-only heads")
+    return fig
+
+
+def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = False) -> None:
+    """One point per spectrum (x axis, offset a little per series) for each ``(offset, label, marker,
+    values, s.e.)`` of ``series``; values that are not finite are left out."""
+    x = np.arange(len(names))
+    for off, label, marker, y, se in series:
+        y, se = np.array(y), np.array(se)
+        ok = np.isfinite(y)
+        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(se[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
+    ax.set_xticks(x, names, rotation=20, fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.25)
+    ax.legend(fontsize=8)
+
+
+def _protocol_excess(
+    rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no protocol-study curve with an identified fit"
+) -> Figure:
+    rows = _as_list("rows", rows, "dicts with protocol, task, depths, excess, se")
+    tasks = sorted({str(r.get("task")) for r in rows})
+    if not tasks:
+        raise _NoFigure(empty)
+    fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
+    protocols = sorted({str(r.get("protocol")) for r in rows})
+    colours = dict(zip(protocols, _palette(len(protocols))))
+    for ax, task in zip(axes[0], tasks):
+        Ls_all = []
+        for r in (r for r in rows if str(r.get("task")) == task):
+            L = np.asarray(r["depths"], float)
+            y = np.asarray(r["excess"], float)
+            se = np.asarray(r.get("se", [np.nan] * len(L)), float)
+            ok = np.isfinite(y) & (y > 0)  # log axes: a point at or below the fitted floor is left out
+            ax.errorbar(
+                L[ok],
+                y[ok],
+                yerr=_yerr(se[ok]),
+                marker="o",
+                ms=4,
+                capsize=2,
+                color=colours[str(r["protocol"])],
+                label=f"{r['protocol']}"
+                + (f" (alpha={_num(r['alpha']):.2f})" if r.get("alpha") is not None else "")
+                + (f" ({int((~ok).sum())} at or below 0)" if (~ok).any() else ""),
+            )
+            Ls_all.extend(L[ok])
+            if ok.any():
+                j = int(np.flatnonzero(ok)[0])
+                guide_at = (L[j], y[j])
+                ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["protocol"])])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        if Ls_all:
+            _depth_axis(ax, sorted(set(Ls_all)))
+        ax.set_xlabel("depth L")
+        ax.set_ylabel(ylabel)
+        ax.set_title(task, fontsize=9)
+        ax.grid(True, which="both", alpha=0.2)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _palette(n: int) -> list:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"]
+    return [cmap(i % 10) for i in range(n)]

@@ -1,0 +1,250 @@
+"""Figures of a depth-scaling report, drawn with matplotlib's Agg canvas and returned as PNG bytes.
+
+Every public figure function takes plain data (run records or rows of dicts), never writes a file
+and returns the PNG as ``bytes``, or ``None`` when there is nothing to draw. :func:`figure_entry`
+wraps a figure function into the ``{"name", "caption", "png", "why_missing"}`` entry that
+:mod:`depthscale.derivations.report.render` expects, carrying the reason whenever a figure is not drawn.
+
+Runs are grouped into series exactly as claims group them: by
+:func:`depthscale.derivations.analysis.curve_key` (the whole configuration except depth), whose
+first entries are ``(model, variant, task, k, a, b, d, P)``. Fits can be attached to a series by
+its full key or by selectors on those first eight entries; a fit that is not identified is not drawn.
+
+Examples
+--------
+>>> rows = [{"a": 2, "b": 1, "alpha": 1.4, "alpha_se": 0.05, "series": "linear easy"}]
+>>> png = exponents_vs_zeta(rows)
+>>> png[:4] == b"\\x89PNG"
+True
+>>> exponents_vs_zeta([]) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
+
+from depthscale.derivations.report.figure_drawings import (
+    _baselines,
+    _decomposition,
+    _exponents_vs_zeta,
+    _floors,
+    _mode_curves,
+    _overview,
+    _protocol_excess,
+)
+from depthscale.derivations.report.figure_parts import _bad, _NoFigure, _png
+
+__all__ = [
+    "FIGURES",
+    "build",
+    "figure_entry",
+    "overview",
+    "exponents_vs_zeta",
+    "mode_curves",
+    "decomposition",
+    "floors",
+    "baselines",
+]
+
+FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
+    "overview": (
+        _overview,
+        "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
+        "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed.",
+    ),
+    "exponents_vs_zeta": (
+        _exponents_vs_zeta,
+        "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
+        "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
+        "(derivations/reference_values.py).",
+    ),
+    "mode_curves": (
+        _mode_curves,
+        "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
+        "task) against depth: linear attention learns modes one after another, softmax in parallel.",
+    ),
+    "decomposition": (
+        _decomposition,
+        "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
+        "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
+        "depth (R_L = C_L + (A_L - C_L)/L).",
+    ),
+    "floors": (
+        _floors,
+        "Measured loss floors against reference or theory values, with error bars; the line is equality.",
+    ),
+    "baselines": (
+        _baselines,
+        "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
+        "mixture per spectrum; right: differences with paired standard errors.",
+    ),
+    "protocol_excess": (
+        _protocol_excess,
+        "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
+        "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
+        "through each curve's first point (docs/protocol-study.md).",
+    ),
+    "single_excess": (
+        lambda rows: _protocol_excess(
+            rows, "R_L - single head (paired)", "no study curve with stored errors and a single-head floor"
+        ),
+        "Paper-curves study: R_L minus the best single temperature head on the same contexts against "
+        "depth, log-log, one colour per setting; dotted lines are L^-1 through each curve's first point; "
+        "depths at or below the head cannot be drawn and are counted in the legend (docs/paper-curves.md).",
+    ),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# public API
+
+
+def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
+    """Build the named figure as a matplotlib ``Figure`` (for inspection) and the reason if it is not drawn.
+
+    Returns ``(figure, "")`` or ``(None, why)``. Bad input raises ``ValueError``.
+
+    Examples
+    --------
+    >>> fig, why = build("floors", [])
+    >>> fig is None, why
+    (True, 'no floor with both a measured and a reference value')
+    """
+    if name not in FIGURES:
+        _bad("name", name, "one of " + ", ".join(FIGURES))
+    try:
+        return FIGURES[name][0](*args, **kwargs), ""
+    except _NoFigure as exc:
+        return None, str(exc)
+
+
+def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict:
+    """Draw a figure into the entry a report expects: ``{"name", "caption", "png", "why_missing"}``.
+
+    Examples
+    --------
+    >>> e = figure_entry("baselines", [])
+    >>> e["png"] is None, e["why_missing"]
+    (True, 'no spectrum with a fitted floor L0 and a baseline loss')
+    """
+    fig, why = build(name, *args, **kwargs)
+    return {
+        "name": name,
+        "caption": caption if caption is not None else FIGURES[name][1],
+        "png": None if fig is None else _png(fig),
+        "why_missing": why,
+    }
+
+
+def _png_or_none(name, *args, **kwargs) -> bytes | None:
+    fig, _ = build(name, *args, **kwargs)
+    return None if fig is None else _png(fig)
+
+
+def overview(records, fits=None, converged_only: bool = False) -> bytes | None:
+    """Four panels (linear/softmax x easy/difficult) of loss against depth, log-log, as PNG bytes.
+
+    Parameters
+    ----------
+    records : list of run-record dicts (docs/engine-contract.md; only ``status == "ok"`` runs enter),
+        or of :class:`~depthscale.derivations.analysis.Curve` objects.
+    fits : optional; a dict ``{curve key or a prefix of its first eight entries: fit}`` or a list of dicts holding
+        selectors (``model``, ``variant``, ``task`` or ``kind`` in {"easy", "difficult"}, ``k``, ``a``,
+        ``b``, ``d``, ``P``) and ``fit``. A fit is a ``FitResult`` (drawn only when identified), a dict
+        with ``params``, or ``{"L0", "c", "alpha"}`` (``L0`` absent means a pure power law). Drawn dashed.
+    converged_only : drop runs that did not converge.
+
+    Returns
+    -------
+    PNG bytes, or None when no run has a positive final loss.
+
+    Examples
+    --------
+    >>> rec = lambda L, s: {"config": {"task": {"task": "topk", "k": 2, "a": 0.5, "b": 0.5, "d": 16, "P": 128},
+    ...     "model": {"model": "softmax", "depth": L}}, "seed": s, "status": "ok", "final_loss": 1 + 1 / L}
+    >>> png = overview([rec(L, s) for L in (1, 2, 4) for s in (0, 1)], {("softmax",): {"L0": 1, "c": 1, "alpha": 1}})
+    >>> png.startswith(b"\\x89PNG")
+    True
+    """
+    return _png_or_none("overview", records, fits, converged_only=converged_only)
+
+
+def exponents_vs_zeta(rows, reference=None) -> bytes | None:
+    """Fitted exponents against ``zeta = (a + b - 1)/a`` with the lines zeta and 2 zeta, as PNG bytes.
+
+    ``rows``: dicts with ``a``, ``b``, ``alpha`` and optional ``alpha_se``, ``series`` (legend group)
+    and ``reference`` (the paper's exponent). ``reference``: extra paper points as ``(a, b, alpha)``
+    triples or dicts, e.g. from ``reference_values.LINEAR_EASY_EXPONENTS``. Rows where zeta is
+    undefined are skipped.
+
+    Examples
+    --------
+    >>> exponents_vs_zeta([{"a": 1, "b": 2, "alpha": 2.5}], [(2.0, 1.0, 1.485)])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("exponents_vs_zeta", rows, reference)
+
+
+def mode_curves(records, converged_only: bool = False) -> bytes | None:
+    """Per-mode normalised loss against depth, linear beside softmax, as PNG bytes.
+
+    Uses each record's ``mode_losses`` divided by ``lambda_k omega_k`` from its task config; per
+    model it draws the series with the most depths (preferring the easy task) and up to six modes.
+
+    Examples
+    --------
+    >>> rec = lambda L: {"config": {"task": {"task": "easy-exact", "a": 1, "b": 1, "d": 8, "P": 64},
+    ...     "model": {"model": "linear", "depth": L}}, "status": "ok",
+    ...     "mode_losses": [k ** -2.0 * (1 - 1 / k) ** (2 * L) for k in range(1, 9)]}
+    >>> mode_curves([rec(L) for L in (1, 2, 4, 8)])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("mode_curves", records, converged_only=converged_only)
+
+
+def decomposition(records, converged_only: bool = False) -> bytes | None:
+    """``C_L`` and ``A_L - C_L`` against depth (runs of depth >= 2), as PNG bytes.
+
+    Examples
+    --------
+    >>> rec = lambda L: {"config": {"task": {"task": "topk", "k": 2, "a": 0, "b": 0, "d": 16, "P": 128},
+    ...     "model": {"model": "softmax", "depth": L}}, "status": "ok", "final_loss": 1.5 + 1 / L,
+    ...     "A_L": 2.5 + 0.1 / L, "C_L": 1.5 + 0.1 / L}
+    >>> decomposition([rec(L) for L in (2, 4, 8)])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("decomposition", records, converged_only=converged_only)
+
+
+def floors(rows) -> bytes | None:
+    """Measured floors against reference/theory values with error bars, as PNG bytes.
+
+    ``rows``: dicts with ``label``, ``measured``, ``reference`` (or ``theory``) and optional
+    ``measured_se``, ``reference_se`` and ``group`` (legend entry).
+
+    Examples
+    --------
+    >>> floors([{"label": "(1,1)", "measured": 0.504, "measured_se": 0.003, "reference": 0.498}])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("floors", rows)
+
+
+def baselines(rows) -> bytes | None:
+    """Fitted floor ``L0`` against the best single and two-temperature heads per spectrum, as PNG bytes.
+
+    ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``pair`` and their ``*_se``;
+    the paired differences ``single_diff``, ``single_diff_se``, ``pair_diff``, ``pair_diff_se``
+    (``L0`` minus baseline on the same evaluation contexts) are drawn when given, otherwise the
+    difference is computed with independent errors and the panel says so.
+
+    Examples
+    --------
+    >>> baselines([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
+    ...             "pair": 1.932, "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("baselines", rows)

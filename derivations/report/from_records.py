@@ -1,0 +1,86 @@
+"""A report from run records, written to a directory: report.md/.html/.tex, figures and claims.json.
+
+:func:`report_from_records` is what ``depthscale report`` and ``depthscale reproduce`` call; it
+needs no command-line arguments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def claims_rows(claims: list[dict]) -> list[dict]:
+    """The rows of claims.json from :meth:`ClaimResult.to_dict` dicts.
+
+    claims.json spells what the measurement is compared with ``theory`` and the reason ``detail``.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> row = claims_rows([ClaimResult("x", "c", 1.0, 0.9, 0.1, "2 s.e.", "pass", "why").to_dict()])[0]
+    >>> row["theory"], row["detail"], row["verdict"]
+    (1.0, 'why', 'pass')
+    """
+    return [
+        {
+            "id": c["id"],
+            "claim": c["claim"],
+            "verdict": c["verdict"],
+            "measured": c["measured"],
+            "error": c["error"],
+            "theory": c["expected"],
+            "theory_error": c["expected_error"],
+            "tolerance": c["tolerance"],
+            "detail": c["reason"],
+        }
+        for c in claims
+    ]
+
+
+def write_claims_json(claims: list[dict], out_dir) -> Path:
+    """Write ``claims.json`` (:func:`claims_rows`, strict JSON) into ``out_dir``; returns its path."""
+    from depthscale.sims.store import json_text
+
+    path = Path(out_dir) / "claims.json"
+    path.write_text(json_text(claims_rows(claims), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def report_from_records(
+    records,
+    out_dir,
+    title: str,
+    floor_contexts: int,
+    reference_contexts: int,
+    preset: str = "",
+    runtime: float = 0.0,
+    missing: str | None = None,
+    load_arrays=None,
+) -> dict:
+    """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
+    ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs.
+
+    Returns ``{"paths": {"md", "html", "tex", "claims": path text}, "claims": [ClaimResult.to_dict()]}``.
+    """
+    from depthscale.derivations.report.render import write_report
+    from depthscale.derivations.report.reporting import build_context
+    from depthscale.sims.threads import one_blas_thread
+
+    # The Monte Carlo floors multiply small matrices: a second BLAS thread gains little on an idle
+    # machine, and next to a running sweep its spinning made a report about 30 times slower.
+    with one_blas_thread():
+        ctx = build_context(
+            records,
+            title=title,
+            preset=preset,
+            floor_contexts=floor_contexts,
+            reference_contexts=reference_contexts,
+            runtime_seconds=runtime,
+            load_arrays=load_arrays,
+        )
+    if missing:
+        ctx.summary.insert(0, missing)
+    paths = write_report(ctx, out_dir)
+    claims = [c.to_dict() for c in ctx.claims]
+    paths["claims"] = write_claims_json(claims, out_dir)
+    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}

@@ -1,0 +1,282 @@
+"""Render a depth-scaling report to Markdown, a self-contained HTML page (MathML) and LaTeX.
+
+A :class:`ReportContext` holds everything a report shows: summary text, derivations, theory and
+results tables, figures (PNG bytes or the reason they are missing), the claims with their verdicts
+and notes. :func:`write_report` validates all of it and the output directory, renders the three
+formats in memory and only then writes them, each through a temporary file and a rename:
+
+- ``report.md`` with the figures as PNG files in ``figures/`` beside it;
+- ``report.html``: figures embedded as base64 data URIs, equations in MathML, CSS inline, a
+  content-security policy that forbids every external request;
+- ``report.tex``: an ``article`` with ``graphicx`` that includes ``figures/<name>.png``.
+
+Every claim appears in every format, and a missing figure or an empty table is stated, never
+dropped.
+
+Examples
+--------
+>>> import tempfile
+>>> ctx = ReportContext(title="Depth scaling", claims=[{"id": "C1", "claim": "alpha near 1",
+...     "theory": 1.0, "measured": 0.97, "tolerance": 0.1, "verdict": "pass", "detail": ""}])
+>>> paths = write_report(ctx, tempfile.mkdtemp())
+>>> sorted(paths)
+['html', 'md', 'tex']
+>>> "C1" in open(paths["md"]).read()
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
+from depthscale.derivations.formatting import MISSING, format_estimate, format_interval, format_percent, format_value
+from depthscale.derivations.report.context import ReportContext, _bad, _view
+from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
+from depthscale.derivations.report.typeset import math_mathml, tex_escape
+from depthscale.theory.derivation import Derivation
+
+__all__ = [
+    "VERDICTS",
+    "MISSING",
+    "ReportContext",
+    "write_report",
+    "render_report",
+    "format_value",
+    "format_estimate",
+    "format_percent",
+    "format_interval",
+    "claim_cells",
+    "tex_escape",
+]
+
+FORMATS = ("md", "html", "tex")
+
+
+class _RawTex(str):
+    """LaTeX that is inserted as it is (derivation fragments, the fixed equations)."""
+
+
+# The laws every report refers to, in LaTeX; the HTML report shows them through the one MathML path.
+_EQUATIONS = [
+    ("The fitted depth law", r"R_L = L_0 + c\,L^{-\alpha}"),
+    (
+        "The exact ensemble identity (cross-layer error covariance and layer disagreement)",
+        r"R_L = C_L + \frac{A_L - C_L}{L}",
+    ),
+    ("The linear-attention depth exponent set by the spectrum", r"\zeta = \frac{a + b - 1}{a}"),
+]
+
+
+def _check_out(out_dir) -> Path:
+    if isinstance(out_dir, bytes) or not isinstance(out_dir, (str, os.PathLike)) or str(out_dir) == "":
+        _bad("out", out_dir, "a directory path")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        _bad("out", str(out), "a directory (something else is in the way)")
+    for parent in out.parents:  # the nearest existing ancestor must be a writable directory
+        if parent.exists():
+            if not parent.is_dir():
+                _bad("out", str(out), f"a directory path ({parent} is a file)")
+            if not out.exists() and not os.access(parent, os.W_OK | os.X_OK):
+                _bad("out", str(out), f"creatable ({parent} is not writable)")
+            break
+    if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+        _bad("out", str(out), "a writable directory")
+    figs = out / "figures"
+    if figs.exists() and not figs.is_dir():
+        _bad("out", str(out), f"a directory whose 'figures' entry is a directory ({figs} is a file)")
+    for fmt in FORMATS:
+        target = out / f"report.{fmt}"
+        if target.exists() and not target.is_file():
+            _bad("out", str(out), f"a directory where report.{fmt} can be written ({target} is not a file)")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# rendering
+
+
+_TEMPLATES = Path(__file__).with_name("templates")
+_TEX_COLOURS = {"pass": "vpass", "fail": "vfail", "indicative": "vindicative", "not run": "vnotrun", "error": "verror"}
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _env(fmt: str) -> jinja2.Environment:
+    loader = jinja2.FileSystemLoader(str(_TEMPLATES))
+    common: dict[str, Any] = dict(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    if fmt == "html":
+        env = jinja2.Environment(autoescape=True, **common)
+    elif fmt == "tex":
+        # LaTeX is full of braces and percent signs: other delimiters, and every value escaped unless raw.
+        env = jinja2.Environment(
+            block_start_string="<%",
+            block_end_string="%>",
+            variable_start_string="<<",
+            variable_end_string=">>",
+            comment_start_string="<#",
+            comment_end_string="#>",
+            autoescape=False,
+            finalize=lambda v: v if isinstance(v, _RawTex) else tex_escape("" if v is None else v),
+            **common,
+        )
+    else:
+        env = jinja2.Environment(autoescape=False, **common)
+    env.filters["mdcell"] = _md_cell
+    env.filters["safe_tex"] = lambda s: _RawTex(s)  # output of a macro, already escaped inside it
+    env.filters["b64"] = lambda b: base64.b64encode(b).decode("ascii")
+    return env
+
+
+def render_report(ctx: ReportContext) -> dict:
+    """Validate ``ctx`` and render it; returns ``{"md", "html", "tex"}`` texts (no file is written).
+
+    Examples
+    --------
+    >>> texts = render_report(ReportContext(title="t"))
+    >>> "No claims were evaluated" in texts["md"] and texts["html"].startswith("<!DOCTYPE html>")
+    True
+    """
+    return _render(ctx)[1]
+
+
+def _render(ctx: ReportContext) -> tuple[dict, dict]:
+    view = _view(ctx)
+    derivs = view["derivations"]
+    blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
+    md = _env("md").get_template("report.md.j2").render(**view, equations=_EQUATIONS, derivation_blocks=blocks["md"])
+    html = (
+        _env("html")
+        .get_template("report.html.j2")
+        .render(
+            **view,
+            equations=[(label, Markup(math_mathml(tex))) for label, tex in _EQUATIONS],
+            derivation_css=Markup(DERIVATION_CSS),
+            derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]],
+        )
+    )
+    tex = (
+        _env("tex")
+        .get_template("report.tex.j2")
+        .render(
+            **view,
+            equations=[(label, _RawTex(tex)) for label, tex in _EQUATIONS],
+            verdict_colour=_TEX_COLOURS,
+            derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]],
+        )
+    )
+    return view, {"md": md, "html": html, "tex": tex}
+
+
+_FRAGMENT = {"md": "to_markdown_fragment", "html": "to_html_fragment", "tex": "to_latex_fragment"}
+_OWN_HEADING = {
+    "md": re.compile(r"\s*#"),
+    "html": re.compile(r"\s*(<section[^>]*>\s*)?<h[1-6][\s>]"),
+    "tex": re.compile(r"\s*\\(sub)*section\b"),
+}
+
+
+def _fragment(d, fmt: str) -> tuple[str, str, bool]:
+    """(title, fragment, whether the fragment carries its own heading) of one derivation.
+
+    A :class:`~depthscale.theory.derivation.Derivation` is rendered at heading level 3, under
+    "Derivations"; other objects give their own fragments (asked for level 3 if they take one).
+    """
+    if isinstance(d, Derivation):
+        return d.title, render_derivation(d, fmt, fragment=True, level=3), True
+    method = getattr(d, _FRAGMENT[fmt])
+    try:
+        takes_level = "level" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        takes_level = False
+    text = str(method(level=3) if takes_level and fmt != "tex" else method())
+    return str(getattr(d, "title", "") or ""), text, bool(_OWN_HEADING[fmt].match(text))
+
+
+def _atomic_write(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)  # mkstemp makes the file private; a report is an ordinary file
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_report(ctx: ReportContext, out_dir) -> dict:
+    """Write ``report.md``, ``report.html``, ``report.tex`` and ``figures/*.png`` into ``out_dir``.
+
+    Rebuilding a report (``out_dir`` holds a ``report.md``) removes the figures of the report's own
+    names that this build does not draw; no other file is touched.
+
+    Everything (the context and the directory) is validated and rendered before the first byte is
+    written; a bad value raises ``ValueError`` naming it and leaves the disk untouched. Each file is
+    written to a temporary name and renamed into place.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+    out_dir : str or path-like; created if absent. A file in its place raises ``ValueError`` naming ``out``.
+
+    Returns
+    -------
+    dict mapping ``"md"``, ``"html"``, ``"tex"`` to the written paths (strings).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "blocker").write_text("x")
+    1
+    >>> write_report(ReportContext(title="t"), d / "blocker")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: out=...: must be a directory (something else is in the way)
+    """
+    view, texts = _render(ctx)
+    out = _check_out(out_dir)
+    figures = [f for f in view["figures"] if f["png"] is not None]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    mode = 0o666 & ~umask
+    rebuild = (out / "report.md").is_file()
+    out.mkdir(parents=True, exist_ok=True)
+    if figures:
+        (out / "figures").mkdir(exist_ok=True)
+    for f in figures:
+        _atomic_write(out / f["file"], f["png"], mode)
+    if rebuild:  # a figure the previous report drew and this one does not would outlive its report
+        for f in view["figures"]:
+            if f["png"] is None and (out / f["file"]).is_file():
+                (out / f["file"]).unlink()
+    paths = {}
+    for fmt in ("tex", "md", "html"):
+        target = out / f"report.{fmt}"
+        _atomic_write(target, texts[fmt].encode("utf-8"), mode)
+        paths[fmt] = str(target)
+    return {fmt: paths[fmt] for fmt in FORMATS}

@@ -1,0 +1,39 @@
+"""Lazy re-exports for every package: ``from depthscale.sims import X`` imports only X's module.
+
+Project infrastructure, not theory: private to the project, imported by every layer.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+def lazy_exports(package: str, **modules: str) -> tuple:
+    """``(__all__, __getattr__, __dir__)`` for a package whose public names live in submodules.
+
+    Each keyword is a submodule of ``package``; its value lists the public names that submodule
+    defines, separated by whitespace. A name is looked up (and its submodule imported) on first use.
+
+    >>> all_, getattr_, dir_ = lazy_exports("depthscale.theory", _validate="check_int check_real")
+    >>> all_, getattr_("check_int").__name__
+    (['check_int', 'check_real'], 'check_int')
+    """
+    exports: dict[str, str] = {}
+    for module, names in modules.items():
+        for name in names.split():
+            if name in modules:  # importing that submodule would bind its name on the package, hiding the export
+                raise ValueError(f"{name!r} is both an exported name and a submodule of {package!r}")
+            if name in exports:
+                raise ValueError(f"{name!r} is exported by both {exports[name]!r} and {module!r}")
+            exports[name] = module
+    public = sorted(exports)
+
+    def __getattr__(name):
+        if name in exports:
+            return getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__():
+        return public
+
+    return public, __getattr__, __dir__
