@@ -127,7 +127,7 @@ class TrainConfig:
     window: int = 1000
     tol: float = 2e-3
     eval_contexts: int = 10240
-    divergence_factor: float = 1e3  # loss above factor * initial loss counts as divergence
+    divergence_factor: float = 1e3  # loss above factor * the step-0 loss, at any step, counts as divergence
 
     def __post_init__(self):
         _floats(self)

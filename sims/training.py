@@ -8,8 +8,10 @@ cent, so a rule without the noise term fires or fails on noise (the second pilot
 - ``cosine``: the schedule fixes the length; the rule is evaluated at the end.
 - ``plateau``: each time the rule fires the learning rate is halved; after five halvings the run
   stops as converged.
-A NaN/Inf loss, or a smoothed loss above ``divergence_factor`` times its first value, stops the run
-with status ``diverged`` and the reason, instead of raising.
+A NaN/Inf loss, a loss above ``divergence_factor`` times the loss of step 0 at any step, or a
+smoothed loss above ``divergence_factor`` times its early value (step ``window/4``) stops the run
+with status ``diverged`` and the reason, instead of raising. The step-0 comparison is what catches a
+blow-up within the first steps: the early smoothed value is then already inflated by it.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class _Trainee:
         self.model, self.cfg = model, cfg
         self.opt = Adam(self.theta.size, cfg, dtype)
         self.tau = max(cfg.window / 4, 1.0)
-        self.ema = self.first = None
+        self.ema = self.first = self.initial = None
         self.history = []  # raw training loss of every step since the last learning-rate change
         self.curve = []
         self.every = max(cfg.steps // 200, 1)
@@ -95,6 +97,15 @@ class _Trainee:
         loss, grad = self.model.loss_and_grad(self.theta, batch)
         if not (math.isfinite(loss) and np.all(np.isfinite(grad))):
             self._stop(step, "diverged", f"non-finite loss or gradient at step {step}")
+            return
+        if self.initial is None:
+            self.initial = loss
+        if loss > cfg.divergence_factor * self.initial:
+            self._stop(
+                step,
+                "diverged",
+                f"loss {loss:.3g} exceeded {cfg.divergence_factor:g} x the initial loss {self.initial:.3g} at step {step}",
+            )
             return
         self.ema = loss if self.ema is None else self.ema + (loss - self.ema) / self.tau
         if step == int(self.tau):
