@@ -272,7 +272,7 @@ def sweep(
     >>> from depthscale.sims.grid import load_grid
     >>> runs = load_grid({"seeds": [0, 1], "model": {"depth": [1, 2]}})
     >>> fake = lambda cfg, seed: {"status": "ok", "final_loss": 1.0 / cfg.model.depth}
-    >>> with Store(os.path.join(tempfile.mkdtemp(), "s.sqlite")) as st:
+    >>> with Store(os.path.join(tempfile.mkdtemp(), "s.sqlite"), mode="write") as st:
     ...     r1 = sweep(runs, st, run_fn=fake, executor="serial", quiet=True)
     ...     r2 = sweep(runs, st, run_fn=fake, executor="serial", quiet=True)
     >>> (r1.done, r2.done, r2.skipped)

@@ -185,7 +185,7 @@ def _prepare(directory: Path) -> None:
     (directory / "big.toml").write_text("seeds = [0]\n[task]\nd = 100000\nP = 1000000\n")
     (directory / "grid.toml").write_text("seeds = [0]\n[task]\nd = 4\nP = 16\n[train]\nsteps = 2\nbatch = 4\n")
     cfg = RunConfig(TaskConfig(d=4, P=16))
-    with Store(directory / "store.sqlite") as st:
+    with Store(directory / "store.sqlite", mode="write") as st:
         st.put(
             {
                 "key": run_key(cfg, 0),

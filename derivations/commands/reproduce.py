@@ -94,7 +94,7 @@ def handle(args) -> int:
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    with Store(store_path, contexts=CONTEXTS_VERSION) as st:
+    with Store(store_path, contexts=CONTEXTS_VERSION, mode="write") as st:
         res, logged = run_sweep(runs, st, args, executor, budget)
         statuses = st.statuses()
         if res.out_of_budget:
