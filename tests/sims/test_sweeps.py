@@ -371,3 +371,82 @@ def test_code_version_is_read_before_the_first_run(tmp_path, runs, monkeypatch):
         stamps = {r["code_version"] for r in st.records()}
     assert events[0] == "version" and events.count("version") == 1 and events.count("run") == 3
     assert stamps == {"v1"}
+
+
+# -- workers die with their sweep (issue 21) ---------------------------------------------------
+HANGING_MODULE = textwrap.dedent(
+    """
+    import os
+    import time
+
+    def hanging_run(config, seed):
+        open(os.path.join(os.environ["WORKER_PIDS"], str(os.getpid())), "w").close()
+        time.sleep(3600)  # a long run: only its parent's death may end it early
+    """
+)
+
+ORPHANING_DRIVER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from hangmod import hanging_run
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store
+    from depthscale.sims.sweeps import sweep
+
+    if __name__ == "__main__":
+        runs = load_grid({"seeds": [0, 1], "task": {"d": 4, "P": 16}, "model": {"depth": [1]}})
+        with Store(sys.argv[2], mode="write") as st:
+            sweep(runs, st, run_fn=hanging_run, executor="process", workers=2, quiet=True)
+    """
+)
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie nobody has reaped yet has stopped running)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
+    (tmp_path / "hangmod.py").write_text(HANGING_MODULE)
+    (tmp_path / "driver.py").write_text(ORPHANING_DRIVER)
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = dict(os.environ, WORKER_PIDS=str(pids_dir))
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(tmp_path / "s.sqlite")],
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    workers = []
+    try:
+        for _ in range(1200):  # both workers inside a run (spawning and importing take a while)
+            workers = [int(p.name) for p in pids_dir.iterdir()]
+            if len(workers) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(workers) == 2 and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
+        assert all(_running(pid) for pid in workers)
+    finally:
+        proc.kill()  # kill -9 of the sweep's main process only, not its process group
+        proc.wait(timeout=30)
+    try:
+        for _ in range(600):
+            if not any(_running(pid) for pid in workers):
+                break
+            time.sleep(0.1)
+        assert not any(_running(pid) for pid in workers), "orphaned pool workers still running"
+    finally:
+        for pid in workers:  # on failure, do not leave them computing
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
