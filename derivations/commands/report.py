@@ -26,8 +26,13 @@ def add_report_options(p, floor_default: str = "3000", reference_default: str = 
 
 
 def check_out(out: str) -> Path:
-    """The report directory: checked (exists and writable, or creatable) before anything is computed."""
-    return check_out_dir("out", out)
+    """The report directory: checked (exists and writable, or creatable, and not the current
+    directory, which the report's swap would replace) before anything is computed."""
+    from depthscale.derivations.publish import check_target
+
+    path = check_out_dir("out", out)
+    check_target("out", path)
+    return path
 
 
 def check_contexts(args) -> None:
@@ -63,7 +68,6 @@ def write(
         )
     if missing:
         ctx.summary.insert(0, missing)
-    paths = write_report(ctx, args.out)
     claims = [c.to_dict() for c in ctx.claims]
     # claims.json: the verdicts for machines (theory = what the measurement is compared with, detail = the reason)
     rows = [
@@ -80,8 +84,9 @@ def write(
         }
         for c in claims
     ]
+    # claims.json goes into the report folder with the report: both appear in one step
+    paths = write_report(ctx, args.out, {"claims.json": (json_text(rows, indent=1) + "\n").encode("utf-8")})
     paths["claims"] = Path(args.out) / "claims.json"
-    paths["claims"].write_text(json_text(rows, indent=1) + "\n", encoding="utf-8")
     return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}
 
 
