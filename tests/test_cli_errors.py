@@ -173,6 +173,11 @@ CASES = [
         ["predict", "clt", "--model", "iid", "--depths", "1", "--sigma2", "1e308", "--shared", "1e308"],
         "sigma2=",
     ),
+    (
+        "linear-a-overflows",
+        ["predict", "linear", "--a", "1e308", "--b", "0.5", "--d", "100000", "--depths", "4"],
+        "a=1e+308",
+    ),
     ("infer-scale-two-L0-columns", ["infer-scale", "--d", "8", "--P", "16", "--floors", "twol0.csv"], "L0 appear"),
 ]
 
