@@ -47,7 +47,7 @@ def _children_cpu() -> float:
 
 def time_sweep(runs, workers: int) -> dict:
     """One sweep of ``runs`` with ``workers`` process workers into a fresh temporary store."""
-    with tempfile.TemporaryDirectory() as tmp, Store(os.path.join(tmp, "runs.sqlite")) as store:
+    with tempfile.TemporaryDirectory() as tmp, Store(os.path.join(tmp, "runs.sqlite"), mode="write") as store:
         cpu0 = _children_cpu()
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()

@@ -150,7 +150,7 @@ class TrainConfig:
     window: int = 1000
     tol: float = 2e-3
     eval_contexts: int = 10240
-    divergence_factor: float = 1e3  # loss above factor * initial loss counts as divergence
+    divergence_factor: float = 1e3  # loss above factor * the step-0 loss, at any step, counts as divergence
     # measure R_L, A_L and C_L on the evaluation contexts after this many steps and after each
     # doubling of it (0: only at the end), so a depth law at a fixed budget can be told from one at convergence
     checkpoints_from: int = 0

@@ -14,11 +14,14 @@ import io
 import json
 import math
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -186,14 +189,15 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     if head != SQLITE_HEADER:
         raise ValueError(f"store={name!r}: is not a depthscale results store (not an SQLite file)")
     try:
-        con = sqlite3.connect(_ro_uri(path), uri=True)
+        con, private = _open_read(path)
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             meta = tables >= _TABLES and con.execute("SELECT 1 FROM meta WHERE name='schema_version'").fetchone()
             versions = _versions(con) if meta else None
         finally:
             con.close()
-    except sqlite3.DatabaseError as exc:
+            _remove_private(private)
+    except (sqlite3.DatabaseError, OSError) as exc:
         raise ValueError(f"store={name!r}: is not a usable SQLite file ({exc})") from None
     if not meta:
         shown = ", ".join(sorted(tables)[:5]) or "none"
@@ -210,16 +214,57 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     return True
 
 
-def _ro_uri(path: Path) -> str:
-    """Read-only URI of ``path``. Without a ``-wal`` file no writer is connected and the WAL is empty:
-    ``immutable`` then keeps SQLite from creating ``-wal``/``-shm`` files beside the store (a read-only
-    connection cannot remove them again). With a ``-wal`` file (a sweep running) it reads through it."""
-    from urllib.parse import quote
+def _uri(path: Path, query: str) -> str:
+    return "file:" + quote(str(path.absolute())) + "?" + query
 
-    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
-    if not Path(str(path) + "-wal").exists():
-        uri += "&immutable=1"
-    return uri
+
+def _open_read(path: Path, timeout: float = 60.0):
+    """``(connection, private_dir)``: a read-only connection to the store at ``path`` that creates no
+    file beside it, and the private directory it reads a copy from (None if it reads ``path`` itself).
+
+    What is safe depends on the WAL files beside the store (the writer journals in WAL mode):
+
+    - no ``-wal``: no writer is connected (it keeps its ``-wal`` while connected) and every commit is
+      in the main file, so ``immutable=1`` reads it without looking for or creating ``-wal``/``-shm``.
+    - ``-wal`` and ``-shm``: a writer may be running. ``mode=ro`` reads through the WAL under SQLite's
+      locking, using the existing ``-shm`` (SQLite's shared-memory index, whose lock bytes a reader
+      takes); the store and its ``-wal`` are only read. A copy could be torn by the writer.
+    - ``-wal`` without ``-shm`` (a writer killed before its first checkpoint leaves this): committed
+      runs may live only in the ``-wal``, and reading them in place needs a ``-shm`` that SQLite
+      would create beside the store (and cannot, on read-only media). No writer is connected (it
+      would have made the ``-shm``), so the pair is copied into a private temporary directory and
+      read there; a change during the copy is refused rather than read torn.
+    """
+    wal, shm = Path(str(path) + "-wal"), Path(str(path) + "-shm")
+    if not wal.exists():
+        return sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, timeout=timeout, isolation_level=None), None
+    if shm.exists():
+        try:
+            con = sqlite3.connect(_uri(path, "mode=ro"), uri=True, timeout=timeout, isolation_level=None)
+            con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return con, None
+        except sqlite3.OperationalError:  # e.g. a stale -shm on read-only media: read a copy instead
+            pass
+    before = [(p.stat().st_size, p.stat().st_mtime_ns) for p in (path, wal)]
+    private = Path(tempfile.mkdtemp(prefix="depthscale-store-"))
+    try:
+        shutil.copyfile(path, private / "store.sqlite")
+        shutil.copyfile(wal, private / "store.sqlite-wal")
+        if shm.exists() or before != [(p.stat().st_size, p.stat().st_mtime_ns) for p in (path, wal)]:
+            raise ValueError(f"store={str(path)!r}: changed while it was being read (a writer started); read it again")
+        con = sqlite3.connect(
+            _uri(private / "store.sqlite", "mode=ro"), uri=True, timeout=timeout, isolation_level=None
+        )
+        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return con, private
+    except BaseException:
+        shutil.rmtree(private, ignore_errors=True)
+        raise
+
+
+def _remove_private(private) -> None:
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 class Store:
@@ -231,10 +276,11 @@ class Store:
         The database file. Its directory must exist.
     timeout : float
         Seconds to wait for a lock held by another connection.
-    mode : {"write", "read"}
-        ``"write"`` (default) opens an existing store, or creates one where ``path`` does not exist
-        or is an empty file. ``"read"`` opens an existing store read-only (no journal switch, no
-        tables added, no files created); writing methods then fail. Either mode refuses anything
+    mode : {"read", "write"}
+        ``"read"`` (default) opens an existing store read-only: no journal switch, no tables added,
+        no file created or changed beside it, whatever WAL files are present (see
+        :func:`_open_read`); writing methods then fail. ``"write"`` opens an existing store, or
+        creates one where ``path`` does not exist or is an empty file. Either mode refuses anything
         that is not a depthscale store with a ``ValueError`` and leaves it untouched (see
         :func:`check_store_file`).
     contexts : int, optional
@@ -244,26 +290,30 @@ class Store:
     --------
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "runs.sqlite")
-    >>> with Store(path) as s:
+    >>> with Store(path, mode="write") as s:
     ...     s.put({"key": "abc-0", "config": {"model": {"depth": 2}}, "seed": 0,
     ...            "status": "ok", "reason": None, "final_loss": 0.5})
     ...     s.get("abc-0")["final_loss"], s.keys()
     (0.5, ['abc-0'])
-    >>> with Store(path, mode="read") as s:
+    >>> with Store(path) as s:  # read-only
     ...     len(s)
     1
     """
 
-    def __init__(self, path, timeout: float = 60.0, mode: str = "write", contexts: int | None = None):
+    def __init__(self, path, timeout: float = 60.0, mode: str = "read", contexts: int | None = None):
         self.mode = check_choice("mode", mode, MODES)
         check_store_file(path, mode, contexts)
         self.path = Path(path)
+        self._private = None
         if mode == "read":
             try:
-                self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=timeout, isolation_level=None)
+                self._conn, self._private = _open_read(self.path, timeout)
                 self.contexts_version = _versions(self._conn)[1]
                 self.journal_mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, OSError) as exc:
+                if getattr(self, "_conn", None) is not None:
+                    self._conn.close()
+                _remove_private(self._private)
                 raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
             return
         try:
@@ -296,6 +346,7 @@ class Store:
     def close(self) -> None:
         """Close the connection (the file stays consistent whether or not this is called)."""
         self._conn.close()
+        _remove_private(self._private)
 
     def __enter__(self):
         return self

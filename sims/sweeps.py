@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.sims.grid import run_key
+from depthscale.sims.lifeline import exit_with_parent
 from depthscale.sims.provenance import code_version
 from depthscale.sims.store import contexts_mismatch
 from depthscale.sims.threads import limit_worker_threads
@@ -72,10 +73,13 @@ class SerialExecutor(cf.Executor):
         return fut
 
 
-def _init_worker() -> None:
-    """Process-pool initializer: one compute thread per worker, Ctrl-C handled by the client only."""
+def _init_worker(parent: int | None = None) -> None:
+    """Process-pool initializer: one compute thread per worker, Ctrl-C handled by the client only,
+    and the worker exits when the client ``parent`` dies (a ``kill -9`` of the sweep)."""
     # The client decides what happens on Ctrl-C; a worker interrupted mid-run would break the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:
+        exit_with_parent(parent)
     limit_worker_threads(set_env=True)
 
 
@@ -148,7 +152,9 @@ def make_executor(
 
         n = workers or os.cpu_count() or 1
         # spawn: a fresh interpreter per worker, safe whatever threads the client has started
-        ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"), initializer=_init_worker)
+        ex = cf.ProcessPoolExecutor(
+            max_workers=n, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(os.getpid(),)
+        )
         return ex, n, lambda: ex.shutdown(wait=True, cancel_futures=True)
     if not scheduler:
         raise ValueError("scheduler=None: the dask executor needs a scheduler address such as tcp://127.0.0.1:8786")
@@ -273,7 +279,7 @@ def sweep(
     >>> from depthscale.sims.grid import load_grid
     >>> runs = load_grid({"seeds": [0, 1], "model": {"depth": [1, 2]}})
     >>> fake = lambda cfg, seed: {"status": "ok", "final_loss": 1.0 / cfg.model.depth}
-    >>> with Store(os.path.join(tempfile.mkdtemp(), "s.sqlite")) as st:
+    >>> with Store(os.path.join(tempfile.mkdtemp(), "s.sqlite"), mode="write") as st:
     ...     r1 = sweep(runs, st, run_fn=fake, executor="serial", quiet=True)
     ...     r2 = sweep(runs, st, run_fn=fake, executor="serial", quiet=True)
     >>> (r1.done, r2.done, r2.skipped)

@@ -8,8 +8,10 @@ cent, so a rule without the noise term fires or fails on noise (the second pilot
 - ``cosine``: the schedule fixes the length; the rule is evaluated at the end.
 - ``plateau``: each time the rule fires the learning rate is halved; after five halvings the run
   stops as converged.
-A NaN/Inf loss, or a smoothed loss above ``divergence_factor`` times its first value, stops the run
-with status ``diverged`` and the reason, instead of raising.
+A NaN/Inf loss, a loss above ``divergence_factor`` times the loss of step 0 at any step, or a
+smoothed loss above ``divergence_factor`` times its early value (step ``window/4``) stops the run
+with status ``diverged`` and the reason, instead of raising. The step-0 comparison is what catches a
+blow-up within the first steps: the early smoothed value is then already inflated by it.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class _Trainee:
         self.tau = max(cfg.window / 4, 1.0)
         self.ema: float | None = None  # smoothed training loss, from the first step on
         self.first: float | None = None
+        self.initial: float | None = None  # the step-0 loss (the divergence reference)
         self.history: list[float] = []  # raw training loss of every step since the last learning-rate change
         self.curve: list[list[float]] = []
         self.every = max(cfg.steps // 200, 1)
@@ -98,6 +101,15 @@ class _Trainee:
         loss, grad = self.model.loss_and_grad(self.theta, batch)
         if not (math.isfinite(loss) and np.all(np.isfinite(grad))):
             self._stop(step, "diverged", f"non-finite loss or gradient at step {step}")
+            return
+        if self.initial is None:
+            self.initial = loss
+        if loss > cfg.divergence_factor * self.initial:
+            self._stop(
+                step,
+                "diverged",
+                f"loss {loss:.3g} exceeded {cfg.divergence_factor:g} x the initial loss {self.initial:.3g} at step {step}",
+            )
             return
         self.ema = loss if self.ema is None else self.ema + (loss - self.ema) / self.tau
         if step == int(self.tau):

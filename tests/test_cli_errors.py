@@ -167,6 +167,18 @@ CASES = [
     ("sweep-store-empty-path", ["sweep", "grid.toml", "--store", ""], "store=''"),
     ("floor-seed-beyond-64-bit", FLOOR[:-1] + ["99999999999999999999", "--d", "4", "--P", "8"], "seed="),
     ("simulate-threads-beyond-cores", ["simulate", "--threads", "100000"], "threads="),
+    # issue 21: an overflowing loss is refused by name (no numpy warning); a repeated column is refused
+    (
+        "clt-overflow",
+        ["predict", "clt", "--model", "iid", "--depths", "1", "--sigma2", "1e308", "--shared", "1e308"],
+        "sigma2=",
+    ),
+    (
+        "linear-a-overflows",
+        ["predict", "linear", "--a", "1e308", "--b", "0.5", "--d", "100000", "--depths", "4"],
+        "a=1e+308",
+    ),
+    ("infer-scale-two-L0-columns", ["infer-scale", "--d", "8", "--P", "16", "--floors", "twol0.csv"], "L0 appear"),
 ]
 
 
@@ -182,10 +194,11 @@ def _prepare(directory: Path) -> None:
     con.close()
     (directory / "empty.sqlite").write_bytes(b"")
     (directory / "notes.txt").write_text("name,value\na,1\n")
+    (directory / "twol0.csv").write_text("task,k,a,b,L0,L0\ntopk,2,0,0,1.9,2.5\n")
     (directory / "big.toml").write_text("seeds = [0]\n[task]\nd = 100000\nP = 1000000\n")
     (directory / "grid.toml").write_text("seeds = [0]\n[task]\nd = 4\nP = 16\n[train]\nsteps = 2\nbatch = 4\n")
     cfg = RunConfig(TaskConfig(d=4, P=16))
-    with Store(directory / "store.sqlite") as st:
+    with Store(directory / "store.sqlite", mode="write") as st:
         st.put(
             {
                 "key": run_key(cfg, 0),
@@ -258,6 +271,29 @@ def test_read_only_directory_by_permissions(tmp_path):
             assert _snapshot(tmp_path) == before
     finally:
         ro.chmod(0o755)
+
+
+def test_special_paths_are_refused_for_what_they_are(tmp_path):
+    # issue 21: a pipe given as floors is not "no such file" (and reading it would block); an --out
+    # that is a symbolic link to itself is refused before the report is computed
+    _prepare(tmp_path)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe")
+        proc = _run(["infer-scale", "--d", "8", "--P", "16", "--floors", "pipe"], tmp_path)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "floors='pipe'" in proc.stderr and "pipe" in proc.stderr.split(":", 2)[2]
+    (tmp_path / "loop").symlink_to("loop")
+    proc = _run(["report", "--store", "store.sqlite", "--out", "loop"], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "out='loop'" in proc.stderr and "symbolic link" in proc.stderr
+
+
+def test_reproduce_with_a_budget_too_short_for_any_run_says_so_and_writes_no_report(tmp_path):
+    proc = _run(["reproduce", "--preset", "smoke", "--out", "r", "--budget", "1s", "--quiet"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "too short to start any of the 31 missing run(s)" in proc.stderr and "no report written" in proc.stderr
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["store.sqlite"]  # resumable, no report
+    assert proc.stdout == ""
 
 
 def test_foreign_sqlite_keeps_its_journal_mode(workdir):

@@ -81,7 +81,19 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
 
     Ls, _ = as_depths(depths, "depths")
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)
-    cols = linear_law_columns(spec, Ls)
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cols = linear_law_columns(spec, Ls)
+        for w in caught:  # the computation went through: its warnings stand
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    except ValueError as exc:  # raised deep inside (e.g. "p=inf" for a = 1e308): say which input it was
+        raise ValueError(
+            f"a={spec.a:g}, b={spec.b:g}: the linear-attention laws cannot be evaluated at these spectrum"
+            f" exponents with d={d} ({exc}); use smaller exponents"
+        ) from None
     rows = []
     for i, L in enumerate(Ls):
         row: dict[str, float | None] = {"L": int(L)}

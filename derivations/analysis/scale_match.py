@@ -44,6 +44,9 @@ def read_floors(text: str) -> list[dict]:
         raise ValueError("floors=<empty>: the CSV needs a header task,k,a,b,L0 and at least one row")
     reader = csv.DictReader(io.StringIO("\n".join(lines)))
     header = [h.strip() for h in (reader.fieldnames or [])]
+    twice = sorted({h for h in header if h in COLUMNS and header.count(h) > 1})
+    if twice:  # csv would silently keep the last of them
+        raise ValueError(f"floors header={','.join(header)!r}: column(s) {','.join(twice)} appear more than once")
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ValueError(

@@ -134,6 +134,8 @@ def check_out_dir(name: str, value) -> Path:
     path = Path(value)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name}={str(value)!r}: must be a directory (something else is in the way)")
+    if path.is_symlink() and not path.exists():  # dangling, or a loop that no directory ends
+        raise ValueError(f"{name}={str(value)!r}: is a symbolic link that does not lead to a directory")
     _probe_writable(name, value, _nearest_existing(path))
     return path
 

@@ -37,13 +37,11 @@ def claims_rows(claims: list[dict]) -> list[dict]:
     ]
 
 
-def write_claims_json(claims: list[dict], out_dir) -> Path:
-    """Write ``claims.json`` (:func:`claims_rows`, strict JSON) into ``out_dir``; returns its path."""
+def claims_json(claims: list[dict]) -> bytes:
+    """The bytes of ``claims.json`` (:func:`claims_rows`, strict JSON)."""
     from depthscale.sims.store import json_text
 
-    path = Path(out_dir) / "claims.json"
-    path.write_text(json_text(claims_rows(claims), indent=1) + "\n", encoding="utf-8")
-    return path
+    return (json_text(claims_rows(claims), indent=1) + "\n").encode("utf-8")
 
 
 def report_from_records(
@@ -80,7 +78,8 @@ def report_from_records(
         )
     if missing:
         ctx.summary.insert(0, missing)
-    paths = write_report(ctx, out_dir)
     claims = [c.to_dict() for c in ctx.claims]
-    paths["claims"] = write_claims_json(claims, out_dir)
+    # claims.json goes into the report folder with the report: both appear in one step
+    paths = write_report(ctx, out_dir, {"claims.json": claims_json(claims)})
+    paths["claims"] = str(Path(out_dir) / "claims.json")
     return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}

@@ -31,7 +31,7 @@ import base64
 import inspect
 import os
 import re
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from markupsafe import Markup
 from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
 from depthscale.derivations.formatting import MISSING, format_estimate, format_interval, format_percent, format_value
 from depthscale.derivations.report.context import ReportContext, _bad, _view
+from depthscale.derivations.report.publish import check_target
 from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
 from depthscale.derivations.report.typeset import math_mathml, tex_escape
 from depthscale.theory.derivation import Derivation
@@ -83,6 +84,7 @@ def _check_out(out_dir) -> Path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         _bad("out", str(out), "a directory (something else is in the way)")
+    check_target("out", out)
     for parent in out.parents:  # the nearest existing ancestor must be a writable directory
         if parent.exists():
             if not parent.is_dir():
@@ -211,37 +213,24 @@ def _fragment(d, fmt: str) -> tuple[str, str, bool]:
     return str(getattr(d, "title", "") or ""), text, bool(_OWN_HEADING[fmt].match(text))
 
 
-def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)  # mkstemp makes the file private; a report is an ordinary file
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def write_report(ctx: ReportContext, out_dir) -> dict:
+def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] | None = None) -> dict:
     """Write ``report.md``, ``report.html``, ``report.tex`` and ``figures/*.png`` into ``out_dir``.
 
-    Rebuilding a report (``out_dir`` holds a ``report.md``) removes the figures of the report's own
-    names that this build does not draw; no other file is touched.
+    The report appears whole or not at all: the folder is built beside ``out_dir`` and swapped in
+    as one step (:mod:`depthscale.derivations.report.publish`), so a reader or a kill at any moment sees
+    the complete old report or the complete new one. Every entry of ``out_dir`` that is not the
+    report's own (a store, notes) is kept; rebuilding a report (``out_dir`` holds a ``report.md``)
+    drops the figures of the report's own names that this build does not draw.
 
     Everything (the context and the directory) is validated and rendered before the first byte is
-    written; a bad value raises ``ValueError`` naming it and leaves the disk untouched. Each file is
-    written to a temporary name and renamed into place.
+    written; a bad value raises ``ValueError`` naming it and leaves the disk untouched.
 
     Parameters
     ----------
     ctx : ReportContext
     out_dir : str or path-like; created if absent. A file in its place raises ``ValueError`` naming ``out``.
+    extra_files : mapping, optional
+        ``{relative path: bytes}`` published with the report (``claims.json``).
 
     Returns
     -------
@@ -258,25 +247,17 @@ def write_report(ctx: ReportContext, out_dir) -> dict:
     ...
     ValueError: out=...: must be a directory (something else is in the way)
     """
+    from depthscale.derivations.report.publish import publish
+
     view, texts = _render(ctx)
     out = _check_out(out_dir)
-    figures = [f for f in view["figures"] if f["png"] is not None]
     umask = os.umask(0o022)
     os.umask(umask)
-    mode = 0o666 & ~umask
-    rebuild = (out / "report.md").is_file()
-    out.mkdir(parents=True, exist_ok=True)
-    if figures:
-        (out / "figures").mkdir(exist_ok=True)
-    for f in figures:
-        _atomic_write(out / f["file"], f["png"], mode)
-    if rebuild:  # a figure the previous report drew and this one does not would outlive its report
-        for f in view["figures"]:
-            if f["png"] is None and (out / f["file"]).is_file():
-                (out / f["file"]).unlink()
-    paths = {}
-    for fmt in ("tex", "md", "html"):
-        target = out / f"report.{fmt}"
-        _atomic_write(target, texts[fmt].encode("utf-8"), mode)
-        paths[fmt] = str(target)
-    return {fmt: paths[fmt] for fmt in FORMATS}
+    files = {f["file"]: f["png"] for f in view["figures"] if f["png"] is not None}
+    files.update({f"report.{fmt}": texts[fmt].encode("utf-8") for fmt in ("tex", "md", "html")})
+    files.update(extra_files or {})
+    owned = {f"report.{fmt}" for fmt in FORMATS}
+    if (out / "report.md").is_file():  # a rebuild: a figure the old report drew and this one does not goes
+        owned |= {f["file"] for f in view["figures"]}
+    publish(out, files, owned, 0o666 & ~umask)
+    return {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}

@@ -174,7 +174,7 @@ def test_bad_store_paths(tmp_path, capsys):
     assert code == 2 and "model='rnn'" in err
     from depthscale.sims.store import Store
 
-    with Store(tmp_path / "ok.sqlite"):  # an empty store: the fit kind is checked once the store is good
+    with Store(tmp_path / "ok.sqlite", mode="write"):  # an empty store: the fit kind is checked once the store is good
         pass
     code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "ok.sqlite"), "--kind", "spline")
     assert code == 2 and "kind='spline'" in err

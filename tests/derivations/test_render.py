@@ -15,7 +15,6 @@ from matplotlib.figure import Figure
 from PIL import Image
 from tex_compile import compile_tex, needs_pdflatex
 
-from depthscale.derivations.report import render
 from depthscale.derivations.report.render import ReportContext, format_value, tex_escape, write_report
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
@@ -425,21 +424,24 @@ def test_rewrite_replaces_and_a_failed_render_keeps_the_old_report(tmp_path):
     assert {p: (tmp_path / p).read_bytes() for p in old} == old
 
 
-def test_a_failed_rename_leaves_no_temporary_file_and_the_old_file_intact(tmp_path, monkeypatch):
-    write_report(make_context(title="First"), tmp_path)
-    before = (tmp_path / "report.html").read_bytes()
-    real_replace = os.replace
+def test_a_failed_write_leaves_no_temporary_file_and_the_old_report_intact(tmp_path, monkeypatch):
+    from depthscale.derivations.report import publish
 
-    def failing_replace(src, dst):
-        if str(dst).endswith("report.html"):
+    out = tmp_path / "report"
+    write_report(make_context(title="First"), out)
+    before = {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()}
+    real_write = publish._write
+
+    def failing_write(path, data, mode):
+        if path.name == "report.html":
             raise OSError("disk full")
-        return real_replace(src, dst)
+        return real_write(path, data, mode)
 
-    monkeypatch.setattr(render.os, "replace", failing_replace)
+    monkeypatch.setattr(publish, "_write", failing_write)
     with pytest.raises(OSError, match="disk full"):
-        write_report(make_context(title="Second"), tmp_path)
-    assert (tmp_path / "report.html").read_bytes() == before
-    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+        write_report(make_context(title="Second"), out)
+    assert {p: (out / p).read_bytes() for p in listing(out) if (out / p).is_file()} == before
+    assert listing(tmp_path) == listing(out.parent) and sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
 
 class HeadedDerivation:

@@ -36,9 +36,9 @@ def make_record(key="h1-0", depth=2, seed=0, status="ok", loss=0.5, model="softm
 def test_round_trip(tmp_path):
     path = tmp_path / "s.sqlite"
     rec = make_record()
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         st.put(rec)
-    with Store(path) as st:  # a fresh connection: the data is on disk
+    with Store(path, mode="write") as st:  # a fresh connection: the data is on disk
         assert st.journal_mode == "wal"
         got = st.get("h1-0")
         assert st.has("h1-0") and "h1-0" in st and len(st) == 1
@@ -61,7 +61,7 @@ def test_round_trip(tmp_path):
 
 
 def test_arrays_lazy_and_numpy_scalars(tmp_path):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         rec = make_record()
         rec["final_loss"] = np.float64(0.25)
         rec["layer_losses"] = np.array([0.1, 0.2])
@@ -74,7 +74,7 @@ def test_arrays_lazy_and_numpy_scalars(tmp_path):
 
 
 def test_status_filters_replace_and_failed(tmp_path):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         st.put(make_record("h1-0", status="failed"))
         st.put(make_record("h1-1", seed=1))
         st.put(make_record("h2-0", model="linear", task="easy-exact", depth=4))
@@ -97,14 +97,14 @@ def test_status_filters_replace_and_failed(tmp_path):
 
 
 def test_failed_run_without_arrays_replaces_arrays(tmp_path):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         st.put(make_record("h1-0"))
         st.put(make_record("h1-0", status="failed"))
         assert st.load_arrays("h1-0") is None
 
 
 def test_exports(tmp_path):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         st.put(make_record("h1-0", loss=0.5))
         st.put(make_record("h1-1", seed=1, loss=0.25, status="failed"))
         assert st.export_csv(tmp_path / "r.csv") == 2
@@ -140,7 +140,7 @@ def test_flatten():
     ],
 )
 def test_bad_records_write_nothing(tmp_path, bad, match):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         with pytest.raises((ValueError, TypeError), match=match):
             st.put(bad)
         assert len(st) == 0
@@ -148,19 +148,19 @@ def test_bad_records_write_nothing(tmp_path, bad, match):
 
 def test_bad_paths(tmp_path):
     with pytest.raises(ValueError, match="existing directory"):
-        Store(tmp_path / "missing" / "s.sqlite")
+        Store(tmp_path / "missing" / "s.sqlite", mode="write")
     with pytest.raises(ValueError, match="not a directory"):
-        Store(tmp_path)
+        Store(tmp_path, mode="write")
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(ValueError, match="not an SQLite file"):
-        Store(junk)
+        Store(junk, mode="write")
 
 
 def test_reader_sees_committed_runs_while_writer_open(tmp_path):
     path = tmp_path / "s.sqlite"
-    writer = Store(path)
-    reader = Store(path)
+    writer = Store(path, mode="write")
+    reader = Store(path, mode="write")
     writer.put(make_record("h1-0"))
     assert reader.keys() == ["h1-0"]
     writer.put(make_record("h1-1", seed=1))
@@ -173,7 +173,7 @@ WRITER = textwrap.dedent(
     """
     import sys, numpy as np
     from depthscale.sims.store import Store
-    st = Store(sys.argv[1])
+    st = Store(sys.argv[1], mode="write")
     i = 0
     while True:
         rng = np.random.default_rng(i)
@@ -195,7 +195,7 @@ def test_sigkill_writer_leaves_readable_store(tmp_path):
             proc.stdout.readline()
     assert proc.returncode == -signal.SIGKILL
     assert integrity(path) == "ok"
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         keys = st.keys()
         assert len(keys) >= 30
         ids = sorted(int(k.split("-")[1]) for k in keys)
@@ -249,7 +249,7 @@ def test_refuses_what_is_not_a_store_and_leaves_it_untouched(tmp_path, kind, mod
 
 def test_read_mode_reads_without_writing(tmp_path):
     path = tmp_path / "s.sqlite"
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         st.put(make_record())
     before = _snapshot(tmp_path)
     assert list(before) == ["s.sqlite"]  # the writer cleaned up its -wal and -shm files
@@ -262,7 +262,7 @@ def test_read_mode_reads_without_writing(tmp_path):
 
 def test_read_mode_sees_a_running_writer(tmp_path):
     path = tmp_path / "s.sqlite"
-    with Store(path) as writer:
+    with Store(path, mode="write") as writer:
         writer.put(make_record())
         with Store(path, mode="read") as reader:
             assert reader.keys() == ["h1-0"]
@@ -278,7 +278,7 @@ def test_a_store_of_other_versions_is_refused_before_anything_changes(tmp_path, 
     from depthscale.sims.config import CONTEXTS_VERSION
 
     path = tmp_path / "s.sqlite"
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         st.put(make_record())
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode=DELETE")
@@ -290,7 +290,7 @@ def test_a_store_of_other_versions_is_refused_before_anything_changes(tmp_path, 
     before = _snapshot(tmp_path)
     match = "schema version 999" if meta[0] == "schema_version" else "version-1 contexts"
     with pytest.raises(ValueError, match=match):
-        Store(path, contexts=CONTEXTS_VERSION)
+        Store(path, contexts=CONTEXTS_VERSION, mode="write")
     assert main(["sweep", str(grid), "--store", str(path), "--executor", "serial"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and match in err
@@ -298,3 +298,106 @@ def test_a_store_of_other_versions_is_refused_before_anything_changes(tmp_path, 
     if meta[0] == "contexts_version":  # reading it, or writing runs of a custom run function, is still allowed
         with Store(path, mode="read") as st:
             assert st.contexts_version == 1 and len(st) == 1
+
+
+# -- reading never creates or changes a file beside the store (issue 21) ------------------------
+def _committed_style(path):
+    """A store as committed to a repository: rollback journal, no -wal or -shm beside it."""
+    with Store(path, mode="write") as st:
+        st.put(make_record())
+        st.put(make_record(key="h1-1", seed=1, loss=0.25))
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.close()
+
+
+def test_store_opens_read_only_unless_writing_is_asked_for(tmp_path):
+    path = tmp_path / "s.sqlite"
+    _committed_style(path)
+    before = _snapshot(tmp_path)
+    assert list(before) == ["s.sqlite"]
+    with Store(path) as st:
+        assert st.keys() == ["h1-0", "h1-1"] and st.get("h1-1")["final_loss"] == 0.25
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            st.put(make_record(key="h1-2", seed=2))
+    assert _snapshot(tmp_path) == before  # same bytes (still a rollback journal), nothing beside it
+
+
+def _wal_without_shm(directory):
+    """The pair a writer killed before its first checkpoint leaves: every run lives only in the -wal."""
+    live = directory / "live"
+    live.mkdir()
+    path = live / "s.sqlite"
+    with Store(path, mode="write") as writer:
+        writer.put(make_record())
+        writer.put(make_record(key="h1-1", seed=1, loss=0.25))
+        # copied while the writer is connected and idle: a consistent pair, no checkpoint yet
+        store = directory / "st"
+        store.mkdir()
+        for suffix in ("", "-wal"):
+            (store / ("s.sqlite" + suffix)).write_bytes((live / ("s.sqlite" + suffix)).read_bytes())
+    assert len((store / "s.sqlite-wal").read_bytes()) > 0
+    return store / "s.sqlite"
+
+
+def test_reading_a_store_with_a_wal_and_no_shm_creates_nothing(tmp_path):
+    path = _wal_without_shm(tmp_path)
+    before = _snapshot(path.parent)
+    with Store(path) as st:
+        assert st.keys() == ["h1-0", "h1-1"]  # the runs only the -wal holds
+        assert st.load_arrays("h1-0")["sq_err"].shape == (50,)
+    from depthscale.sims.store import check_store_file
+
+    assert check_store_file(path) is True
+    assert _snapshot(path.parent) == before  # no -shm created, no byte changed
+
+
+READER = textwrap.dedent(
+    """
+    import os, sys
+    from depthscale.sims.store import Store
+    if os.getuid() == 0:  # root writes anywhere: read as nobody, for whom the directory is read-only
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        open(os.path.join(os.path.dirname(sys.argv[1]), "probe"), "w")
+        print("writable")
+    except OSError:
+        with Store(sys.argv[1]) as st:
+            print(",".join(st.keys()))
+    """
+)
+
+
+def test_reading_a_store_with_a_wal_and_no_shm_on_read_only_media(tmp_path):
+    # Read-only media: a directory without write permission, read by a user that permission binds
+    # (nobody, when the tests run as root, who would write through any permission).
+    import os
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp()  # not under pytest's private (0700) temporary root: nobody must reach it
+    try:
+        path = _wal_without_shm(tmp_path)
+        ro = os.path.join(base, "media")
+        shutil.copytree(path.parent, ro)
+        os.chmod(base, 0o755)
+        for name in os.listdir(ro):
+            os.chmod(os.path.join(ro, name), 0o444)
+        os.chmod(ro, 0o555)
+        script = tmp_path / "reader.py"
+        script.write_text(READER)
+        os.chmod(tmp_path, 0o755)
+        os.chmod(script, 0o644)
+        env = dict(os.environ, HOME=base, NUMBA_CACHE_DIR=base)
+        out = subprocess.run(
+            [sys.executable, str(script), os.path.join(ro, "s.sqlite")], capture_output=True, text=True, env=env
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "h1-0,h1-1"
+        assert sorted(os.listdir(ro)) == ["s.sqlite", "s.sqlite-wal"]
+    finally:
+        os.chmod(base, 0o755)
+        if os.path.isdir(os.path.join(base, "media")):
+            os.chmod(os.path.join(base, "media"), 0o755)
+        shutil.rmtree(base, ignore_errors=True)

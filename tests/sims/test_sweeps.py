@@ -74,7 +74,7 @@ def runs():
 
 
 def test_serial_sweep_writes_every_run_and_resumes(tmp_path, runs):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         c = Counter()
         res = sweep(runs[:5], st, run_fn=c, executor="serial", quiet=True)
         assert (res.done, res.skipped, res.failed, res.interrupted) == (5, 0, 0, False)
@@ -94,7 +94,7 @@ def test_serial_sweep_writes_every_run_and_resumes(tmp_path, runs):
 
 def test_failures_recorded_and_retried_only_on_request(tmp_path, runs, monkeypatch):
     monkeypatch.setenv("SWEEP_FIXED", str(tmp_path / "fixed"))
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs, st, run_fn=flaky_run, executor="serial", quiet=True)
         assert (res.done, res.failed) == (8, 4)
         assert len(st.keys("failed")) == 4
@@ -117,14 +117,14 @@ def test_failures_recorded_and_retried_only_on_request(tmp_path, runs, monkeypat
     ],
 )
 def test_bad_records_become_failures(tmp_path, runs, ret, match):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs[:1], st, run_fn=lambda c, s: ret, executor="serial", quiet=True)
         assert res.failed == 1
         assert match in st.failed()[0]["reason"]
 
 
 def test_diverged_runs_count_as_done(tmp_path, runs):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         sweep(
             runs[:2],
             st,
@@ -140,7 +140,7 @@ def test_diverged_runs_count_as_done(tmp_path, runs):
 def test_process_pool(tmp_path, runs, monkeypatch):
     log = tmp_path / "log"
     monkeypatch.setenv("SWEEP_LOG", str(log))
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs, st, run_fn=logged_run, executor="process", workers=2, quiet=True)
         assert (res.done, res.failed) == (12, 0)
         assert sorted(log.read_text().split()) == sorted(run_key(c, s) for c, s in runs)
@@ -150,7 +150,7 @@ def test_process_pool(tmp_path, runs, monkeypatch):
 def test_process_workers_use_one_compute_thread(tmp_path, runs, monkeypatch):
     monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         sweep(runs[:4], st, run_fn=thread_report, executor="process", workers=2, quiet=True)
         recs = list(st.records())
     assert len(recs) == 4 and {r["pid"] for r in recs} != {os.getpid()}
@@ -158,7 +158,7 @@ def test_process_workers_use_one_compute_thread(tmp_path, runs, monkeypatch):
 
 
 def test_worker_crash_is_recorded_and_rest_resumes(tmp_path, runs):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs, st, run_fn=dying_run, executor="process", workers=2, quiet=True)
         assert res.broken and res.failed >= 1
         assert all("executor broke" in f["reason"] for f in st.failed())
@@ -169,14 +169,14 @@ def test_worker_crash_is_recorded_and_rest_resumes(tmp_path, runs):
 
 def test_custom_executor_instance_is_not_shut_down(tmp_path, runs):
     ex = SerialExecutor()
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs[:3], st, run_fn=fake_run, executor=ex, quiet=True)
     assert res.done == 3
     assert ex.submit(abs, -1).result() == 1
 
 
 def test_bad_arguments(tmp_path, runs):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         with pytest.raises(ValueError, match="executor='threads'"):
             sweep(runs, st, run_fn=fake_run, executor="threads")
         with pytest.raises(ValueError, match="workers=0"):
@@ -191,7 +191,7 @@ def test_bad_arguments(tmp_path, runs):
 
 
 def test_plan_counts(tmp_path, runs):
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         k0, k1 = run_key(*runs[0]), run_key(*runs[1])
         st.put({"key": k0, "config": {}, "seed": 0, "status": "ok"})
         st.put({"key": k1, "config": {}, "seed": 1, "status": "failed", "reason": "x"})
@@ -206,7 +206,7 @@ def test_dask_local_cluster(tmp_path, runs):
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
-        with Store(tmp_path / "s.sqlite") as st:
+        with Store(tmp_path / "s.sqlite", mode="write") as st:
             res = sweep(runs, st, run_fn=fake_run, executor="dask", scheduler=cluster.scheduler_address, quiet=True)
             assert (res.done, res.failed) == (12, 0)
             rec = st.get(run_key(*runs[-1]))
@@ -241,7 +241,7 @@ DRIVER = textwrap.dedent(
 
     def main():
         runs = load_grid({"seeds": list(range(6)), "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 3, 4, 5]}})
-        with Store(sys.argv[2]) as st:
+        with Store(sys.argv[2], mode="write") as st:
             res = sweep(runs, st, run_fn=slow_run, executor=sys.argv[3], workers=2, quiet=True)
         print("RESULT", res.interrupted, res.done, res.lost, flush=True)
 
@@ -291,7 +291,7 @@ def _check_and_resume(tmp_path, store):
     finally:
         sys.path.remove(str(tmp_path))
     runs = load_grid({"seeds": list(range(6)), "task": {"d": 4, "P": 16}, "model": {"depth": [1, 2, 3, 4, 5]}})
-    with Store(store) as st:
+    with Store(store, mode="write") as st:
         stored = st.keys()
         assert 0 < len(stored) < 30 and st.keys("failed") == []
         for key in stored:  # finished runs intact
@@ -334,14 +334,14 @@ def test_store_from_an_older_context_generator_is_read_only_for_the_engine(tmp_p
     from depthscale.sims.config import CONTEXTS_VERSION
 
     path = tmp_path / "old.sqlite"
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         assert st.contexts_version == CONTEXTS_VERSION
         sweep(runs[:1], st, run_fn=fake_run, executor="serial", quiet=True)
     con = sqlite3.connect(path)
     con.execute("DELETE FROM meta WHERE name='contexts_version'")
     con.commit()
     con.close()
-    with Store(path) as st:
+    with Store(path, mode="write") as st:
         assert st.contexts_version == 1
         assert len(list(st.records())) == 1
         with pytest.raises(ValueError, match=r"store=.*version-1 contexts.*new store"):
@@ -366,8 +366,87 @@ def test_code_version_is_read_before_the_first_run(tmp_path, runs, monkeypatch):
         return fake_run(config, seed)
 
     monkeypatch.setattr(sweeps_mod, "code_version", version)
-    with Store(tmp_path / "s.sqlite") as st:
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
         sweep(runs[:3], st, run_fn=run, executor="serial", quiet=True)
         stamps = {r["code_version"] for r in st.records()}
     assert events[0] == "version" and events.count("version") == 1 and events.count("run") == 3
     assert stamps == {"v1"}
+
+
+# -- workers die with their sweep (issue 21) ---------------------------------------------------
+HANGING_MODULE = textwrap.dedent(
+    """
+    import os
+    import time
+
+    def hanging_run(config, seed):
+        open(os.path.join(os.environ["WORKER_PIDS"], str(os.getpid())), "w").close()
+        time.sleep(3600)  # a long run: only its parent's death may end it early
+    """
+)
+
+ORPHANING_DRIVER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from hangmod import hanging_run
+    from depthscale.sims.grid import load_grid
+    from depthscale.sims.store import Store
+    from depthscale.sims.sweeps import sweep
+
+    if __name__ == "__main__":
+        runs = load_grid({"seeds": [0, 1], "task": {"d": 4, "P": 16}, "model": {"depth": [1]}})
+        with Store(sys.argv[2], mode="write") as st:
+            sweep(runs, st, run_fn=hanging_run, executor="process", workers=2, quiet=True)
+    """
+)
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie nobody has reaped yet has stopped running)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
+    (tmp_path / "hangmod.py").write_text(HANGING_MODULE)
+    (tmp_path / "driver.py").write_text(ORPHANING_DRIVER)
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = dict(os.environ, WORKER_PIDS=str(pids_dir))
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), str(tmp_path), str(tmp_path / "s.sqlite")],
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    workers = []
+    try:
+        for _ in range(1200):  # both workers inside a run (spawning and importing take a while)
+            workers = [int(p.name) for p in pids_dir.iterdir()]
+            if len(workers) == 2 or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(workers) == 2 and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
+        assert all(_running(pid) for pid in workers)
+    finally:
+        proc.kill()  # kill -9 of the sweep's main process only, not its process group
+        proc.wait(timeout=30)
+    try:
+        for _ in range(600):
+            if not any(_running(pid) for pid in workers):
+                break
+            time.sleep(0.1)
+        assert not any(_running(pid) for pid in workers), "orphaned pool workers still running"
+    finally:
+        for pid in workers:  # on failure, do not leave them computing
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)

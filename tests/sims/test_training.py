@@ -116,3 +116,28 @@ def test_run_record_has_contract_fields():
     b = rec["baseline"]["single"]
     assert b["diff"] == pytest.approx(rec["final_loss"] - b["loss"], rel=1e-6, abs=1e-9)
     assert run(cfg, 0)["final_loss"] == rec["final_loss"]
+
+
+def test_a_blow_up_in_the_first_steps_is_diverged():
+    # issue 21: the loss went from ~11 at step 0 to ~1e10 at step 1, so the smoothed value the old rule
+    # compared with (at step window/4) was already inflated and the run was reported converged
+    task = TaskConfig(task="topk", k=2, d=8, P=16)
+    mcfg = ModelConfig(model="softmax", depth=2, init_scale=1e3)
+    cfg = TrainConfig(steps=50, batch=32, lr=10.0, window=10, eval_contexts=64, schedule="constant")
+    model = make_model(mcfg, task.d)
+    res = train(model, task, mcfg, cfg, seed=0)
+    assert res.status == "diverged" and not res.converged
+    assert "initial loss" in res.reason
+    # independently: replay the stream and the optimiser up to the stop and check the rule's premise
+    from depthscale.sims.config import rng_for
+    from depthscale.sims.tasks import make_batch
+    from depthscale.sims.training import Adam, lr_at
+
+    theta = model.init(rng_for(mcfg, 0, "init")).astype(np.float64)
+    rng, opt, losses = rng_for(task, 0, "train"), Adam(theta.size, cfg, np.float64), []
+    for step in range(res.steps):
+        loss, grad = model.loss_and_grad(theta, make_batch(task, cfg.batch, rng, dtype=np.float64))
+        losses.append(loss)
+        opt.step(theta, grad, lr_at(cfg, step, cfg.lr))
+    assert losses[-1] > cfg.divergence_factor * losses[0]
+    assert all(x <= cfg.divergence_factor * losses[0] for x in losses[:-1])

@@ -51,8 +51,10 @@ def _read(path: str) -> str:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"floors={path!r}: must be a CSV file, not a directory")
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"floors={path!r}: no such file")
+    if not p.is_file():  # a pipe or device: reading it could block or never end
+        raise ValueError(f"floors={path!r}: must be a regular CSV file, not a pipe, socket or device")
     try:
         return p.read_text()
     except (OSError, UnicodeDecodeError) as exc:

@@ -177,9 +177,18 @@ def clt_arguments(model, depths, sigma2, shared, rho=None, r=None, g=None) -> di
 def handle_clt(args) -> int:
     depths = parse_list("depths", args.depths, int)
     kw = clt_arguments(args.model, depths, args.sigma2, args.shared, args.rho, args.r, args.g)
+    import numpy as np
+
     from depthscale.theory.clt import clt_loss
 
-    losses = clt_loss(**kw)
+    with np.errstate(over="ignore"):  # an overflow is refused below, by name, not warned about
+        losses = np.atleast_1d(clt_loss(**kw))
+    if not np.all(np.isfinite(losses)):
+        L = kw["depths"][int(np.argmin(np.isfinite(losses)))]
+        raise ValueError(
+            f"sigma2={kw['sigma2']:g}, shared={kw['shared']:g}: the loss at L={L} exceeds the largest float"
+            f" ({np.finfo(float).max:.3g}); sigma2 + shared must stay below it"
+        )
     rows = [{"L": int(L), "loss": float(v)} for L, v in zip(kw["depths"], losses)]
     out = {"rows": rows}
     emit(out, args.json, f"model = {kw['model']}\n" + _table(["L", "loss"], rows))

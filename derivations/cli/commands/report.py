@@ -26,8 +26,13 @@ def add_report_options(p, floor_default: str = "3000", reference_default: str = 
 
 
 def check_out(out: str) -> Path:
-    """The report directory: checked (exists and writable, or creatable) before anything is computed."""
-    return check_out_dir("out", out)
+    """The report directory: checked (exists and writable, or creatable, and not the current
+    directory, which the report's swap would replace) before anything is computed."""
+    from depthscale.derivations.report.publish import check_target
+
+    path = check_out_dir("out", out)
+    check_target("out", path)
+    return path
 
 
 def check_contexts(args) -> None:

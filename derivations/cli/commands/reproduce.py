@@ -2,7 +2,8 @@
 
 Every input (preset, output directory, store, executor) is checked before anything is created.
 Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
-report is written, exit status 130; rerunning the same command resumes. A report built from a
+report is written, exit status 130; rerunning the same command resumes. A ``--budget`` too short
+to start any missing run writes no report either and exits with status 1. A report built from a
 store that lacks runs of the preset (failed ones) says so in its first summary line.
 """
 
@@ -100,9 +101,17 @@ def handle(args) -> int:
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    with Store(store_path, contexts=CONTEXTS_VERSION) as st:
+    with Store(store_path, contexts=CONTEXTS_VERSION, mode="write") as st:
         res, logged = run_sweep(runs, st, args, executor, budget)
         statuses = st.statuses()
+        if res.out_of_budget and res.done + res.failed == 0:
+            # nothing ran: a report would only restate the store; say so and leave the store to resume
+            sys.stderr.write(
+                f"depthscale: budget {args.budget}: too short to start any of the {res.not_started} missing run(s) "
+                f"of the preset (the first is estimated to take longer); no report written; the store {store_path} "
+                "is kept: rerun with a longer budget\n"
+            )
+            return 1
         if res.out_of_budget:
             sys.stderr.write(
                 f"depthscale: budget reached: {res.not_started} run(s) of the preset not started; "

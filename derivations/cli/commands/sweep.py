@@ -190,7 +190,7 @@ def handle(args) -> int:
 
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
-    with Store(store_path, contexts=contexts) as st:
+    with Store(store_path, contexts=contexts, mode="write") as st:
         res, _ = run_sweep(runs, st, args, executor, budget, run_fn=run_fn, lockstep=not args.no_lockstep)
         n_failed_total = len(st.keys("failed"))
     out = {"store": str(store_path), **res.to_dict(), "failed_in_store": n_failed_total}
