@@ -70,6 +70,17 @@ PROTOCOLS = (
         variant="default-init",
     ),
     Protocol(
+        "default-N16-fixed",
+        "constant",
+        1e-3,
+        256,
+        12000,
+        0.3,
+        "framework-default init, N = d, constant Adam 1e-3 for 12,000 steps (the rule cannot stop it)",
+        fixed_budget=True,
+        variant="default-init",
+    ),
+    Protocol(
         "default-N64",
         "constant",
         1e-3,

@@ -78,6 +78,7 @@ def _by_id(results):
                 "cosine",
                 "ensemble-control",
                 "default-N16",
+                "default-N16-fixed",
                 "default-N64",
                 "plateau",
                 "plateau-per-layer-value",
