@@ -9,8 +9,8 @@ loads neither numba nor sympy.
 The five entry points::
 
     from depthscale import (PowerLawSpectrum, linear_law_columns, build_derivation, RunConfig,
-                            TaskConfig, ModelConfig, TrainConfig, run, load_grid, sweep, Store, curves,
-                            evaluate_claims, Evidence, build_context, write_report)
+                            TaskConfig, ModelConfig, TrainConfig, run, load_grid, sweep, Store, to_frame,
+                            curves, evaluate_claims, Evidence, build_context, write_report)
 
     # 1. a theory law: the linear-attention depth laws of one spectrum, in milliseconds
     laws = linear_law_columns(PowerLawSpectrum(a=2.0, b=1.0, d=1000), [1, 2, 4, 8, 16])
@@ -26,6 +26,7 @@ The five entry points::
     # 4. a sweep into a results store (resumable: finished runs are skipped)
     with Store("runs.sqlite", mode="write") as store:
         sweep(load_grid("grid.toml"), store)
+    to_frame("runs.sqlite")  # a pandas DataFrame, one row per run ("layer_losses" etc.: long tables)
 
     # 5. fits, claims and a report from a store
     with Store("runs.sqlite", mode="read") as store:
@@ -61,7 +62,7 @@ EXPORTS = {
         "theory",
     ),
     **dict.fromkeys(
-        "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store".split(), "sims"
+        "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame".split(), "sims"
     ),
     **dict.fromkeys(
         (
@@ -92,6 +93,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.sims.config import RunConfig as RunConfig
     from depthscale.sims.config import TaskConfig as TaskConfig
     from depthscale.sims.config import TrainConfig as TrainConfig
+    from depthscale.sims.frames import to_frame as to_frame
     from depthscale.sims.grid import load_grid as load_grid
     from depthscale.sims.runner import run as run
     from depthscale.sims.store import Store as Store
