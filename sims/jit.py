@@ -11,9 +11,9 @@ package when it is later installed in editable mode (``depthscale`` resolves to 
 folder, a namespace package, and ``from depthscale.sims import sweep`` fails). A system-wide
 install may also be read-only. So, unless ``NUMBA_CACHE_DIR`` is set, the cache lives in the
 user's cache folder under depthscale's version: an upgrade never loads another version's machine
-code and an old version's folder can be removed whole. Within it numba mirrors each source file's
-absolute path and checks the file's time stamp and size, so two installs or checkouts never share
-an entry and an edited kernel is recompiled.
+code and an old version's folder can be removed whole. Within it numba keys each source folder by
+a hash of its absolute path and checks each file's time stamp and size, so two installs or
+checkouts never share an entry and an edited kernel is recompiled.
 """
 
 from __future__ import annotations
