@@ -24,10 +24,9 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from depthscale import LINEAR_LAWS, PowerLawSpectrum, build_derivation, linear_floor, linear_law_columns
-from depthscale.derivations import render_derivation
 
 # %% [markdown]
 # ## The depth laws of one spectrum
@@ -73,6 +72,7 @@ for a, b in ((0.0, 0.0), (0.5, 0.5)):
         r = linear_floor(a, b, k=2, d=16, P=P, contexts=300, seed=0)
         rows.append({"(a, b)": f"({a:g}, {b:g})", "P": P, "floor": r.floor, "stderr": r.stderr})
 floors = pd.DataFrame(rows)
+display(r)  # the last estimate, as a FloorResult shows itself
 display(floors.pivot(index="P", columns="(a, b)", values=["floor", "stderr"]).style.format("{:.4f}"))
 fig, ax = plt.subplots(figsize=(6.5, 4))
 for spectrum, group in floors.groupby("(a, b)"):
@@ -94,5 +94,9 @@ checks = pd.DataFrame([s.to_dict() for s in result.steps])[["title", "method", "
 print(f"all {len(checks)} steps passed: {result.all_passed}")
 display(checks)
 
+# %% [markdown]
+# The derivation itself (a `Derivation` displays as Markdown with its equations in LaTeX, each step
+# with the result of its check):
+
 # %%
-display(Markdown(render_derivation.render_derivation(derivation, "md", level=3)))
+display(derivation)

@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 # the outputs each notebook must show: (mime type, how many at least)
 EXPECTED = {
-    "01_linear_laws.py": {"image/png": 2, "text/html": 2, "text/markdown": 1},
+    "01_linear_laws.py": {"image/png": 2, "text/html": 4, "text/markdown": 1},
     "02_softmax_clt.py": {"image/png": 2, "text/html": 2},
-    "03_stores.py": {"image/png": 2, "text/html": 3},
+    "03_stores.py": {"image/png": 2, "text/html": 4},
 }
 
 
