@@ -1,6 +1,6 @@
-"""Collect the doctests of theory/, sims/ and derivations/ under their installed module names.
+"""Collect the doctests of depthscale/, theory/, sims/ and derivations/ under their installed module names.
 
-The three folders are the packages ``depthscale.theory``, ``depthscale.sims`` and
+The folders are the packages ``depthscale``, ``depthscale.theory``, ``depthscale.sims`` and
 ``depthscale.derivations`` (see ``[tool.setuptools.package-dir]``). pytest's own
 ``--doctest-modules`` would import ``theory/floor.py`` a second time as ``theory.floor``, a module
 distinct from ``depthscale.theory.floor``; here each file is imported once, by its package name,
@@ -16,14 +16,14 @@ from pathlib import Path
 from _pytest.doctest import DoctestModule
 
 ROOT = Path(__file__).resolve().parent
-PACKAGES = ("theory", "sims", "derivations")
+PACKAGES = ("depthscale", "theory", "sims", "derivations")
 
 
 def module_name(path: Path) -> str | None:
     """``depthscale.<dotted path>`` of a source file in one of the packages, else None.
 
-    ``derivations/cli/commands/__init__.py`` is ``depthscale.derivations.cli.commands``; files outside
-    the three folders (tests, benchmarks) are None.
+    ``derivations/cli/commands/__init__.py`` is ``depthscale.derivations.cli.commands``,
+    ``depthscale/__init__.py`` is ``depthscale``; files outside the four folders (tests, benchmarks) are None.
     """
     try:
         parts = list(path.resolve().relative_to(ROOT).with_suffix("").parts)
@@ -33,7 +33,7 @@ def module_name(path: Path) -> str | None:
         return None
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(["depthscale", *parts])
+    return ".".join(parts if parts[0] == "depthscale" else ["depthscale", *parts])
 
 
 class PackageDoctestModule(DoctestModule):

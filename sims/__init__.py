@@ -22,6 +22,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     reference_floors="ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
+    frames="to_frame",
     grid="load_grid parse_grid",
     linear_kernels="linear_pass",
     linear_model="LinearAttention population_loss",

@@ -27,11 +27,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 from scipy.optimize import minimize, minimize_scalar
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
+from depthscale.sims.jit import njit, prange
 from depthscale.sims.tasks import batches, eval_batches
 from depthscale.sims.threads import numba_threads, run_parallel
 from depthscale.theory._validate import SEED_MAX, check_int, check_real

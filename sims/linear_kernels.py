@@ -18,7 +18,8 @@ All floating inputs must share one dtype (float64 or float32); kernels compile f
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from depthscale.sims.jit import njit, prange
 
 
 @njit(cache=True)

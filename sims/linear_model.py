@@ -169,6 +169,8 @@ class LinearAttention:
     def qk_norms(self, theta) -> np.ndarray:
         """Frobenius norm of each layer's query-key matrix ``B_l`` (N x N), shape (L,).
 
+        Examples
+        --------
         >>> m = LinearAttention(ModelConfig(model="linear", qk="temperature", depth=2), 4)
         >>> th = np.zeros(m.n_params); m.unpack(th)["kappa"][:] = [1.0, -2.0]
         >>> m.qk_norms(th)

@@ -13,7 +13,8 @@ The query-key maps enter only through the effective matrices ``M_l`` (N, N) with
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from depthscale.sims.jit import njit, prange
 
 RMS_EPS = 1e-6  # xhat = h / sqrt(mean(h^2) + RMS_EPS): keeps the norm finite at h = 0, negligible otherwise
 

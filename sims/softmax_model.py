@@ -155,6 +155,8 @@ class SoftmaxAttention:
     def qk_norms(self, theta: np.ndarray) -> np.ndarray:
         """Frobenius norm of each layer's effective query-key matrix ``M_l``, shape (L,).
 
+        Examples
+        --------
         >>> m = SoftmaxAttention(ModelConfig(depth=2, qk="temperature"), 4)
         >>> th = np.zeros(m.n_params); m.unpack(th)["kappa"][:] = [1.0, -2.0]
         >>> m.qk_norms(th).tolist()

@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from depthscale.sims.batch import Batch
 from depthscale.sims.config import TaskConfig, rng_for
+from depthscale.sims.jit import njit, prange
 from depthscale.sims.threads import numba_threads, run_parallel
 from depthscale.theory._validate import check_choice, check_int
 

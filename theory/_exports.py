@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 
+_TABLES: dict = {}  # package -> {name: submodule}, filled by lazy_exports
+
 
 def lazy_exports(package: str, **modules: str) -> tuple:
     """``(__all__, __getattr__, __dir__)`` for a package whose public names live in submodules.
@@ -27,6 +29,7 @@ def lazy_exports(package: str, **modules: str) -> tuple:
                 raise ValueError(f"{name!r} is exported by both {exports[name]!r} and {module!r}")
             exports[name] = module
     public = sorted(exports)
+    _TABLES[package] = exports
 
     def __getattr__(name):
         if name in exports:
@@ -37,3 +40,15 @@ def lazy_exports(package: str, **modules: str) -> tuple:
         return public
 
     return public, __getattr__, __dir__
+
+
+def exported_from(package: str) -> dict:
+    """``{name: defining module}`` of the names ``package`` re-exports lazily (imports the package only).
+
+    What the API reference documents: each public name under the module that defines it.
+
+    >>> exported_from("depthscale.theory")["PowerLawSpectrum"]
+    'depthscale.theory.spectra'
+    """
+    importlib.import_module(package)
+    return {name: f"{package}.{module}" for name, module in sorted(_TABLES.get(package, {}).items())}

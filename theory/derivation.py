@@ -331,6 +331,11 @@ class Step:
             return out[0], out[1]
 
     # ---- the check ------------------------------------------------------------------------
+    def _repr_markdown_(self) -> str:
+        from depthscale.theory.display import step_markdown
+
+        return step_markdown(self)
+
     def check(self, seed: int = 0) -> StepResult:
         """Machine-check the step; see the class docstring for the methods used.
 
@@ -504,6 +509,11 @@ class Derivation:
             results = tuple(s.check(seed=seed + i) for i, s in enumerate(self.steps))
             self._result = DerivationResult(results, all(r.passed for r in results))
         return self._result
+
+    def _repr_markdown_(self) -> str:
+        from depthscale.theory.display import derivation_markdown
+
+        return derivation_markdown(self)
 
 
 # --------------------------------------------------------------------------------------------

@@ -176,6 +176,11 @@ class FloorResult:
     queries: int = 1
     covariance: str = "population"
 
+    def _repr_html_(self) -> str:
+        from depthscale.theory.display import floor_html
+
+        return floor_html(self)
+
 
 def _control_basis(lam, omega, degree, rcond):
     """Whitened control variates of the query, with known mean 0 and identity covariance.

@@ -1,0 +1,77 @@
+"""The top-level ``depthscale`` package: version, lazy subpackages and exports, what type checkers see."""
+
+import ast
+import importlib
+import importlib.metadata
+import subprocess
+import sys
+import tomllib
+import types
+from pathlib import Path
+
+import pytest
+
+import depthscale
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version_is_the_installed_metadata_and_the_declared_one():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert depthscale.__version__ == importlib.metadata.version("depthscale") == declared
+
+
+def test_import_loads_no_subpackage_and_none_of_the_heavy_libraries():
+    code = (
+        "import sys, depthscale; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'numba', 'sympy', 'scipy', 'matplotlib') or m.startswith('depthscale.') "
+        "or m == 'importlib.metadata'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_subpackages_are_reached_as_attributes():
+    for name in depthscale.SUBPACKAGES:
+        assert getattr(depthscale, name) is importlib.import_module(f"depthscale.{name}")
+
+
+def test_every_export_is_the_subpackages_object():
+    for name, sub in depthscale.EXPORTS.items():
+        obj = getattr(depthscale, name)
+        assert obj is getattr(importlib.import_module(f"depthscale.{sub}"), name), name
+        assert not isinstance(obj, types.ModuleType), name
+    assert set(depthscale.__all__) <= set(dir(depthscale))
+
+
+def test_an_unknown_name_raises_attribute_error_naming_it():
+    with pytest.raises(AttributeError, match="module 'depthscale' has no attribute 'Stor'"):
+        depthscale.Stor  # noqa: B018
+
+
+def _type_checking_imports() -> dict:
+    """``{name: (module, attribute)}`` of the ``if TYPE_CHECKING:`` block, read from the source."""
+    tree = ast.parse(Path(depthscale.__file__).read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    found = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                # `import x as x` is the form type checkers take as a re-export
+                assert alias.asname == alias.name, ast.unparse(node)
+                found[alias.name] = (node.module, alias.name)
+    return found
+
+
+def test_what_type_checkers_see_is_what_runs():
+    # the static imports name the defining modules; if a module moves, this catches the stale path
+    seen = _type_checking_imports()
+    assert set(seen) == set(depthscale.__all__) - {"__version__"}
+    for name, (module, attr) in seen.items():
+        assert getattr(importlib.import_module(module), attr) is getattr(depthscale, name), name
+
+
+def test_py_typed_ships_as_package_data():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in cfg["package-data"]["depthscale"]
+    assert (Path(depthscale.__file__).parent / "py.typed").is_file()

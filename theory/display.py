@@ -1,0 +1,85 @@
+"""Notebook displays of theory objects: derivations as Markdown with LaTeX, floors as small tables.
+
+Jupyter calls ``_repr_markdown_`` / ``_repr_html_`` on the last value of a cell; the classes
+define those by calling the functions here (kept apart so that the classes stay about the
+mathematics). Equations are sympy's own LaTeX between ``$$``; Jupyter renders them with MathJax.
+"""
+
+from __future__ import annotations
+
+import html
+
+
+def _check_line(result) -> str:
+    if result is None:
+        return "*not checked yet (`.check()`)*"
+    mark = "checked" if result.passed else "**FAILED**"
+    return f"{mark}: {result.method}, error {result.error:.2g}"
+
+
+def step_markdown(step, result=None) -> str:
+    """A step as Markdown: its title and justification, the equation, and its check if given.
+
+    >>> import sympy as sp
+    >>> from depthscale.theory.derivation import Step
+    >>> x = sp.Symbol("x", positive=True)
+    >>> print(step_markdown(Step("Double", 2 * x, x + x, "Add.", transforms=("expand",))))
+    **Double.** Add.
+    <BLANKLINE>
+    $$2 x = 2 x$$
+    <BLANKLINE>
+    *not checked yet (`.check()`)*
+    """
+    import sympy as sp
+
+    relation = "=" if step.relation == "=" else r"\sim"
+    equation = f"$${sp.latex(step.lhs)} {relation} {sp.latex(step.rhs)}$$"
+    note = f" ({step.note})" if getattr(step, "note", "") else ""
+    return f"**{step.title}.** {step.justification}\n\n{equation}{note}\n\n{_check_line(result)}"
+
+
+def derivation_markdown(derivation) -> str:
+    """A derivation as Markdown: title, introduction, numbered steps (with their checks once
+    ``check()`` has run) and conclusion."""
+    result = derivation._result
+    checks = result.steps if result is not None else [None] * len(derivation.steps)
+    parts = [f"### {derivation.title}", derivation.introduction]
+    for i, (step, check) in enumerate(zip(derivation.steps, checks), 1):
+        parts.append(f"{i}. " + step_markdown(step, check).replace("\n\n", "\n\n   "))
+    if derivation.conclusion:
+        parts.append(derivation.conclusion)
+    if result is not None:
+        passed = sum(r.passed for r in result.steps)
+        parts.append(f"*{passed} of {len(result.steps)} steps checked by machine.*")
+    return "\n\n".join(parts)
+
+
+def html_table(rows, caption: str = "") -> str:
+    """``[(name, value), ...]`` as a two-column HTML table (values escaped).
+
+    >>> html_table([("floor", "1.29 ± 0.01")], "linear floor")
+    '<table><caption>linear floor</caption><tr><th style="text-align:left">floor</th><td>1.29 ± 0.01</td></tr></table>'
+    """
+    head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    body = "".join(
+        f'<tr><th style="text-align:left">{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>'
+        for k, v in rows
+    )
+    return f"<table>{head}{body}</table>"
+
+
+def floor_html(result) -> str:
+    """A :class:`~depthscale.theory.floor.FloorResult` as a small table (not its moment matrices)."""
+    return html_table(
+        [
+            ("floor T - hᵀG⁺h", f"{result.floor:.5g} ± {result.stderr:.2g}"),
+            ("plug-in (no control variates)", f"{result.plugin:.5g}"),
+            ("polynomial degree", result.degree),
+            ("contexts × queries", f"{result.contexts} × {result.queries}"),
+            ("covariance", result.covariance),
+        ],
+        "linear floor (Monte Carlo, jackknife s.e.)",
+    )
+
+
+__all__ = ["step_markdown", "derivation_markdown", "html_table", "floor_html"]
