@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from depthscale.sims.store import check_store_file, flatten
-from depthscale.theory.validate import check_choice
+from depthscale.theory._validate import check_choice
 
 KINDS = ("runs", "layer_losses", "mode_losses", "train_curve")
 FIRST = ("key", "seed", "status", "reason")
