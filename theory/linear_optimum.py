@@ -1,0 +1,351 @@
+r"""The best depth-L linear-attention predictor on the easy task at finite (d, P) (issue 22).
+
+What a depth-L model computes
+-----------------------------
+``sims/linear_model.py`` reduces the model to ``Chat^1 = W_y u^T``,
+``Chat^(l+1) = Chat^l - (1/(L N)) W_v Chat^l Et_l S`` and ``yhat = (1/(L N)) sum_l gv^T Chat^l Et_l
+x_test``, with ``S = X^T X / P`` and ``u = X^T y / P``. For isotropic layers (``Et_l = kappa_l I``,
+``W_v = v I``) every ``Chat^l`` is ``W_y u^T`` times a polynomial of degree ``l - 1`` in ``S``, so
+``yhat = u^T q(S) x_test`` with ``deg q <= L - 1``. The labels are ``y_i = beta . x_i``, hence
+``u = S beta`` and
+
+    yhat = beta^T p(S) x_test,   p(S) = S q(S) = sum_{r=1..L} a_r S^r,
+
+a polynomial without constant term whose coefficients are shared by all contexts (they are the
+model's weights). Any coefficients are reachable: the roots of ``1 - p`` are the layers' steps.
+
+The loss of one context, integrated over ``beta ~ N(0, Omega)`` and the query, is
+``tr(Omega R C R)`` with ``R = I - p(S)`` and ``C = Sigma`` (``easy-fresh``: a fresh query
+``x ~ N(0, Sigma)``) or ``C = S`` (``easy-exact``: the query is a uniformly chosen context token,
+whose second moment over the choice is ``S``). With ``S = U diag(mu) U^T``,
+``R = U diag(r) U^T``, ``r_i = 1 - p(mu_i)``, and
+
+    loss(context) = r^T K r,   K = (U^T Omega U) o (U^T C U)   (elementwise; K is PSD),
+
+so the depth-L optimum is ``min_p E_S[r^T K r]``. Sigma and Omega share the Haar rotation of the
+context, and the loss is invariant under rotating every input, so contexts are drawn in the
+eigenbasis (``x = sqrt(lambda) z``). As ``P -> infinity``, ``S -> Sigma``, ``U -> I`` and the loss
+becomes ``sum_k lambda_k omega_k (1 - p(lambda_k))^2``: the exact discrete free optimum
+(:func:`~depthscale.theory.free_poly.free_discrete`).
+
+Estimator
+---------
+- Basis: ``psi_j(mu) = mu q_j(mu)``, ``q_j`` orthonormal (Lanczos with full re-orthogonalisation)
+  for the measure ``mu^2 K_ii`` at the eigenvalues of separate pilot contexts, on ``S / s`` with
+  ``s`` the Marchenko-Pastur edge scale. The span is that of ``S, ..., S^L`` whatever the pilot, and
+  the diagonal of the Gram matrix is near the identity, so degree 64 is as stable as degree 2
+  (monomials lose everything past degree ~10).
+- Fit: ``a = G^+ h`` from ``G = mean Psi^T K Psi`` and ``h = mean Psi^T K 1`` over the fitting
+  contexts; each depth uses the leading ``L`` basis functions (the basis is nested).
+- High degrees overfit: the top eigenvalues of S move from context to context, a degree-L
+  polynomial fitted to finitely many of them can grow steeply just beyond them, and an evaluation
+  context whose eigenvalue falls there pays for it. A ridge ``rho a^T diag(G) a`` (``rho`` from a
+  fixed grid) is therefore chosen per depth by delete-one-group cross-validation on the fitting
+  contexts (16 groups).
+- Evaluation on separate contexts: ``r^T K r`` per context, computed from the residual itself (no
+  cancellation however small the loss). Its mean ``loss`` is above the optimum in expectation (the
+  fitted coefficients are not the optimal ones) and the in-sample minimum ``in_sample`` below it;
+  the gap shows what the finite number of contexts leaves open. ``se`` combines the evaluation's
+  standard error with the delete-one-group jackknife variance over the fitting contexts (the two
+  are independent).
+
+The class is that of isotropic layers; a model with general query-key matrices could in principle
+add coefficients that depend on ``tr S`` (rotation averages of its products), a gain of relative
+order ``1 / (P d_eff)`` that is not included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
+
+TASKS = ("easy-fresh", "easy-exact")
+DEPTH_LIMIT = 64  # deepest polynomial (the issue's range; the basis is stable well beyond)
+_PILOT = 64  # contexts whose eigenvalues define the basis (at least 2 L_max / d, see _pilot_count)
+_GROUPS = 16  # delete-one-group jackknife over the fitting contexts
+_EPS = np.finfo(np.float64).eps
+
+
+@dataclass(frozen=True)
+class LinearOptimum:
+    """Monte Carlo optimum of the depth-L polynomial predictor (see the module docstring).
+
+    Attributes
+    ----------
+    depths : (n,) depths L.
+    loss : (n,) evaluation loss of the coefficients fitted on the fitting contexts: above the
+        optimum in expectation (any fixed coefficients are), by the fitting noise.
+    se : (n,) its standard error: the evaluation spread and the fitting spread (delete-one-group
+        jackknife over the fitting contexts) combined.
+    in_sample : (n,) the least fitting loss (no ridge): below the optimum in expectation. The
+        optimum lies between ``in_sample`` and ``loss`` up to their errors.
+    se_eval : (n,) standard error of ``loss`` over the evaluation contexts alone.
+    ridge : (n,) the ridge chosen per depth by cross-validation on the fitting contexts.
+    coefficients : (n, L_max) coefficients of each depth in the basis (zero past L).
+    contexts : fitting contexts; as many evaluation contexts are drawn.
+    task : ``"easy-fresh"`` or ``"easy-exact"``.
+    """
+
+    depths: np.ndarray
+    loss: np.ndarray
+    se: np.ndarray
+    in_sample: np.ndarray
+    se_eval: np.ndarray
+    ridge: np.ndarray
+    coefficients: np.ndarray
+    contexts: int
+    task: str
+
+
+def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: int = 8) -> float:
+    """Bytes of the largest arrays held at once (a lower bound), float64.
+
+    Per chunk of contexts: the normals ``(chunk, P, d)``, six ``(chunk, d, d)`` matrices (S, its
+    eigenvectors, the two rotated covariances, K and a product), the basis values ``(chunk, d,
+    depth)`` and the residuals of every depth and jackknife group ``(chunk, d, n_depths (groups +
+    1))`` twice; besides, the pilot's eigenvalues and the Lanczos vectors ``(depth + 1, pilot d)``.
+
+    >>> optimum_memory_bytes(128, 1024, 64, n_depths=8) / 2**20
+    21.3125
+    """
+    cols = n_depths * (_GROUPS + 1)
+    per_chunk = P * d + 6 * d * d + d * depth + 2 * d * cols
+    pilot = _PILOT * d
+    return 8.0 * (chunk * per_chunk + (depth + 3) * pilot + _GROUPS * depth * depth)
+
+
+def _edge_scale(lam, P):
+    """``s``, the Marchenko-Pastur edge scale: ``S / s`` has eigenvalues of order one at most."""
+    return (np.sqrt(lam[0]) + np.sqrt(lam.sum() / P)) ** 2
+
+
+def _contexts(rng, lam, P, n, chunk):
+    """Eigen-decomposed context covariances ``S / s``, ``chunk`` at a time: yields ``(mu, U)``."""
+    d = lam.size
+    sqrt_lam = np.sqrt(lam)
+    scale = P * _edge_scale(lam, P)
+    buf = np.empty((chunk, P, d))
+    for start in range(0, n, chunk):
+        c = min(chunk, n - start)
+        X = buf[:c]
+        rng.standard_normal(out=X)
+        X *= sqrt_lam
+        S = np.matmul(np.swapaxes(X, 1, 2), X) / scale
+        mu, U = np.linalg.eigh(S)
+        yield np.maximum(mu, 0.0), U
+
+
+def _kernel(mu, U, lam, omega, task, scale):
+    """``K = (U^T Omega U) o (U^T C U)`` per context, (c, d, d); ``mu`` are the eigenvalues of ``S / scale``."""
+    Ut = np.swapaxes(U, 1, 2)
+    A = np.matmul(Ut * omega, U)
+    if task == "easy-exact":  # C = S: U^T S U = diag(scale mu), so K is diagonal
+        K = np.zeros_like(A)
+        idx = np.arange(mu.shape[1])
+        K[:, idx, idx] = np.diagonal(A, axis1=1, axis2=2) * (scale * mu)
+        return K
+    return A * np.matmul(Ut * lam, U)
+
+
+def _lanczos(x, w, n):
+    """Recurrence ``(mu0, alpha, beta)`` of the polynomials orthonormal for the measure (x, w)."""
+    mu0 = float(w.sum())
+    Q = np.zeros((n + 1, x.size))
+    Q[0] = np.sqrt(w / mu0)
+    alpha, beta = np.zeros(n), np.zeros(n)
+    for j in range(n):
+        v = x * Q[j]
+        alpha[j] = Q[j] @ v
+        for _ in range(2):  # twice is enough: orthogonal to working precision
+            v -= Q[: j + 1].T @ (Q[: j + 1] @ v)
+        beta[j] = np.sqrt(v @ v)
+        if beta[j] <= 64 * _EPS * x.max():
+            raise ValueError(f"depths: the pilot measure has only {j + 1} distinct eigenvalues; use more contexts")
+        Q[j + 1] = v / beta[j]
+    return mu0, alpha, beta
+
+
+def _basis(mu, rec, n):
+    """``psi_j(mu) = mu q_j(mu)``, j = 0..n-1, shape ``mu.shape + (n,)``."""
+    mu0, alpha, beta = rec
+    out = np.empty(mu.shape + (n,))
+    q_prev = np.zeros_like(mu)
+    q = np.full_like(mu, 1.0 / np.sqrt(mu0))
+    for j in range(n):
+        out[..., j] = mu * q
+        if j + 1 < n:
+            q_next = ((mu - alpha[j]) * q - (beta[j - 1] * q_prev if j > 0 else 0.0)) / beta[j]
+            q_prev, q = q, q_next
+    return out
+
+
+_RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)  # relative to the Gram matrix's unit diagonal
+
+
+def _solve(G, h, L, ridge, rcond=1e-13):
+    """Coefficients of depth L: ``argmin a^T G a - 2 a^T h + ridge a^T diag(G) a`` on the leading block.
+
+    The block is rescaled to unit diagonal (Jacobi); at ``ridge = 0`` its eigen-directions below
+    ``rcond`` of the largest are dropped (a cut-off pseudo-inverse).
+    """
+    out = np.zeros(G.shape[0])
+    g = G[:L, :L]
+    s = np.sqrt(np.diag(g))
+    evals, evecs = np.linalg.eigh(g / np.outer(s, s))
+    keep = evals > rcond * evals.max()
+    out[:L] = (evecs[:, keep] @ ((evecs[:, keep].T @ (h[:L] / s)) / (evals[keep] + ridge))) / s
+    return out
+
+
+def _choose_ridges(G, h, T, Ls):
+    """Per depth, the ridge of ``_RIDGES`` with the least delete-one-group cross-validated loss.
+
+    ``G, h, T`` are per-group sums (groups first); the held-out loss of group g is
+    ``T_g - 2 a^T h_g + a^T G_g a`` with ``a`` fitted without g. Choosing on the fitting contexts
+    keeps the evaluation contexts independent of every choice.
+    """
+    n_g = G.shape[0]
+    Gs, hs = G.sum(0), h.sum(0)
+    out = []
+    for L in Ls:
+        cv = np.zeros(len(_RIDGES))
+        for i, rho in enumerate(_RIDGES):
+            for g in range(n_g):
+                a = _solve(Gs - G[g], hs - h[g], L, rho)
+                cv[i] += T[g] - 2.0 * a @ h[g] + a @ G[g] @ a
+        cv[~np.isfinite(cv)] = np.inf
+        out.append(_RIDGES[int(np.argmin(cv))])
+    return out
+
+
+def linear_optimum(
+    a, b, d, P, depths, contexts, seed, task="easy-fresh", c_lambda=1.0, c_omega=1.0, chunk=8
+) -> LinearOptimum:
+    """Loss of the best ``p(S) = sum_{r<=L} a_r S^r`` on the easy task at finite (d, P), per depth.
+
+    Parameters
+    ----------
+    a, b : float
+        Spectrum exponents, ``lambda_k = c_lambda k^-a``, ``omega_k = c_omega k^-b``; >= 0.
+    d, P : int
+        Input dimension and context length.
+    depths : int or sequence of int
+        Depths L in ``[1, 64]``.
+    contexts : int
+        Fitting contexts (>= 2); as many evaluation contexts are drawn, and ``min(64, contexts)``
+        pilot contexts for the basis (more when they hold fewer than ``2 max(depths)`` eigenvalues).
+    seed : int
+        Seed of ``numpy.random.SeedSequence``; the pilot, fitting and evaluation contexts come from
+        separate child streams, so the numbers do not depend on ``chunk``.
+    task : ``"easy-fresh"`` (fresh query) or ``"easy-exact"`` (query = a context token).
+    c_lambda, c_omega : float
+        Spectrum prefactors, > 0.
+    chunk : int
+        Contexts processed together (memory only).
+
+    Returns
+    -------
+    LinearOptimum
+
+    Examples
+    --------
+    >>> res = linear_optimum(1.0, 1.0, d=8, P=32, depths=[1, 2], contexts=200, seed=0)
+    >>> bool(res.loss[1] < res.loss[0]) and bool(np.all(res.se > 0))
+    True
+    """
+    a = check_real("a", a, lo=0)
+    b = check_real("b", b, lo=0)
+    d = check_int("d", d, lo=1, hi=D_MAX)
+    P = check_int("P", P, lo=1, hi=P_MAX)
+    depth_list = [depths] if np.ndim(depths) == 0 else list(depths)
+    if not depth_list:
+        raise ValueError("depths=[]: must be one or more integers in [1, 64]")
+    Ls = [check_int("depths", L, lo=1, hi=DEPTH_LIMIT) for L in depth_list]
+    n = check_int("contexts", contexts, lo=2)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    task = check_choice("task", task, TASKS)
+    c_lambda = check_real("c_lambda", c_lambda, lo=0, lo_open=True)
+    c_omega = check_real("c_omega", c_omega, lo=0, lo_open=True)
+    chunk = min(check_int("chunk", chunk, lo=1), n)
+    Lmax = max(Ls)
+    pilot = max(min(_PILOT, n), 2 * Lmax // d + 1)  # more atoms than twice the degree
+    check_memory(f"d={d}, P={P}, depths up to {Lmax}", optimum_memory_bytes(d, P, Lmax, len(Ls), chunk))
+
+    idx = np.arange(1, d + 1, dtype=float)
+    lam, omega = c_lambda * idx ** (-a), c_omega * idx ** (-b)
+    pilot_ss, fit_ss, eval_ss = np.random.SeedSequence(seed).spawn(3)
+    s_edge = _edge_scale(lam, P)
+
+    def stream(ss, count):
+        # SFC64 draws the P d normals (the dominant cost) faster than PCG64
+        return _contexts(np.random.Generator(np.random.SFC64(ss)), lam, P, count, min(chunk, count))
+
+    # basis: orthonormal for mu^2 K_ii on the pilot's eigenvalues
+    nodes, weights = [], []
+    for mu, U in stream(pilot_ss, pilot):
+        K = _kernel(mu, U, lam, omega, task, s_edge)
+        nodes.append(mu.ravel())
+        weights.append((np.diagonal(K, axis1=1, axis2=2) * mu * mu).ravel())
+    rec = _lanczos(np.concatenate(nodes), np.concatenate(weights), Lmax)
+
+    # fit: per-group sums of Psi^T K Psi, Psi^T K 1 and 1^T K 1
+    groups = min(_GROUPS, n)
+    G = np.zeros((groups, Lmax, Lmax))
+    h = np.zeros((groups, Lmax))
+    T = np.zeros(groups)
+    grp_of = np.arange(n) * groups // n  # contiguous groups of equal size (up to one context)
+    start = 0
+    for mu, U in stream(fit_ss, n):
+        c = mu.shape[0]
+        K = _kernel(mu, U, lam, omega, task, s_edge)
+        Psi = _basis(mu, rec, Lmax)  # (c, d, Lmax)
+        KPsi = np.matmul(K, Psi)
+        Gc = np.matmul(np.swapaxes(Psi, 1, 2), KPsi)
+        hc = KPsi.sum(axis=1)
+        Tc = K.sum(axis=(1, 2))
+        for g in np.unique(grp_of[start : start + c]):
+            sel = grp_of[start : start + c] == g
+            G[g] += Gc[sel].sum(0)
+            h[g] += hc[sel].sum(0)
+            T[g] += Tc[sel].sum()
+        start += c
+    ridges = _choose_ridges(G, h, T, Ls)
+    Gs, hs, Ts = G.sum(0), h.sum(0), T.sum()
+    full = np.stack([_solve(Gs, hs, L, rho) for L, rho in zip(Ls, ridges)])  # (n_depths, Lmax)
+    in_sample = np.empty(len(Ls))
+    for i, L in enumerate(Ls):
+        a0 = _solve(Gs, hs, L, 0.0)
+        in_sample[i] = (Ts - 2.0 * a0 @ hs + a0 @ Gs @ a0) / n
+    loo = [np.stack([_solve(Gs - G[g], hs - h[g], L, rho) for L, rho in zip(Ls, ridges)]) for g in range(groups)]
+    A = np.concatenate([full, *loo]).T  # (Lmax, (groups + 1) n_depths)
+
+    # evaluation: r^T K r from the residuals themselves
+    losses = np.empty((n, A.shape[1]))
+    start = 0
+    for mu, U in stream(eval_ss, n):
+        K = _kernel(mu, U, lam, omega, task, s_edge)
+        R = 1.0 - np.matmul(_basis(mu, rec, Lmax), A)  # (c, d, cols)
+        losses[start : start + mu.shape[0]] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
+        start += mu.shape[0]
+    means = losses.mean(axis=0).reshape(groups + 1, len(Ls))
+    se_eval = losses[:, : len(Ls)].std(axis=0, ddof=1) / np.sqrt(n)
+    # spread from the fitting contexts: delete-one-group jackknife, the evaluation contexts fixed
+    loo_means = means[1:]
+    var_fit = (groups - 1) / groups * np.sum((loo_means - loo_means.mean(axis=0)) ** 2, axis=0)
+    return LinearOptimum(
+        depths=np.array(Ls),
+        loss=means[0],
+        se=np.sqrt(se_eval**2 + var_fit),
+        in_sample=in_sample,
+        se_eval=se_eval,
+        ridge=np.array(ridges),
+        coefficients=full,
+        contexts=n,
+        task=task,
+    )
+
+
+__all__ = ["linear_optimum", "LinearOptimum", "optimum_memory_bytes", "TASKS"]
