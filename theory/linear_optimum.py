@@ -100,13 +100,14 @@ class LinearOptimum:
     task: str
 
 
-def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: int = 8) -> float:
+def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: int = 8, contexts: int = 0) -> float:
     """Bytes of the largest arrays held at once (a lower bound), float64.
 
     Per chunk of contexts: the normals ``(chunk, P, d)``, six ``(chunk, d, d)`` matrices (S, its
     eigenvectors, the two rotated covariances, K and a product), the basis values ``(chunk, d,
     depth)`` and the residuals of every depth and jackknife group ``(chunk, d, n_depths (groups +
-    1))`` twice; besides, the pilot's eigenvalues and the Lanczos vectors ``(depth + 1, pilot d)``.
+    1))`` twice; besides, the pilot's eigenvalues and the Lanczos vectors ``(depth + 1, pilot d)``,
+    the per-group sums and the evaluation losses ``(contexts, n_depths (groups + 1))``.
 
     >>> optimum_memory_bytes(128, 1024, 64, n_depths=8) / 2**20
     21.3125
@@ -114,7 +115,7 @@ def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: i
     cols = n_depths * (_GROUPS + 1)
     per_chunk = P * d + 6 * d * d + d * depth + 2 * d * cols
     pilot = _PILOT * d
-    return 8.0 * (chunk * per_chunk + (depth + 3) * pilot + _GROUPS * depth * depth)
+    return 8.0 * (chunk * per_chunk + (depth + 3) * pilot + _GROUPS * depth * depth + contexts * cols)
 
 
 def _edge_scale(lam, P):
@@ -182,7 +183,7 @@ def _basis(mu, rec, n):
     return out
 
 
-_RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)  # relative to the Gram matrix's unit diagonal
+_RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1e-1, 1.0)  # relative to the unit diagonal
 
 
 def _solve(G, h, L, ridge, rcond=1e-13):
@@ -272,7 +273,8 @@ def linear_optimum(
     chunk = min(check_int("chunk", chunk, lo=1), n)
     Lmax = max(Ls)
     pilot = max(min(_PILOT, n), 2 * Lmax // d + 1)  # more atoms than twice the degree
-    check_memory(f"d={d}, P={P}, depths up to {Lmax}", optimum_memory_bytes(d, P, Lmax, len(Ls), chunk))
+    need = optimum_memory_bytes(d, P, Lmax, len(Ls), chunk, n)
+    check_memory(f"d={d}, P={P}, contexts={n}, depths up to {Lmax}", need)
 
     idx = np.arange(1, d + 1, dtype=float)
     lam, omega = c_lambda * idx ** (-a), c_omega * idx ** (-b)
