@@ -30,18 +30,21 @@ becomes ``sum_k lambda_k omega_k (1 - p(lambda_k))^2``: the exact discrete free 
 
 Estimator
 ---------
-- Basis: ``psi_j(mu) = mu q_j(mu)``, ``q_j`` orthonormal (Lanczos with full re-orthogonalisation)
-  for the measure ``mu^2 K_ii`` at the eigenvalues of separate pilot contexts, on ``S / s`` with
-  ``s`` the Marchenko-Pastur edge scale. The span is that of ``S, ..., S^L`` whatever the pilot, and
-  the diagonal of the Gram matrix is near the identity, so degree 64 is as stable as degree 2
-  (monomials lose everything past degree ~10).
+- Basis: ``psi_j(mu) = mu T_j(2 mu / top - 1)``, Chebyshev polynomials on ``[0, top]`` for the
+  eigenvalues ``mu`` of ``S / s`` (``s`` the Marchenko-Pastur edge scale), ``top`` 5 % above the
+  largest eigenvalue of separate pilot contexts. The span is that of ``S, ..., S^L`` whatever
+  ``top``; at d = 32, P = 256, L = 32 the weighted design has condition number about 1e5, where
+  monomials lose everything past degree ~10. (A basis orthonormal for the pooled diagonal measure
+  ``mu^2 K_ii``, tried first, is far worse: it blows up where that measure is thin, and its
+  normal equations missed the optimum by a factor 3 at L = 32.)
 - Fit: ``a = G^+ h`` from ``G = mean Psi^T K Psi`` and ``h = mean Psi^T K 1`` over the fitting
   contexts; each depth uses the leading ``L`` basis functions (the basis is nested).
-- High degrees overfit: the top eigenvalues of S move from context to context, a degree-L
-  polynomial fitted to finitely many of them can grow steeply just beyond them, and an evaluation
-  context whose eigenvalue falls there pays for it. A ridge ``rho a^T diag(G) a`` (``rho`` from a
-  fixed grid) is therefore chosen per depth by delete-one-group cross-validation on the fitting
-  contexts (16 groups).
+- High degrees overfit: the eigenvalues of S move from context to context, a degree-L polynomial
+  fitted to finitely many of them can swing far between and beyond them, and an evaluation
+  context whose eigenvalue falls there pays for it. A smoothness penalty ``rho Tbar mean_q
+  r(x_q)^2`` over Chebyshev points of ``[0, top]`` (``Tbar`` the mean loss of ``p = 0``, ``rho``
+  from a fixed grid including 0) is therefore chosen per depth by delete-one-group
+  cross-validation on the fitting contexts (16 groups).
 - Evaluation on separate contexts: ``r^T K r`` per context, computed from the residual itself (no
   cancellation however small the loss). Its mean ``loss`` is above the optimum in expectation (the
   fitted coefficients are not the optimal ones) and the in-sample minimum ``in_sample`` below it;
@@ -64,9 +67,9 @@ from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_choice, che
 
 TASKS = ("easy-fresh", "easy-exact")
 DEPTH_LIMIT = 64  # deepest polynomial (the issue's range; the basis is stable well beyond)
-_PILOT = 64  # contexts whose eigenvalues define the basis (at least 2 L_max / d, see _pilot_count)
+_PILOT = 64  # contexts whose largest eigenvalue sets the basis's interval
+_TOP_MARGIN = 1.25  # the interval [0, top] reaches this factor beyond the pilot's largest eigenvalue
 _GROUPS = 16  # delete-one-group jackknife over the fitting contexts
-_EPS = np.finfo(np.float64).eps
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ class LinearOptimum:
     in_sample : (n,) the least fitting loss (no ridge): below the optimum in expectation. The
         optimum lies between ``in_sample`` and ``loss`` up to their errors.
     se_eval : (n,) standard error of ``loss`` over the evaluation contexts alone.
-    ridge : (n,) the ridge chosen per depth by cross-validation on the fitting contexts.
+    penalty : (n,) the smoothness penalty chosen per depth by cross-validation on the fitting contexts.
     coefficients : (n, L_max) coefficients of each depth in the basis (zero past L).
     contexts : fitting contexts; as many evaluation contexts are drawn.
     task : ``"easy-fresh"`` or ``"easy-exact"``.
@@ -94,7 +97,7 @@ class LinearOptimum:
     se: np.ndarray
     in_sample: np.ndarray
     se_eval: np.ndarray
-    ridge: np.ndarray
+    penalty: np.ndarray
     coefficients: np.ndarray
     contexts: int
     task: str
@@ -106,16 +109,15 @@ def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: i
     Per chunk of contexts: the normals ``(chunk, P, d)``, six ``(chunk, d, d)`` matrices (S, its
     eigenvectors, the two rotated covariances, K and a product), the basis values ``(chunk, d,
     depth)`` and the residuals of every depth and jackknife group ``(chunk, d, n_depths (groups +
-    1))`` twice; besides, the pilot's eigenvalues and the Lanczos vectors ``(depth + 1, pilot d)``,
-    the per-group sums and the evaluation losses ``(contexts, n_depths (groups + 1))``.
+    1))`` twice; besides, the per-group sums and the evaluation losses ``(contexts, n_depths
+    (groups + 1))``.
 
     >>> optimum_memory_bytes(128, 1024, 64, n_depths=8) / 2**20
     21.3125
     """
     cols = n_depths * (_GROUPS + 1)
     per_chunk = P * d + 6 * d * d + d * depth + 2 * d * cols
-    pilot = _PILOT * d
-    return 8.0 * (chunk * per_chunk + (depth + 3) * pilot + _GROUPS * depth * depth + contexts * cols)
+    return 8.0 * (chunk * per_chunk + _GROUPS * (depth + 1) * depth + contexts * cols)
 
 
 def _edge_scale(lam, P):
@@ -151,74 +153,66 @@ def _kernel(mu, U, lam, omega, task, scale):
     return A * np.matmul(Ut * lam, U)
 
 
-def _lanczos(x, w, n):
-    """Recurrence ``(mu0, alpha, beta)`` of the polynomials orthonormal for the measure (x, w)."""
-    mu0 = float(w.sum())
-    Q = np.zeros((n + 1, x.size))
-    Q[0] = np.sqrt(w / mu0)
-    alpha, beta = np.zeros(n), np.zeros(n)
-    for j in range(n):
-        v = x * Q[j]
-        alpha[j] = Q[j] @ v
-        for _ in range(2):  # twice is enough: orthogonal to working precision
-            v -= Q[: j + 1].T @ (Q[: j + 1] @ v)
-        beta[j] = np.sqrt(v @ v)
-        if beta[j] <= 64 * _EPS * x.max():
-            raise ValueError(f"depths: the pilot measure has only {j + 1} distinct eigenvalues; use more contexts")
-        Q[j + 1] = v / beta[j]
-    return mu0, alpha, beta
-
-
-def _basis(mu, rec, n):
-    """``psi_j(mu) = mu q_j(mu)``, j = 0..n-1, shape ``mu.shape + (n,)``."""
-    mu0, alpha, beta = rec
+def _basis(mu, top, n):
+    """``psi_j(mu) = mu T_j(2 mu / top - 1)``, j = 0..n-1, shape ``mu.shape + (n,)`` (Chebyshev recurrence)."""
     out = np.empty(mu.shape + (n,))
-    q_prev = np.zeros_like(mu)
-    q = np.full_like(mu, 1.0 / np.sqrt(mu0))
-    for j in range(n):
-        out[..., j] = mu * q
-        if j + 1 < n:
-            q_next = ((mu - alpha[j]) * q - (beta[j - 1] * q_prev if j > 0 else 0.0)) / beta[j]
-            q_prev, q = q, q_next
+    t = 2.0 * mu / top - 1.0
+    T_prev, T = np.ones_like(mu), t
+    out[..., 0] = mu
+    for j in range(1, n):
+        out[..., j] = mu * T
+        T_prev, T = T, 2.0 * t * T - T_prev
     return out
 
 
-_RIDGES = (0.0, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1e-1, 1.0)  # relative to the unit diagonal
+# weights of the smoothness penalty, relative to the mean loss of p = 0 (0: plain least squares)
+_PENALTIES = (0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
 
-def _solve(G, h, L, ridge, rcond=1e-13):
-    """Coefficients of depth L: ``argmin a^T G a - 2 a^T h + ridge a^T diag(G) a`` on the leading block.
+def _penalty(top, n):
+    """``(M, m)`` with ``mean_q r(x_q)^2 = 1 - 2 a^T m + a^T M a`` over Chebyshev points ``x_q`` of [0, top]."""
+    q = 4 * n + 8
+    x = 0.5 * top * (1.0 - np.cos(np.pi * (np.arange(q) + 0.5) / q))
+    Psi = _basis(x, top, n)
+    return Psi.T @ Psi / q, Psi.mean(axis=0)
 
-    The block is rescaled to unit diagonal (Jacobi); at ``ridge = 0`` its eigen-directions below
-    ``rcond`` of the largest are dropped (a cut-off pseudo-inverse).
+
+def _solve(G, h, L, rho=0.0, pen=None, rcond=1e-13):
+    """Coefficients of depth L: ``argmin a^T G a - 2 a^T h + rho (a^T M a - 2 a^T m)`` on the leading block.
+
+    The block is rescaled to unit diagonal (Jacobi) and its eigen-directions below ``rcond`` of the
+    largest are dropped (a cut-off pseudo-inverse).
     """
     out = np.zeros(G.shape[0])
-    g = G[:L, :L]
+    g, hh = G[:L, :L], h[:L]
+    if rho:
+        g, hh = g + rho * pen[0][:L, :L], hh + rho * pen[1][:L]
     s = np.sqrt(np.diag(g))
     evals, evecs = np.linalg.eigh(g / np.outer(s, s))
     keep = evals > rcond * evals.max()
-    out[:L] = (evecs[:, keep] @ ((evecs[:, keep].T @ (h[:L] / s)) / (evals[keep] + ridge))) / s
+    out[:L] = (evecs[:, keep] @ ((evecs[:, keep].T @ (hh / s)) / evals[keep])) / s
     return out
 
 
-def _choose_ridges(G, h, T, Ls):
-    """Per depth, the ridge of ``_RIDGES`` with the least delete-one-group cross-validated loss.
+def _choose_penalties(G, h, T, Ls, pen):
+    """Per depth, the penalty of ``_PENALTIES`` with the least delete-one-group cross-validated loss.
 
     ``G, h, T`` are per-group sums (groups first); the held-out loss of group g is
-    ``T_g - 2 a^T h_g + a^T G_g a`` with ``a`` fitted without g. Choosing on the fitting contexts
-    keeps the evaluation contexts independent of every choice.
+    ``T_g - 2 a^T h_g + a^T G_g a`` with ``a`` fitted without g (and the penalty scaled by the
+    fitted contexts' count and mean ``T``). Choosing on the fitting contexts keeps the evaluation
+    contexts independent of every choice.
     """
     n_g = G.shape[0]
-    Gs, hs = G.sum(0), h.sum(0)
+    Gs, hs, Ts = G.sum(0), h.sum(0), T.sum()
     out = []
     for L in Ls:
-        cv = np.zeros(len(_RIDGES))
-        for i, rho in enumerate(_RIDGES):
+        cv = np.zeros(len(_PENALTIES))
+        for i, rho in enumerate(_PENALTIES):
             for g in range(n_g):
-                a = _solve(Gs - G[g], hs - h[g], L, rho)
+                a = _solve(Gs - G[g], hs - h[g], L, rho * (Ts - T[g]), pen)
                 cv[i] += T[g] - 2.0 * a @ h[g] + a @ G[g] @ a
         cv[~np.isfinite(cv)] = np.inf
-        out.append(_RIDGES[int(np.argmin(cv))])
+        out.append(_PENALTIES[int(np.argmin(cv))])
     return out
 
 
@@ -237,7 +231,7 @@ def linear_optimum(
         Depths L in ``[1, 64]``.
     contexts : int
         Fitting contexts (>= 2); as many evaluation contexts are drawn, and ``min(64, contexts)``
-        pilot contexts for the basis (more when they hold fewer than ``2 max(depths)`` eigenvalues).
+        pilot contexts for the basis's interval.
     seed : int
         Seed of ``numpy.random.SeedSequence``; the pilot, fitting and evaluation contexts come from
         separate child streams, so the numbers do not depend on ``chunk``.
@@ -272,7 +266,7 @@ def linear_optimum(
     c_omega = check_real("c_omega", c_omega, lo=0, lo_open=True)
     chunk = min(check_int("chunk", chunk, lo=1), n)
     Lmax = max(Ls)
-    pilot = max(min(_PILOT, n), 2 * Lmax // d + 1)  # more atoms than twice the degree
+    pilot = min(_PILOT, n)
     need = optimum_memory_bytes(d, P, Lmax, len(Ls), chunk, n)
     check_memory(f"d={d}, P={P}, contexts={n}, depths up to {Lmax}", need)
 
@@ -285,13 +279,8 @@ def linear_optimum(
         # SFC64 draws the P d normals (the dominant cost) faster than PCG64
         return _contexts(np.random.Generator(np.random.SFC64(ss)), lam, P, count, min(chunk, count))
 
-    # basis: orthonormal for mu^2 K_ii on the pilot's eigenvalues
-    nodes, weights = [], []
-    for mu, U in stream(pilot_ss, pilot):
-        K = _kernel(mu, U, lam, omega, task, s_edge)
-        nodes.append(mu.ravel())
-        weights.append((np.diagonal(K, axis1=1, axis2=2) * mu * mu).ravel())
-    rec = _lanczos(np.concatenate(nodes), np.concatenate(weights), Lmax)
+    # basis: Chebyshev on [0, top], top a little above the pilot's largest eigenvalue
+    top = _TOP_MARGIN * max(float(mu.max()) for mu, _ in stream(pilot_ss, pilot))
 
     # fit: per-group sums of Psi^T K Psi, Psi^T K 1 and 1^T K 1
     groups = min(_GROUPS, n)
@@ -303,7 +292,7 @@ def linear_optimum(
     for mu, U in stream(fit_ss, n):
         c = mu.shape[0]
         K = _kernel(mu, U, lam, omega, task, s_edge)
-        Psi = _basis(mu, rec, Lmax)  # (c, d, Lmax)
+        Psi = _basis(mu, top, Lmax)  # (c, d, Lmax)
         KPsi = np.matmul(K, Psi)
         Gc = np.matmul(np.swapaxes(Psi, 1, 2), KPsi)
         hc = KPsi.sum(axis=1)
@@ -314,14 +303,18 @@ def linear_optimum(
             h[g] += hc[sel].sum(0)
             T[g] += Tc[sel].sum()
         start += c
-    ridges = _choose_ridges(G, h, T, Ls)
+    pen = _penalty(top, Lmax)
+    penalties = _choose_penalties(G, h, T, Ls, pen)
     Gs, hs, Ts = G.sum(0), h.sum(0), T.sum()
-    full = np.stack([_solve(Gs, hs, L, rho) for L, rho in zip(Ls, ridges)])  # (n_depths, Lmax)
+    full = np.stack([_solve(Gs, hs, L, rho * Ts, pen) for L, rho in zip(Ls, penalties)])  # (n_depths, Lmax)
     in_sample = np.empty(len(Ls))
     for i, L in enumerate(Ls):
         a0 = _solve(Gs, hs, L, 0.0)
         in_sample[i] = (Ts - 2.0 * a0 @ hs + a0 @ Gs @ a0) / n
-    loo = [np.stack([_solve(Gs - G[g], hs - h[g], L, rho) for L, rho in zip(Ls, ridges)]) for g in range(groups)]
+    loo = [
+        np.stack([_solve(Gs - G[g], hs - h[g], L, rho * (Ts - T[g]), pen) for L, rho in zip(Ls, penalties)])
+        for g in range(groups)
+    ]
     A = np.concatenate([full, *loo]).T  # (Lmax, (groups + 1) n_depths)
 
     # evaluation: r^T K r from the residuals themselves
@@ -329,7 +322,7 @@ def linear_optimum(
     start = 0
     for mu, U in stream(eval_ss, n):
         K = _kernel(mu, U, lam, omega, task, s_edge)
-        R = 1.0 - np.matmul(_basis(mu, rec, Lmax), A)  # (c, d, cols)
+        R = 1.0 - np.matmul(_basis(mu, top, Lmax), A)  # (c, d, cols)
         losses[start : start + mu.shape[0]] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
         start += mu.shape[0]
     means = losses.mean(axis=0).reshape(groups + 1, len(Ls))
@@ -343,7 +336,7 @@ def linear_optimum(
         se=np.sqrt(se_eval**2 + var_fit),
         in_sample=in_sample,
         se_eval=se_eval,
-        ridge=np.array(ridges),
+        penalty=np.array(penalties),
         coefficients=full,
         contexts=n,
         task=task,

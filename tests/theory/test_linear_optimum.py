@@ -121,3 +121,31 @@ def test_memory_is_checked_before_drawing():
     assert optimum_memory_bytes(100_000, 1_000_000, 64) > 2**40
     with pytest.raises(ValueError, match="memory"):
         linear_optimum(1.0, 1.0, d=100_000, P=1_000_000, depths=[1], contexts=4, seed=0)
+
+
+def _jacobi_loss(a, b, d, P, L, edge, n, seed):
+    """E tr(Omega R Sigma R) for the fixed residual R = prod_l (I - gamma_l S / L), gamma_l the Jacobi
+    steps of the continuum optimum on [0, edge], by explicit matrix products (mean, se)."""
+    from depthscale.theory.free_poly import jacobi_steps
+
+    k = np.arange(1, d + 1.0)
+    lam, omega = k**-a, k**-b
+    gamma = jacobi_steps(PowerLawSpectrum(a, b, d).zeta, L, lam1=edge).gamma
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, P, d)) * np.sqrt(lam)
+    S = np.swapaxes(X, 1, 2) @ X / P
+    R = np.broadcast_to(np.eye(d), S.shape)
+    for g in gamma:
+        R = R - (g / L) * R @ S
+    vals = np.einsum("nij,i,nij,j->n", R, omega, R, lam)
+    return vals.mean(), vals.std(ddof=1) / np.sqrt(n)
+
+
+def test_deep_optimum_is_below_a_known_good_polynomial():
+    # the Jacobi residual stretched over S's spectrum is one polynomial of the class: the optimum,
+    # even estimated on held-out contexts, cannot be above it (a basis orthonormal for the pooled
+    # diagonal measure put it 2 times above at L = 32)
+    jac, jac_se = _jacobi_loss(2.0, 1.0, 32, 256, 32, edge=1.4, n=2000, seed=9)
+    res = linear_optimum(2.0, 1.0, 32, 256, [32], contexts=2000, seed=4)
+    assert res.loss[0] < jac + 2 * np.hypot(jac_se, res.se[0]), (res.loss[0], jac)
+    assert res.in_sample[0] < jac
