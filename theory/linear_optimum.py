@@ -113,7 +113,7 @@ def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: i
     (groups + 1))``.
 
     >>> optimum_memory_bytes(128, 1024, 64, n_depths=8) / 2**20
-    21.3125
+    17.1328125
     """
     cols = n_depths * (_GROUPS + 1)
     per_chunk = P * d + 6 * d * d + d * depth + 2 * d * cols
