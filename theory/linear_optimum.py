@@ -45,6 +45,11 @@ Estimator
   r(x_q)^2`` over Chebyshev points of ``[0, top]`` (``Tbar`` the mean loss of ``p = 0``, ``rho``
   from a fixed grid including 0) is therefore chosen per depth by delete-one-group
   cross-validation on the fitting contexts (16 groups).
+- Cross-validation misses rare blow-ups at high degree, so a family without fitted coefficients
+  competes: the Jacobi residuals of the continuum free optimum for a grid of exponents and right
+  edges around the top of S's spectrum. Per depth the candidate with the least loss on the
+  fitting contexts replaces the fitted polynomial when that loss is below the fit's
+  cross-validated one (both are out-of-sample estimates there); ``jacobi`` says where.
 - Evaluation on separate contexts: ``r^T K r`` per context, computed from the residual itself (no
   cancellation however small the loss). Its mean ``loss`` is above the optimum in expectation (the
   fitted coefficients are not the optimal ones) and the in-sample minimum ``in_sample`` below it;
@@ -62,6 +67,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import eval_jacobi
 
 from depthscale.theory.validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
@@ -87,6 +93,7 @@ class LinearOptimum:
         optimum lies between ``in_sample`` and ``loss`` up to their errors.
     se_eval : (n,) standard error of ``loss`` over the evaluation contexts alone.
     penalty : (n,) the smoothness penalty chosen per depth by cross-validation on the fitting contexts.
+    jacobi : (n,) True where ``loss`` is that of a Jacobi candidate, not of the fitted polynomial.
     coefficients : (n, L_max) coefficients of each depth in the basis (zero past L).
     contexts : fitting contexts; as many evaluation contexts are drawn.
     task : ``"easy-fresh"`` or ``"easy-exact"``.
@@ -98,6 +105,7 @@ class LinearOptimum:
     in_sample: np.ndarray
     se_eval: np.ndarray
     penalty: np.ndarray
+    jacobi: np.ndarray
     coefficients: np.ndarray
     contexts: int
     task: str
@@ -165,6 +173,10 @@ def _basis(mu, top, n):
     return out
 
 
+# candidates without fitted coefficients: Jacobi residuals for these exponents and right edges (in
+# units of the pilot's largest eigenvalue)
+_JACOBI_ZETAS = (0.5, 1.0, 2.0, 4.0)
+_JACOBI_EDGES = (1.0, 1.15, 1.3, 1.5)
 # weights of the smoothness penalty, relative to the mean loss of p = 0 (0: plain least squares)
 _PENALTIES = (0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
@@ -194,8 +206,24 @@ def _solve(G, h, L, rho=0.0, pen=None, rcond=1e-13):
     return out
 
 
+def _jacobi_residuals(mu, L, top):
+    """Residuals ``P_L^(z,0)(1 - 2 mu / e) / P_L^(z,0)(1)`` of the candidates, shape ``mu.shape + (n_cand,)``.
+
+    The continuum free optimum of :mod:`depthscale.theory.free_poly` (the Jacobi residual) for a grid
+    of exponents ``z`` and right edges ``e`` around the top of S's spectrum: a family without fitted
+    coefficients, so its loss on the fitting contexts is an unbiased estimate, however deep L.
+    """
+    out = [
+        eval_jacobi(L, z, 0.0, 1.0 - 2.0 * mu / (f * top)) / eval_jacobi(L, z, 0.0, 1.0)
+        for z in _JACOBI_ZETAS
+        for f in _JACOBI_EDGES
+    ]
+    return np.stack(out, axis=-1)
+
+
 def _choose_penalties(G, h, T, Ls, pen):
-    """Per depth, the penalty of ``_PENALTIES`` with the least delete-one-group cross-validated loss.
+    """Per depth, ``(penalty, summed held-out loss)`` for the penalty of ``_PENALTIES`` with the least
+    delete-one-group cross-validated loss.
 
     ``G, h, T`` are per-group sums (groups first); the held-out loss of group g is
     ``T_g - 2 a^T h_g + a^T G_g a`` with ``a`` fitted without g (and the penalty scaled by the
@@ -212,7 +240,7 @@ def _choose_penalties(G, h, T, Ls, pen):
                 a = _solve(Gs - G[g], hs - h[g], L, rho * (Ts - T[g]), pen)
                 cv[i] += T[g] - 2.0 * a @ h[g] + a @ G[g] @ a
         cv[~np.isfinite(cv)] = np.inf
-        out.append(_PENALTIES[int(np.argmin(cv))])
+        out.append((_PENALTIES[int(np.argmin(cv))], float(cv.min())))
     return out
 
 
@@ -280,7 +308,10 @@ def linear_optimum(
         return _contexts(np.random.Generator(np.random.SFC64(ss)), lam, P, count, min(chunk, count))
 
     # basis: Chebyshev on [0, top], top a little above the pilot's largest eigenvalue
-    top = _TOP_MARGIN * max(float(mu.max()) for mu, _ in stream(pilot_ss, pilot))
+    mu_top = max(float(mu.max()) for mu, _ in stream(pilot_ss, pilot))
+    top = _TOP_MARGIN * mu_top
+    n_cand = len(_JACOBI_ZETAS) * len(_JACOBI_EDGES)
+    cand = np.zeros((len(Ls), n_cand))  # summed fitting loss of each Jacobi candidate
 
     # fit: per-group sums of Psi^T K Psi, Psi^T K 1 and 1^T K 1
     groups = min(_GROUPS, n)
@@ -297,6 +328,9 @@ def linear_optimum(
         Gc = np.matmul(np.swapaxes(Psi, 1, 2), KPsi)
         hc = KPsi.sum(axis=1)
         Tc = K.sum(axis=(1, 2))
+        for i, L in enumerate(Ls):
+            Rj = _jacobi_residuals(mu, L, mu_top)  # (c, d, n_cand)
+            cand[i] += np.einsum("cik,cik->k", Rj, np.matmul(K, Rj))
         for g in np.unique(grp_of[start : start + c]):
             sel = grp_of[start : start + c] == g
             G[g] += Gc[sel].sum(0)
@@ -304,7 +338,13 @@ def linear_optimum(
             T[g] += Tc[sel].sum()
         start += c
     pen = _penalty(top, Lmax)
-    penalties = _choose_penalties(G, h, T, Ls, pen)
+    chosen = _choose_penalties(G, h, T, Ls, pen)
+    penalties = [rho for rho, _ in chosen]
+    # per depth: the fitted polynomial, or the best Jacobi candidate when its loss on the fitting
+    # contexts is below the fit's cross-validated loss (both are out-of-sample estimates there)
+    cand[~np.isfinite(cand)] = np.inf
+    best = np.argmin(cand, axis=1)
+    use_jacobi = np.array([cand[i, best[i]] < cv for i, (_, cv) in enumerate(chosen)])
     Gs, hs, Ts = G.sum(0), h.sum(0), T.sum()
     full = np.stack([_solve(Gs, hs, L, rho * Ts, pen) for L, rho in zip(Ls, penalties)])  # (n_depths, Lmax)
     in_sample = np.empty(len(Ls))
@@ -319,24 +359,33 @@ def linear_optimum(
 
     # evaluation: r^T K r from the residuals themselves
     losses = np.empty((n, A.shape[1]))
+    jac = np.empty((n, len(Ls)))
     start = 0
     for mu, U in stream(eval_ss, n):
+        c = mu.shape[0]
         K = _kernel(mu, U, lam, omega, task, s_edge)
         R = 1.0 - np.matmul(_basis(mu, top, Lmax), A)  # (c, d, cols)
-        losses[start : start + mu.shape[0]] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
-        start += mu.shape[0]
+        losses[start : start + c] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
+        for i, L in enumerate(Ls):
+            Rj = _jacobi_residuals(mu, L, mu_top)[..., best[i]]
+            jac[start : start + c, i] = np.einsum("ci,ci->c", Rj, np.einsum("cij,cj->ci", K, Rj))
+        start += c
     means = losses.mean(axis=0).reshape(groups + 1, len(Ls))
     se_eval = losses[:, : len(Ls)].std(axis=0, ddof=1) / np.sqrt(n)
     # spread from the fitting contexts: delete-one-group jackknife, the evaluation contexts fixed
     loo_means = means[1:]
     var_fit = (groups - 1) / groups * np.sum((loo_means - loo_means.mean(axis=0)) ** 2, axis=0)
+    loss = np.where(use_jacobi, jac.mean(axis=0), means[0])
+    se_jac = jac.std(axis=0, ddof=1) / np.sqrt(n)
+    se_eval = np.where(use_jacobi, se_jac, se_eval)
     return LinearOptimum(
         depths=np.array(Ls),
-        loss=means[0],
-        se=np.sqrt(se_eval**2 + var_fit),
+        loss=loss,
+        se=np.where(use_jacobi, se_jac, np.sqrt(se_eval**2 + var_fit)),
         in_sample=in_sample,
         se_eval=se_eval,
         penalty=np.array(penalties),
+        jacobi=use_jacobi,
         coefficients=full,
         contexts=n,
         task=task,
