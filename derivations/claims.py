@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.derivations import protocol_study
+from depthscale.derivations import linear_optimum_claims, protocol_study
 from depthscale.derivations.analysis import EASY_TASKS, Curve
 from depthscale.derivations.render import format_estimate as est
 from depthscale.derivations.render import format_interval
@@ -107,6 +107,7 @@ def linear_exponent(ev):
             )
         elif not off.failure:
             detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
+        detail += linear_optimum_claims.limit_note(ev, c)  # which limits the trained runs: the optimum or training
         why = unidentified({"c L^-alpha": fit})
         if why:
             v, det = "indicative", f"{detail}; {why}"
@@ -619,6 +620,7 @@ REGISTRY = (
     controls,
     baselines,
     *protocol_study.CLAIMS,
+    *linear_optimum_claims.CLAIMS,
 )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "decomposition",
     "floors",
     "baselines",
+    "linear_optimum",
 ]
 
 _DPI = 100
@@ -633,6 +634,41 @@ def _protocol_excess(rows) -> Figure:
     return fig
 
 
+def _linear_optimum(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with label, seeds, optimum, laws")
+    rows = [r for r in rows if isinstance(r, Mapping) and (r.get("seeds") or r.get("optimum"))]
+    if not rows:
+        raise _NoFigure("no linear easy-task curve with trained losses or an optimum")
+    n = len(rows)
+    cols = min(n, 3)
+    fig, axes = _new(4.2 * cols, 3.8 * ((n + cols - 1) // cols), rows=(n + cols - 1) // cols, cols=cols)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    for ax, r in zip(axes.ravel(), rows):
+        depths = np.asarray(r.get("depths", []), dtype=float)
+        for i, (seed, loss) in enumerate(sorted((r.get("seeds") or {}).items())):
+            y = np.asarray(loss, dtype=float)
+            ok = np.isfinite(y) & (y > 0)
+            ax.plot(depths[ok], y[ok], "os"[i % 2], ms=5, mfc="none", color="C0", label=f"trained, seed {seed}")
+        opt = r.get("optimum") or {}
+        if opt:
+            L = np.array(sorted(opt), dtype=float)
+            v, se, ins = (np.array([opt[int(x)][j] for x in L], dtype=float) for j in range(3))
+            lo = np.maximum(np.minimum(ins, v - 2 * se), 1e-300)
+            ax.fill_between(L, lo, v + 2 * se, color="C3", alpha=0.2, lw=0)
+            ax.plot(L, v, "-", color="C3", marker=".", label="optimum at this (d, P) (band: in-sample to +2 s.e.)")
+        for j, (name, (Lg, val)) in enumerate(sorted((r.get("laws") or {}).items())):
+            ax.plot(Lg, val, ("--", ":")[j % 2], color="0.35", lw=1, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("depth L")
+        ax.set_ylabel("loss")
+        ax.set_title(str(r.get("label", "")), fontsize=9)
+        ax.grid(True, which="both", alpha=0.25)
+    axes.ravel()[0].legend(fontsize=6)
+    return fig
+
+
 def _palette(n: int) -> list:
     import matplotlib
 
@@ -671,6 +707,12 @@ FIGURES = {
         _baselines,
         "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
         "mixture per spectrum; right: differences with paired standard errors.",
+    ),
+    "linear_optimum": (
+        _linear_optimum,
+        "Linear attention on the easy task, per spectrum: trained R_L of each seed (open symbols), the best "
+        "depth-L polynomial in S = X^T X / P at the runs' own (d, P) with its band (in-sample bound to "
+        "+2 s.e.), and the population laws (optimal equal step, free continuum), log-log.",
     ),
     "protocol_excess": (
         _protocol_excess,
@@ -814,6 +856,23 @@ def floors(rows) -> bytes | None:
     b'\\x89PNG'
     """
     return _png_or_none("floors", rows)
+
+
+def linear_optimum(rows) -> bytes | None:
+    """Trained R_L (each seed), the depth-L optimum with its band and the population laws per spectrum, as PNG bytes.
+
+    ``rows``: dicts with ``label``, ``depths``, ``seeds`` (``{seed: losses at depths}``), ``optimum``
+    (``{L: (loss, se, in_sample)}``) and ``laws`` (``{name: (depths, losses)}``), as made by
+    :func:`depthscale.derivations.linear_optimum_claims.figure_rows`.
+
+    Examples
+    --------
+    >>> row = {"label": "(2,1)", "depths": [1, 2, 4], "seeds": {"0": [0.15, 0.08, 0.03]},
+    ...        "optimum": {1: (0.14, 0.001, 0.14), 4: (0.026, 0.001, 0.025)}, "laws": {"free": ([1, 4], [0.1, 0.01])}}
+    >>> linear_optimum([row])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("linear_optimum", rows)
 
 
 def baselines(rows) -> bytes | None:

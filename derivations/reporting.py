@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from depthscale.derivations import figures, protocol_study, reference_values, theory_numbers
+from depthscale.derivations import figures, linear_optimum_claims, protocol_study, reference_values, theory_numbers
 from depthscale.derivations.analysis import BASELINES, Curve, curves
 from depthscale.derivations.claims import Evidence, evaluate_claims
 from depthscale.derivations.render import MISSING, format_estimate, format_interval
@@ -37,9 +37,13 @@ def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int)
     }
     if reference_contexts:
         theory["floor_reference"] = theory_numbers.floor_reference(reference_contexts)
+        theory["linear_optimum_reference"] = linear_optimum_claims.reference_exponents()  # cached (see module)
+    # the best depth-L polynomial in S at each linear easy-task curve's own (d, P), as many contexts as the floors
+    theory["linear_optimum"] = linear_optimum_claims.optimum_numbers(cs, floor_contexts)
     d_lin = max([c.d for c in cs if c.model == "linear"] or [128])
     tables = theory_numbers.linear_table(lin_spectra, d_lin)
     tables.append(theory_numbers.clt_table())
+    tables += linear_optimum_claims.theory_tables(theory, floor_contexts)
     if theory["floor"]:
         tables.append(
             {
@@ -240,6 +244,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
         figures.figure_entry("baselines", base_rows),
+        figures.figure_entry("linear_optimum", linear_optimum_claims.figure_rows(cs, theory)),
         *(
             [figures.figure_entry("protocol_excess", study)]
             if (study := protocol_study.figure_rows(Evidence(cs, theory)))
