@@ -89,8 +89,9 @@ class LinearOptimum:
         optimum in expectation (any fixed coefficients are), by the fitting noise.
     se : (n,) its standard error: the evaluation spread and the fitting spread (delete-one-group
         jackknife over the fitting contexts) combined.
-    in_sample : (n,) the least fitting loss (no ridge): below the optimum in expectation. The
-        optimum lies between ``in_sample`` and ``loss`` up to their errors.
+    in_sample : (n,) the least fitting loss (no penalty): below the optimum in expectation. The
+        optimum lies between ``in_sample`` and ``loss`` up to their errors. It is formed from the
+        summed moments, ``T - 2 a^T h + a^T G a``, so below about 1e-10 of ``T`` it is rounding.
     se_eval : (n,) standard error of ``loss`` over the evaluation contexts alone.
     penalty : (n,) the smoothness penalty chosen per depth by cross-validation on the fitting contexts.
     jacobi : (n,) True where ``loss`` is that of a Jacobi candidate, not of the fitted polynomial.

@@ -91,7 +91,9 @@ def test_reference_cache_covers_the_seven_spectra():
     assert sorted(ref) == sorted(LINEAR_EASY_EXPONENTS)
     for e in ref.values():
         assert e["L"].tolist() == [1, 2, 4, 8, 16, 32, 64]
-        assert np.all(e["se"] > 0) and np.all(np.diff(e["loss"]) < 0)
+        # the optimum cannot rise with depth (the classes are nested): the estimates agree within 2 s.e.
+        assert np.all(e["se"] > 0)
+        assert np.all(np.diff(e["loss"]) < 2 * np.hypot(e["se"][1:], e["se"][:-1]))
     assert sorted(reference_exponents(ref)) == sorted(LINEAR_EASY_EXPONENTS)
 
 
