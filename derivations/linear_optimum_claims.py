@@ -10,8 +10,8 @@
   optimum or by training.
 
 The optimum at the runs' own scale is computed when the report is built (``contexts`` = the
-report's floor contexts). The one at d = 128, P = 1024 costs about 1.5 CPU-minutes per spectrum
-at 3,000 contexts, too slow for a report, so it is read from ``data/linear_optimum_d128_P1024.csv``,
+report's floor contexts). The one at d = 128, P = 1024 costs about 2 CPU-minutes per spectrum
+at 2,000 contexts, too slow for a report, so it is read from ``data/linear_optimum_d128_P1024.csv``,
 written by :func:`write_reference` (``python -m depthscale.derivations.linear_optimum_claims``);
 the file records the contexts and the seed, and ``tests/derivations/test_linear_optimum_claims.py``
 recomputes a part of it.
@@ -70,7 +70,7 @@ def optimum_numbers(cs, contexts: int, seed: int = 0) -> dict:
     return out
 
 
-def write_reference(path, contexts: int = 3000, seed: int = 22, spectra=None) -> None:
+def write_reference(path, contexts: int = 2000, seed: int = 22, spectra=None) -> None:
     """Compute the optimum at d = 128, P = 1024 over :data:`REFERENCE_DEPTHS` and write the CSV cache."""
     rows = []
     for a, b in spectra or LINEAR_EASY_EXPONENTS:
@@ -305,4 +305,4 @@ def figure_rows(cs, theory: dict) -> list:
 if __name__ == "__main__":  # regenerate the cache: python -m depthscale.derivations.linear_optimum_claims OUT.csv
     import sys
 
-    write_reference(sys.argv[1], contexts=int(sys.argv[2]) if len(sys.argv) > 2 else 3000)
+    write_reference(sys.argv[1], contexts=int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
