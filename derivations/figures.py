@@ -654,7 +654,9 @@ def _linear_optimum(rows) -> Figure:
         if opt:
             L = np.array(sorted(opt), dtype=float)
             v, se, ins = (np.array([opt[int(x)][j] for x in L], dtype=float) for j in range(3))
-            lo = np.maximum(np.minimum(ins, v - 2 * se), 1e-300)
+            # lower edge: the in-sample bound, or 2 s.e. below when that is lower and still positive
+            lo = np.where(v - 2 * se > 0, np.minimum(ins, v - 2 * se), ins)
+            lo = np.where(lo > 0, lo, v)
             ax.fill_between(L, lo, v + 2 * se, color="C3", alpha=0.2, lw=0)
             ax.plot(L, v, "-", color="C3", marker=".", label="optimum at this (d, P) (band: in-sample to +2 s.e.)")
         for j, (name, (Lg, val)) in enumerate(sorted((r.get("laws") or {}).items())):
