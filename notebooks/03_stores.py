@@ -27,7 +27,8 @@ import pandas as pd
 from IPython.display import display
 
 from depthscale import Evidence, Store, curves, to_frame
-from depthscale.derivations import REGISTRY, figures
+from depthscale.derivations import REGISTRY
+from depthscale.derivations.report import figures
 
 RESULTS = Path("..") / "results"
 CPU, PROTOCOL = RESULTS / "cpu.sqlite", RESULTS / "protocol.sqlite"

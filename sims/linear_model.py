@@ -166,6 +166,41 @@ class LinearAttention:
                 p[name][:] = sd * rng.standard_normal(p[name].shape)
         return theta
 
+    def init_steps(self, rng: np.random.Generator, gamma) -> np.ndarray:
+        """Parameters whose layers take the steps ``gamma`` (L,): residual ``prod_l (I - gamma_l S / L)``.
+
+        As :meth:`init`, but every layer's query-key map is ``gamma_l`` times the identity
+        (``W_q = W_k = sqrt(gamma_l) I``; ``B = gamma_l I``; ``kappa = gamma_l``), so the model
+        predicts ``beta^T (I - prod_l (I - gamma_l S / L)) x_test`` with ``S = X^T X / P``: the
+        residual polynomial with roots ``L / gamma_l``, e.g. the Jacobi roots of
+        :func:`depthscale.theory.free_poly.jacobi_steps` (its ``gamma``). Needs per-layer maps
+        (``qk`` factorised, merged or temperature) and, for factorised maps, ``gamma > 0``.
+
+        >>> m = LinearAttention(ModelConfig(model="linear", depth=2), 3)
+        >>> p = m.unpack(m.init_steps(np.random.default_rng(0), [1.0, 4.0]))
+        >>> np.diagonal(p["W_q"][1] @ p["W_k"][1]).tolist()
+        [4.0, 4.0, 4.0]
+        """
+        g = np.asarray(gamma, dtype=np.float64)
+        if g.shape != (self.L,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gamma={gamma!r}: must be {self.L} finite step sizes, one per layer")
+        qk = self.cfg.qk
+        if qk == "tied":
+            raise ValueError("qk='tied': must be factorised, merged or temperature (tied layers share one step)")
+        if qk == "factorised" and np.any(g <= 0):
+            raise ValueError(f"gamma={gamma!r}: must be > 0 for factorised query-key maps (W_q = W_k = sqrt(gamma) I)")
+        theta = self.init(rng)
+        p = self.unpack(theta)
+        eye = np.eye(self.N)
+        if qk == "factorised":
+            p["W_q"][:] = np.sqrt(g)[:, None, None] * eye
+            p["W_k"][:] = np.sqrt(g)[:, None, None] * eye
+        elif qk == "merged":
+            p["B"][:] = g[:, None, None] * eye
+        else:
+            p["kappa"][:] = g
+        return theta
+
     def qk_norms(self, theta) -> np.ndarray:
         """Frobenius norm of each layer's query-key matrix ``B_l`` (N x N), shape (L,).
 

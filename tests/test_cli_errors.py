@@ -26,6 +26,7 @@ UNWRITABLE = "/proc/depthscale-no-such-dir"
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc as an unwritable place")
 
 LINEAR = ["predict", "linear", "--a", "2", "--b", "1"]
+OPTIMUM = "predict linear-optimum --a 1 --b 1 --d 8 --P 32 --contexts 10 --seed 0".split()
 FLOOR = ["predict", "floor", "--a", "1", "--b", "1", "--k", "2", "--contexts", "10", "--seed", "0"]
 CLT = ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0.5"]
 
@@ -135,6 +136,9 @@ CASES = [
         "contexts=",
     ),
     ("floor-k", FLOOR + ["--d", "16", "--P", "8", "--k", "9"], "k="),
+    ("linear-optimum-depths", OPTIMUM + ["--depths", "1,128"], "depths="),
+    ("linear-optimum-memory", OPTIMUM + ["--depths", "4", "--contexts", "100000000000"], "contexts=100000000000"),
+    ("linear-optimum-task", OPTIMUM + ["--depths", "4", "--task", "topk"], "task="),
     ("linear-work", LINEAR + ["--d", "10000000", "--depths", "4096"], "depths="),
     ("linear-depth-limit", LINEAR + ["--d", "100", "--depths", "8,5000"], "depths="),
     ("linear-depths-zero", LINEAR + ["--d", "100", "--depths", "0"], "depths="),
@@ -157,7 +161,7 @@ CASES = [
     ("report-corrupt-record", ["report", "--store", "corrupt.sqlite", "--out", "new"], "store='corrupt.sqlite'"),
     ("unknown-command", ["frobnicate"], "command"),
     ("missing-command", [], "command"),
-    ("predict-missing-what", ["predict"], "{linear,floor,clt,softmax-floor}"),
+    ("predict-missing-what", ["predict"], "{linear,floor,clt,softmax-floor,linear-optimum}"),
     ("unknown-option", ["fit", "--store", "store.sqlite", "--colour"], "--colour"),
     ("bad-int", ["simulate", "--d", "ten"], "--d"),
     ("bad-int-names-the-range", ["simulate", "--depth", "abc"], "expected: number of layers L, 1 <= L <="),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
+from depthscale.derivations.claims import linear_optimum
 from depthscale.derivations.claims.evidence import _select
 from depthscale.derivations.claims.verdicts import ClaimResult, decide, not_run, unidentified
 from depthscale.derivations.formatting import format_estimate as est
@@ -68,6 +69,7 @@ def linear_exponent(ev):
             )
         elif not off.failure:
             detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
+        detail += linear_optimum.limit_note(ev, c)  # which limits the trained runs: the optimum or training
         why = unidentified({"c L^-alpha": fit})
         if why:
             v, det = "indicative", f"{detail}; {why}"

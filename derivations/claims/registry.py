@@ -11,7 +11,7 @@ docs/claims.md and test it in tests/derivations/test_claims.py.
 
 from __future__ import annotations
 
-from depthscale.derivations.claims import paper_curves, protocol_study
+from depthscale.derivations.claims import linear_optimum, paper_curves, protocol_study
 from depthscale.derivations.claims.controls import baselines, controls, identity
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.linear import linear_exponent, linear_floor, mode_learning
@@ -42,6 +42,7 @@ REGISTRY = (
     baselines,
     *protocol_study.CLAIMS,
     *paper_curves.CLAIMS,
+    *linear_optimum.CLAIMS,
 )
 
 

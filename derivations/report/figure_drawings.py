@@ -416,3 +416,40 @@ def _palette(n: int) -> list:
 
     cmap = matplotlib.colormaps["tab10"]
     return [cmap(i % 10) for i in range(n)]
+
+
+def _linear_optimum(rows) -> Figure:
+    rows = _as_list("rows", rows, "dicts with label, seeds, optimum, laws")
+    rows = [r for r in rows if isinstance(r, Mapping) and (r.get("seeds") or r.get("optimum"))]
+    if not rows:
+        raise _NoFigure("no linear easy-task curve with trained losses or an optimum")
+    n = len(rows)
+    cols = min(n, 3)
+    fig, axes = _new(4.2 * cols, 3.8 * ((n + cols - 1) // cols), rows=(n + cols - 1) // cols, cols=cols)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    for ax, r in zip(axes.ravel(), rows):
+        depths = np.asarray(r.get("depths", []), dtype=float)
+        for i, (seed, loss) in enumerate(sorted((r.get("seeds") or {}).items())):
+            y = np.asarray(loss, dtype=float)
+            ok = np.isfinite(y) & (y > 0)
+            ax.plot(depths[ok], y[ok], "os"[i % 2], ms=5, mfc="none", color="C0", label=f"trained, seed {seed}")
+        opt = r.get("optimum") or {}
+        if opt:
+            L = np.array(sorted(opt), dtype=float)
+            v, se, ins = (np.array([opt[int(x)][j] for x in L], dtype=float) for j in range(3))
+            # lower edge: the in-sample bound, or 2 s.e. below when that is lower and still positive
+            lo = np.where(v - 2 * se > 0, np.minimum(ins, v - 2 * se), ins)
+            lo = np.where(lo > 0, lo, v)
+            ax.fill_between(L, lo, v + 2 * se, color="C3", alpha=0.2, lw=0)
+            ax.plot(L, v, "-", color="C3", marker=".", label="optimum at this (d, P) (band: in-sample to +2 s.e.)")
+        for j, (name, (Lg, val)) in enumerate(sorted((r.get("laws") or {}).items())):
+            ax.plot(Lg, val, ("--", ":")[j % 2], color="0.35", lw=1, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("depth L")
+        ax.set_ylabel("loss")
+        ax.set_title(str(r.get("label", "")), fontsize=9)
+        ax.grid(True, which="both", alpha=0.25)
+    axes.ravel()[0].legend(fontsize=6)
+    return fig

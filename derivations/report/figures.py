@@ -31,6 +31,7 @@ from depthscale.derivations.report.figure_drawings import (
     _decomposition,
     _exponents_vs_zeta,
     _floors,
+    _linear_optimum,
     _mode_curves,
     _overview,
     _protocol_excess,
@@ -47,6 +48,7 @@ __all__ = [
     "decomposition",
     "floors",
     "baselines",
+    "linear_optimum",
 ]
 
 FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
@@ -80,6 +82,12 @@ FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
         _baselines,
         "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
         "mixture per spectrum; right: differences with paired standard errors.",
+    ),
+    "linear_optimum": (
+        _linear_optimum,
+        "Linear attention on the easy task, per spectrum: trained R_L of each seed (open symbols), the best "
+        "depth-L polynomial in S = X^T X / P at the runs' own (d, P) with its band (in-sample bound to "
+        "+2 s.e.), and the population laws (optimal equal step, free continuum), log-log.",
     ),
     "protocol_excess": (
         _protocol_excess,
@@ -248,3 +256,20 @@ def baselines(rows) -> bytes | None:
     b'\\x89PNG'
     """
     return _png_or_none("baselines", rows)
+
+
+def linear_optimum(rows) -> bytes | None:
+    """Trained R_L (each seed), the depth-L optimum with its band and the population laws per spectrum, as PNG bytes.
+
+    ``rows``: dicts with ``label``, ``depths``, ``seeds`` (``{seed: losses at depths}``), ``optimum``
+    (``{L: (loss, se, in_sample)}``) and ``laws`` (``{name: (depths, losses)}``), as made by
+    :func:`depthscale.derivations.claims.linear_optimum.figure_rows`.
+
+    Examples
+    --------
+    >>> row = {"label": "(2,1)", "depths": [1, 2, 4], "seeds": {"0": [0.15, 0.08, 0.03]},
+    ...        "optimum": {1: (0.14, 0.001, 0.14), 4: (0.026, 0.001, 0.025)}, "laws": {"free": ([1, 4], [0.1, 0.01])}}
+    >>> linear_optimum([row])[:4]
+    b'\\x89PNG'
+    """
+    return _png_or_none("linear_optimum", rows)

@@ -16,6 +16,7 @@ import numpy as np
 
 from depthscale.derivations.analysis import protocols, reference_values, theory_numbers
 from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
+from depthscale.derivations.claims import linear_optimum as linear_optimum_claims
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 from depthscale.derivations.formatting import MISSING, format_estimate, format_interval
@@ -38,9 +39,13 @@ def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int)
     }
     if reference_contexts:
         theory["floor_reference"] = theory_numbers.floor_reference(reference_contexts)
+        theory["linear_optimum_reference"] = linear_optimum_claims.reference_exponents()  # cached (see module)
+    # the best depth-L polynomial in S at each linear easy-task curve's own (d, P), as many contexts as the floors
+    theory["linear_optimum"] = linear_optimum_claims.optimum_numbers(cs, floor_contexts)
     d_lin = max([c.d for c in cs if c.model == "linear"] or [128])
     tables = theory_numbers.linear_table(lin_spectra, d_lin)
     tables.append(theory_numbers.clt_table())
+    tables += linear_optimum_claims.theory_tables(theory, floor_contexts)
     if theory["floor"]:
         tables.append(
             {
@@ -242,6 +247,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
         figures.figure_entry("baselines", base_rows),
+        figures.figure_entry("linear_optimum", linear_optimum_claims.figure_rows(cs, theory)),
         *(
             [figures.figure_entry("protocol_excess", study)]
             if (study := protocol_table.figure_rows(Evidence(cs, theory)))

@@ -66,17 +66,17 @@ def test_linear_exponent_inside_and_outside_zeta_band():
         lambda L: 0.3 * L**-3.0, model="linear", task="easy-fresh", a=1.0, b=1.0 + 1e-9 + 1.0
     )  # zeta = 2, band [2, 4]
     rows = verdicts(inside + outside)
-    got = {tuple(round(x, 6) for x in r.expected): r.verdict for r in by_prefix(rows, "linear-exponent")}
+    got = {tuple(round(x, 6) for x in r.expected): r.verdict for r in by_prefix(rows, "linear-exponent ")}
     assert got[(1.0, 2.0)] == "pass"
     assert got[(2.0, 4.0)] == "pass"
     rows = verdicts(curve(lambda L: 0.3 * L**-0.5, model="linear", task="easy-fresh", a=2.0, b=1.0))
-    assert by_prefix(rows, "linear-exponent")[0].verdict == "fail"
+    assert by_prefix(rows, "linear-exponent ")[0].verdict == "fail"
 
 
 def test_linear_exponent_reports_the_fit_with_a_floor():
     # a finite-P floor bends the pure power law; the detail also gives the fit that absorbs it
     rows = verdicts(curve(lambda L: 0.01 + 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0))
-    (row,) = by_prefix(rows, "linear-exponent")
+    (row,) = by_prefix(rows, "linear-exponent ")
     m = re.search(r"alpha = ([0-9.]+).*L0 = ([0-9.]+)", row.reason.split("with a floor")[1])
     assert abs(float(m.group(1)) - 1.5) < 0.1 and abs(float(m.group(2)) - 0.01) < 0.002
 

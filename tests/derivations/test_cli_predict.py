@@ -257,3 +257,68 @@ def test_predict_and_report_tables_share_one_computation():
             assert rows[i][key] == col[i]
             if key in table["columns"]:
                 assert table["rows"][i][table["columns"].index(key)] == col[i]
+
+
+# --------------------------------------------------------------------------- linear-optimum
+LINEAR_OPTIMUM = "predict linear-optimum --a 2 --b 1 --d 16 --P 64 --depths 1,2,4 --contexts 50 --seed 3 --json"
+
+
+def test_linear_optimum_passes_arguments_and_prints_contract(capsys, monkeypatch):
+    seen = {}
+
+    def fake(a, b, d, P, depths, contexts, seed, task="x", c_lambda=0.0, c_omega=0.0):
+        seen.update(a=a, b=b, d=d, P=P, depths=depths, contexts=contexts, seed=seed, task=task)
+        seen.update(c_lambda=c_lambda, c_omega=c_omega)
+        n = len(depths)
+        return types.SimpleNamespace(
+            depths=np.array(depths), loss=np.full(n, 0.5), se=np.full(n, 0.01), in_sample=np.full(n, 0.49)
+        )
+
+    monkeypatch.setitem(sys.modules, "depthscale.theory.linear_optimum", types.SimpleNamespace(linear_optimum=fake))
+    code, out, _ = run(capsys, LINEAR_OPTIMUM.split() + ["--task", "easy-exact"])
+    assert code == 0
+    obj = json.loads(out)
+    assert obj["task"] == "easy-exact" and obj["contexts"] == 50
+    assert obj["rows"] == [{"L": L, "loss": 0.5, "se": 0.01, "in_sample": 0.49} for L in (1, 2, 4)]
+    assert seen == dict(
+        a=2.0, b=1.0, d=16, P=64, depths=[1, 2, 4], contexts=50, seed=3, task="easy-exact", c_lambda=1.0, c_omega=1.0
+    )
+
+
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (("--depths", "1,65"), "depths"),
+        (("--depths", "0"), "depths"),
+        (("--depths", "2,2"), "depths"),
+        (("--contexts", "1"), "contexts"),
+        (("--task", "topk"), "task"),
+        (("--P", "0"), "P"),
+        (("--b", "-1"), "b"),
+        (("--seed", "-1"), "seed"),
+        (("--c-omega", "0"), "c_omega"),
+    ],
+)
+def test_linear_optimum_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
+    def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
+        raise AssertionError("linear_optimum called with invalid input")
+
+    monkeypatch.setitem(
+        sys.modules, "depthscale.theory.linear_optimum", types.SimpleNamespace(linear_optimum=must_not_run)
+    )
+    code, out, err = run(capsys, with_option(LINEAR_OPTIMUM.split(), *change))
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
+
+
+def test_linear_optimum_real_module_small_run(capsys):
+    code, out, _ = run(capsys, LINEAR_OPTIMUM.split())
+    obj = json.loads(out)
+    assert code == 0 and [r["L"] for r in obj["rows"]] == [1, 2, 4]
+    # one layer: the Wishart closed form min_a E tr(Omega (I - a S) Sigma (I - a S))
+    k = np.arange(1, 17.0)
+    lam, om = k**-2.0, k**-1.0
+    t1, t2 = np.sum(om * lam), np.sum(om * lam**2)
+    t3 = (1 + 1 / 64) * np.sum(om * lam**3) + np.sum(lam**2) * t1 / 64
+    row = obj["rows"][0]
+    assert abs(row["loss"] - (t1 - t2**2 / t3)) < 4 * row["se"]
+    assert all(r["se"] > 0 for r in obj["rows"]) and obj["rows"][2]["loss"] < obj["rows"][0]["loss"]

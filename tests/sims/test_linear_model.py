@@ -396,3 +396,39 @@ def test_rejects_bad_inputs():
         population_loss({"g": 1.0}, None, [1.0], [1.0])
     with pytest.raises(ValueError, match="rng"):
         m.init(0)
+
+
+@pytest.mark.parametrize("qk", ["factorised", "merged", "temperature"])
+def test_init_steps_realises_the_residual_polynomial(qk):
+    # the model started at steps gamma predicts beta^T (I - prod_l (I - gamma_l S / L)) x_test, S = X^T X / P
+    from depthscale.theory.free_poly import jacobi_steps
+
+    d, P, L, n = 5, 11, 4, 6
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((n, P, d)) * np.array([1.0, 0.7, 0.5, 0.3, 0.2])
+    beta = rng.standard_normal((n, d))
+    xt = rng.standard_normal((n, d))
+    y = np.einsum("npd,nd->np", X, beta)
+    bt = Batch(X, y, xt, (beta * xt).sum(1), xt, beta, np.tile(np.eye(d), (n, 1, 1)), np.zeros((n, 0), int))
+    gamma = jacobi_steps(1.5, L, lam1=2.0).gamma
+    m = LinearAttention(ModelConfig(model="linear", depth=L, qk=qk), d)
+    theta = m.init_steps(np.random.default_rng(0), gamma)
+    want = np.empty(n)
+    for i in range(n):
+        S = X[i].T @ X[i] / P
+        R = np.eye(d)
+        for g in gamma:
+            R = R @ (np.eye(d) - g * S / L)
+        want[i] = beta[i] @ (np.eye(d) - R) @ xt[i]
+    np.testing.assert_allclose(m.predict(theta, bt), want, rtol=1e-10, atol=1e-12)
+
+
+def test_init_steps_refuses_what_it_cannot_realise():
+    m = LinearAttention(ModelConfig(model="linear", depth=2), 3)
+    with pytest.raises(ValueError, match="gamma="):
+        m.init_steps(np.random.default_rng(0), [1.0])
+    with pytest.raises(ValueError, match="gamma="):
+        m.init_steps(np.random.default_rng(0), [1.0, -1.0])
+    tied = LinearAttention(ModelConfig(model="linear", depth=2, qk="tied"), 3)
+    with pytest.raises(ValueError, match="qk='tied'"):
+        tied.init_steps(np.random.default_rng(0), [1.0, 2.0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.derivations.cli.commands.linear_optimum import add_linear_optimum_parser
 from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
 from depthscale.theory._validate import (
     D_MAX,
@@ -29,12 +30,14 @@ CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
 
 def register(subparsers) -> None:
-    """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``, ``softmax-floor``."""
+    """Add ``predict`` and its sub-commands ``linear``, ``floor``, ``clt``, ``softmax-floor``, ``linear-optimum``."""
     parser = subparsers.add_parser(
         "predict", help="theory numbers: linear-attention laws, linear floor, CLT aggregation, softmax reference floors"
     )
     # the metavar names the missing choice in argparse's "required" error (not the internal dest)
-    sub = parser.add_subparsers(dest="predict_command", required=True, metavar="{linear,floor,clt,softmax-floor}")
+    sub = parser.add_subparsers(
+        dest="predict_command", required=True, metavar="{linear,floor,clt,softmax-floor,linear-optimum}"
+    )
 
     lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
     lin.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a")
@@ -88,6 +91,7 @@ def register(subparsers) -> None:
     clt.set_defaults(func=handle_clt)
 
     add_softmax_floor_parser(sub)
+    add_linear_optimum_parser(sub)
 
 
 def _add_scales_and_json(parser) -> None:
