@@ -49,6 +49,14 @@ def exported_from(package: str) -> dict:
 
     >>> exported_from("depthscale.theory")["PowerLawSpectrum"]
     'depthscale.theory.spectra'
+    >>> exported_from("depthscale.derivations")["Curve"]
+    'depthscale.derivations.analysis.curve'
     """
     importlib.import_module(package)
-    return {name: f"{package}.{module}" for name, module in sorted(_TABLES.get(package, {}).items())}
+    out = {}
+    for name, module in sorted(_TABLES.get(package, {}).items()):
+        where = f"{package}.{module}"
+        importlib.import_module(where)
+        # a subpackage that re-exports lazily itself: follow it to the module that defines the name
+        out[name] = exported_from(where)[name] if where in _TABLES else where
+    return out
