@@ -366,8 +366,13 @@ def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = Fals
 
 
 def _protocol_excess(
-    rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no protocol-study curve with an identified fit"
+    rows,
+    ylabel: str = "R_L - R_inf (fitted)",
+    empty: str = "no protocol-study curve with an identified fit",
+    signed: bool = False,
 ) -> Figure:
+    """Excess against depth, log-log, one panel per task. ``signed``: points at or below 0 are drawn
+    too, on a symmetric-log axis (linear near 0), instead of being left out and counted."""
     rows = _as_list("rows", rows, "dicts with protocol, task, depths, excess, se")
     tasks = sorted({str(r.get("task")) for r in rows})
     if not tasks:
@@ -376,12 +381,13 @@ def _protocol_excess(
     protocols = sorted({str(r.get("protocol")) for r in rows})
     colours = dict(zip(protocols, _palette(len(protocols))))
     for ax, task in zip(axes[0], tasks):
-        Ls_all = []
+        Ls_all, ys_all = [], []
         for r in (r for r in rows if str(r.get("task")) == task):
             L = np.asarray(r["depths"], float)
             y = np.asarray(r["excess"], float)
             se = np.asarray(r.get("se", [np.nan] * len(L)), float)
-            ok = np.isfinite(y) & (y > 0)  # log axes: a point at or below the fitted floor is left out
+            # log axes: a point at or below 0 is left out (and counted), unless the axis is signed
+            ok = np.isfinite(y) & ((y > 0) | signed)
             ax.errorbar(
                 L[ok],
                 y[ok],
@@ -392,15 +398,21 @@ def _protocol_excess(
                 color=colours[str(r["protocol"])],
                 label=f"{r['protocol']}"
                 + (f" (alpha={_num(r['alpha']):.2f})" if r.get("alpha") is not None else "")
-                + (f" ({int((~ok).sum())} at or below 0)" if (~ok).any() else ""),
+                + (f" ({int((~ok).sum())} at or below 0, not drawn)" if (~ok).any() else ""),
             )
             Ls_all.extend(L[ok])
+            ys_all.extend(y[ok])
             if ok.any():
                 j = int(np.flatnonzero(ok)[0])
                 guide_at = (L[j], y[j])
                 ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["protocol"])])
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        ys = np.abs(np.asarray(ys_all, float))
+        if ys.size and np.all(np.asarray(ys_all) > 0):
+            ax.set_yscale("log")
+        else:  # a log axis cannot show 0 or below (nor an empty panel): linear within the smallest |value|
+            ax.set_yscale("symlog", linthresh=float(ys[ys > 0].min()) if np.any(ys > 0) else 1e-3)
+            ax.axhline(0.0, color="0.5", lw=0.6)
         if Ls_all:
             _depth_axis(ax, sorted(set(Ls_all)))
         ax.set_xlabel("depth L")

@@ -97,11 +97,11 @@ FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
     ),
     "single_excess": (
         lambda rows: _protocol_excess(
-            rows, "R_L - single head (paired)", "no study curve with stored errors and a single-head floor"
+            rows, "R_L - single head (paired)", "no study curve with stored errors and a single-head floor", signed=True
         ),
         "Paper-curves study: R_L minus the best single temperature head on the same contexts against "
-        "depth, log-log, one colour per setting; dotted lines are L^-1 through each curve's first point; "
-        "depths at or below the head cannot be drawn and are counted in the legend (docs/paper-curves.md).",
+        "depth, log-log (symmetric-log, linear near 0, when some depth is at or below the head), one colour "
+        "per setting; dotted lines are L^-1 through each curve's first point (docs/paper-curves.md).",
     ),
 }
 

@@ -113,3 +113,15 @@ def test_single_excess_rows_and_figure():
     fig, why = figures.build("single_excess", [row])
     assert fig is not None and why == ""
     assert figures.build("single_excess", [])[0] is None
+
+
+@pytest.mark.parametrize("name", ["single_excess", "protocol_excess"])
+def test_excess_figures_draw_when_no_depth_is_above_zero(name):
+    """Deep models below the head (every excess <= 0) must still give a picture, not a log-scale error."""
+    from depthscale.derivations.report import figures
+
+    rows = [
+        {"protocol": "cosine", "task": "top-2", "depths": [1, 2, 4], "excess": [0.0, -0.01, -0.03], "se": [0.01] * 3}
+    ]
+    entry = figures.figure_entry(name, rows)  # draws the figure into PNG bytes
+    assert entry["png"][:4] == b"\x89PNG" and entry["why_missing"] == ""
