@@ -107,5 +107,4 @@ def ensemble_result(results: list[TrainResult]) -> TrainResult:
         steps=max(r.steps for r in results),
         curve=results[0].curve,  # member 0's training curve stands for the pool's
         wall_seconds=sum(r.wall_seconds for r in results),
-        checkpoints=[],
     )

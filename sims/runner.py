@@ -51,7 +51,6 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     if not configs or len({lockstep_key(c) for c in configs}) != 1:
         raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")
     task, tcfg = configs[0].task, configs[0].train
-    measure = _checkpoint_measure(task, tcfg, seed)
     if configs[0].model.ensemble:  # one pool of one-layer models; depth L averages its first L members
         from depthscale.sims.ensemble import Ensemble, ensemble_result, train_pool
 
@@ -60,6 +59,7 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         results = [ensemble_result(pool[: c.model.depth]) for c in configs]
     else:
         models = [(make_model(c.model, task.d), c.model) for c in configs]
+        measure = _checkpoint_measure(task, tcfg, seed)
         results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
     floors = None
     if any(res.status == "ok" for res in results):  # the group's baselines, fitted once
