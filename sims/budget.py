@@ -2,9 +2,11 @@
 
 A run's cost is modelled as ``rate x units``, with units proportional to its arithmetic:
 
-- softmax: ``units = steps x batch x P x N^2 x (19 + L)``. At d = N = 16, P = 128, batch 1024 a
-  step costs about ``a + b L`` with ``a/b = 19`` (25 ms at L = 1, 104 ms at L = 64 on one core),
-  and every term of it scales with ``batch x P x N^2``.
+- softmax: ``units = steps x batch x P x N x d x (19 + L)``. At d = N = 16, P = 128, batch 1024 a
+  step costs about ``a + b L`` with ``a/b = 19`` (25 ms at L = 1, 104 ms at L = 64 on one core).
+  Width enters about linearly, not squared: the step's flops are ``P N (4 d + 6 L) + 6 L N^2`` per
+  context, and BLAS runs wider products faster; at L = 64, batch 256, N = 64 measured 2.8 times
+  N = 16, which ``N d`` counts as 4 (the safe side).
 - ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
   of one; a lockstep group trains one pool, so only its largest depth counts.
 - linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``
@@ -35,8 +37,8 @@ def run_units(config) -> float:
     d, P, L = config.task.d, config.task.P, config.model.depth
     N = config.model.n(d)
     if config.model.ensemble:
-        return float(config.train.steps) * config.train.batch * P * N * N * 20 * L
-    per_context = d * d * (P + 8 * N * L) if config.model.model == "linear" else P * N * N * (19 + L)
+        return float(config.train.steps) * config.train.batch * P * N * d * 20 * L
+    per_context = d * d * (P + 8 * N * L) if config.model.model == "linear" else P * N * d * (19 + L)
     return float(config.train.steps) * config.train.batch * per_context
 
 
@@ -47,8 +49,10 @@ def _kinds(config) -> tuple:
 
 
 def _steps_key(config) -> tuple:
-    """Where the fraction of the step cap used is filed: runs of one kind, size and schedule."""
-    return ("steps", config.model.model, config.task.d, config.task.P, config.train.schedule)
+    """Where the fraction of the step cap used is filed: runs of one kind, size, schedule, cap and
+    rule window (a window of half the cap or more makes the rule unable to stop the run early)."""
+    t = config.train
+    return ("steps", config.model.model, config.task.d, config.task.P, t.schedule, t.steps, t.window)
 
 
 def rates(records) -> dict:

@@ -198,6 +198,20 @@ def test_cost_model_learns_how_much_of_the_cap_stopping_runs_use():
     other["train"]["schedule"] = "constant" if config.train.schedule != "constant" else "cosine"
     other = RunConfig.from_dict(other)
     assert cost.job_seconds([other], r) == pytest.approx(0.1 * cap)
+    # a run whose rule window is half its cap cannot stop early: it says nothing about runs that can
+    fixed = config.to_dict()
+    fixed["train"]["window"] = cap // 2
+    fixed = RunConfig.from_dict(fixed)
+    r = cost.rates([rec(config, cap // 4, 0.1 * (cap // 4)), rec(fixed, cap, 0.1 * cap)])
+    assert cost.job_seconds([config], r) == pytest.approx(0.1 * (cap // 4))
+
+
+def test_cost_model_counts_width_linearly():
+    # the softmax step's flops grow about linearly in N at fixed d (measured 2.8x from N = 16 to 64)
+    config = _configs(depths=(4,))[0]
+    wide = config.to_dict()
+    wide["model"]["width"] = 4 * config.model.n(config.task.d)
+    assert cost.run_units(RunConfig.from_dict(wide)) == pytest.approx(4 * cost.run_units(config))
 
 
 @pytest.mark.parametrize("bad", ["", "0", "-1h", "2x", "h", "1.5.h"])
