@@ -24,7 +24,9 @@ VALUE_KINDS = ("shared", "per-layer")
 STREAMS = ("two", "single")
 DTYPES = ("float64", "float32")
 SCHEDULES = ("constant", "cosine", "plateau")
-INITS = ("scaled", "default")  # the toolkit's gentle start; the frameworks' uniform +-1/sqrt(fan_in)
+# the toolkit's gentle start; the frameworks' uniform +-1/sqrt(fan_in); linear layers started at
+# the Jacobi steps of theory.linear_optimum.jacobi_start (near the run's finite-(d, P) optimum)
+INITS = ("scaled", "default", "jacobi")
 
 # Fields added after stores were written. At their default they are left out of a config's hash, so
 # every earlier run keeps its key (and its seeds): a store written before they existed still resumes.
@@ -121,6 +123,10 @@ class ModelConfig:
                 f"init={self.init!r}: needs model='softmax' and the default init_scale=0.3 "
                 "(the framework init sets every scale itself)"
             )
+        if self.init == "jacobi" and (self.model != "linear" or self.qk == "tied"):
+            raise ValueError(
+                f"init={self.init!r}: needs model='linear' with per-layer query-key maps (qk factorised, merged or temperature)"
+            )
         for name in ("context_update", "ensemble"):
             _check_bool(name, getattr(self, name))
             _set(self, name, bool(getattr(self, name)))
@@ -195,6 +201,12 @@ class RunConfig:
                 raise ValueError(
                     f"{name}={getattr(self, name)!r}: must be a {cls.__name__} (RunConfig.from_dict takes dicts)"
                 )
+        t = self.task
+        if self.model.init == "jacobi" and (t.task == "topk" or t.a <= 0 or t.a + t.b <= 1):
+            raise ValueError(
+                f"init='jacobi' with task={t.task!r}, a={t.a!r}, b={t.b!r}: needs an easy task with a > 0 and "
+                "a + b > 1 (the Jacobi steps need zeta = (a + b - 1) / a > 0)"
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -73,11 +73,22 @@ def lr_at(cfg: TrainConfig, step: int, base: float) -> float:
     return base
 
 
+def initial_parameters(model, mcfg: ModelConfig, task: TaskConfig, rng: np.random.Generator) -> np.ndarray:
+    """The starting point of training: ``model.init``, or for ``init="jacobi"`` the layers' steps of
+    :func:`depthscale.theory.linear_optimum.jacobi_start` at the task's spectrum and size."""
+    if mcfg.init != "jacobi":
+        return model.init(rng)
+    from depthscale.theory.linear_optimum import jacobi_start
+
+    steps = jacobi_start(task.a, task.b, task.d, task.P, mcfg.depth, c_lambda=task.c_lambda)
+    return model.init_steps(rng, steps.gamma)
+
+
 class _Trainee:
     """One model's training state: parameters, optimiser, smoothed loss and stopping rule."""
 
-    def __init__(self, model, mcfg: ModelConfig, cfg: TrainConfig, seed: int, dtype):
-        self.theta = model.init(rng_for(mcfg, seed, "init")).astype(dtype)
+    def __init__(self, model, mcfg: ModelConfig, task: TaskConfig, cfg: TrainConfig, seed: int, dtype):
+        self.theta = initial_parameters(model, mcfg, task, rng_for(mcfg, seed, "init")).astype(dtype)
         self.model, self.cfg = model, cfg
         self.opt = Adam(self.theta.size, cfg, dtype)
         self.tau = max(cfg.window / 4, 1.0)
@@ -197,7 +208,7 @@ def train_lockstep(
     if len(dtypes) != 1:
         raise ValueError(f"models dtypes={sorted(dtypes)}: lockstep training needs one dtype (the batch is shared)")
     dtype = np.float32 if dtypes.pop() == "float32" else np.float64
-    runs = [_Trainee(model, mcfg, cfg, seed, dtype) for model, mcfg in models]
+    runs = [_Trainee(model, mcfg, task, cfg, seed, dtype) for model, mcfg in models]
     data_rng = rng_for(task, seed, "train")
     data_seconds = 0.0
     bar = _bar(cfg.steps, progress)

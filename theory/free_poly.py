@@ -75,7 +75,7 @@ def jacobi_residual(zeta, L, lam, lam1=1.0):
 
 @dataclass(frozen=True)
 class JacobiSteps:
-    """Roots ``rho`` (in lambda units, decreasing) of the optimal residual and the layer steps ``gamma = L / rho``."""
+    """Roots ``rho`` (lambda units; decreasing, or in the layers' order from ``jacobi_start``) and steps ``gamma = L / rho``."""
 
     zeta: float
     L: int
@@ -104,6 +104,36 @@ def jacobi_steps(zeta, L, lam1=1.0) -> JacobiSteps:
     t, _ = roots_jacobi(L, zeta, 0.0)
     rho = np.sort(lam1 * (1.0 - t) / 2.0)[::-1]
     return JacobiSteps(zeta, L, lam1, rho, L / rho)
+
+
+def leja_order(rho) -> np.ndarray:
+    """Indices putting the roots ``rho`` in Leja order, the order in which layers should take them.
+
+    A depth-L model applies its layers one after another, so the residual is built as partial
+    products ``prod_{l<=m} (1 - lam/rho_l)``. With the small roots together (decreasing order)
+    the partial products reach ``(lam1/rho_min)^k`` on the spectrum, and any error that is not a
+    polynomial in S (a perturbation of one layer's query-key map mixes the eigendirections) is
+    multiplied by them: at d = 32, P = 256, L = 16 one Adam step of 1e-5 raised the loss 7,000-fold
+    from the Jacobi steps in decreasing order, and not measurably in Leja order. Leja order (first
+    the largest root, then each time the root farthest, in product of distances, from those
+    taken) keeps every partial product of moderate size, as in Richardson iteration.
+
+    Examples
+    --------
+    >>> leja_order([1.0, 2.0, 3.0]).tolist()   # 3 first; then 1 (distance 2 > 1); then 2
+    [2, 0, 1]
+    """
+    r = np.asarray(rho, dtype=np.float64)
+    if r.ndim != 1 or r.size == 0 or not np.all(np.isfinite(r)):
+        raise ValueError(f"rho={rho!r}: must be a non-empty 1-d array of finite roots")
+    order = [int(np.argmax(np.abs(r)))]
+    logdist = np.zeros(r.size)  # log of the product of distances to the roots taken (finite at any depth)
+    with np.errstate(divide="ignore"):
+        for _ in range(r.size - 1):
+            logdist += np.log(np.abs(r - r[order[-1]]))
+            logdist[order] = np.nan  # taken; a repeated root (distance 0, -inf) still comes last
+            order.append(int(np.nanargmax(logdist)) if np.any(logdist > -np.inf) else int(np.nanargmin(logdist)))
+    return np.asarray(order)
 
 
 def check_jacobi_steps(zeta, L, lam1=1.0, n: int = 257) -> float:

@@ -393,4 +393,60 @@ def linear_optimum(
     )
 
 
-__all__ = ["linear_optimum", "LinearOptimum", "optimum_memory_bytes", "TASKS"]
+START_MARGIN = 1.1  # the start's right edge: this factor beyond the largest eigenvalue of S in the pilot
+START_PILOT = 256  # pilot contexts drawn for that edge
+
+
+def jacobi_start(a, b, d, P, L, seed=0, c_lambda=1.0):
+    """Steps of a depth-L model that start it near the finite-(d, P) optimum, in Leja order.
+
+    The continuum free optimum's Jacobi residual (exponent ``zeta = (a + b - 1) / a``) stretched to
+    the right edge ``START_MARGIN`` times the largest eigenvalue of ``S = X^T X / P`` over
+    ``START_PILOT`` pilot contexts, so that almost every context's spectrum lies inside it: a
+    context with an eigenvalue beyond the edge pays ``|r|^2`` there, and ``r`` grows fast outside
+    (at d = 32, P = 256, L = 16-32 on (2,1), an edge near the mean top eigenvalue lost a factor
+    10^3-10^4). The steps come in :func:`~depthscale.theory.free_poly.leja_order`, the order in
+    which the layers can hold them.
+
+    Parameters
+    ----------
+    a, b : float
+        Spectrum exponents with ``a > 0`` and ``a + b > 1``.
+    d, P, L : int
+        Input dimension, context length, depth (``L <= 64``).
+    seed : int
+        Seed of the pilot contexts.
+    c_lambda : float
+        Input spectrum prefactor (the teacher's does not move the steps).
+
+    Returns
+    -------
+    JacobiSteps
+        ``rho`` and ``gamma`` in the layers' order (Leja, not decreasing).
+
+    Examples
+    --------
+    >>> js = jacobi_start(2.0, 1.0, d=32, P=256, L=4)
+    >>> js.zeta, bool(js.rho[0] == js.rho.max()), bool(1.0 < js.lam1 < 1.5)
+    (1.0, True, True)
+    """
+    from depthscale.theory.free_poly import JacobiSteps, jacobi_steps, leja_order
+
+    a = check_real("a", a, lo=0, lo_open=True)
+    b = check_real("b", b, lo=0)
+    if a + b <= 1:
+        raise ValueError(f"a={a!r}, b={b!r}: must have a + b > 1 (zeta = (a + b - 1) / a > 0)")
+    d = check_int("d", d, lo=1, hi=D_MAX)
+    P = check_int("P", P, lo=1, hi=P_MAX)
+    L = check_int("L", L, lo=1, hi=DEPTH_LIMIT)
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    lam = check_real("c_lambda", c_lambda, lo=0, lo_open=True) * np.arange(1, d + 1, dtype=float) ** (-a)
+    check_memory(f"d={d}, P={P} (pilot contexts)", 8.0 * 8 * P * d * 2)
+    rng = np.random.Generator(np.random.SFC64(np.random.SeedSequence(seed)))
+    top = max(float(mu.max()) for mu, _ in _contexts(rng, lam, P, START_PILOT, 8)) * _edge_scale(lam, P)
+    js = jacobi_steps((a + b - 1) / a, L, START_MARGIN * top)
+    order = leja_order(js.rho)
+    return JacobiSteps(js.zeta, L, js.lam1, js.rho[order], js.gamma[order])
+
+
+__all__ = ["jacobi_start", "linear_optimum", "LinearOptimum", "optimum_memory_bytes", "TASKS"]
