@@ -432,3 +432,63 @@ def test_init_steps_refuses_what_it_cannot_realise():
     tied = LinearAttention(ModelConfig(model="linear", depth=2, qk="tied"), 3)
     with pytest.raises(ValueError, match="qk='tied'"):
         tied.init_steps(np.random.default_rng(0), [1.0, 2.0])
+
+
+def test_jacobi_init_starts_at_the_steps_of_jacobi_start():
+    # the run's starting point predicts beta^T (I - prod_l (I - gamma_l S / L)) x_test with the
+    # steps of theory.linear_optimum.jacobi_start, applied in its (Leja) order
+    from depthscale.sims.config import TaskConfig
+    from depthscale.sims.tasks import make_batch
+    from depthscale.sims.training import initial_parameters
+    from depthscale.theory.linear_optimum import jacobi_start
+
+    task = TaskConfig(task="easy-fresh", a=1.0, b=1.0, d=6, P=24)
+    mcfg = ModelConfig(model="linear", depth=5, init="jacobi")
+    m = LinearAttention(mcfg, task.d)
+    theta = initial_parameters(m, mcfg, task, np.random.default_rng(0))
+    gamma = jacobi_start(1.0, 1.0, 6, 24, 5).gamma
+    bt = make_batch(task, 7, np.random.default_rng(1))
+    want = []
+    for i in range(7):
+        S = bt.X[i].T @ bt.X[i] / task.P
+        R = np.eye(task.d)
+        for g in gamma:
+            R = R @ (np.eye(task.d) - g * S / 5)
+        want.append(bt.beta[i] @ (np.eye(task.d) - R) @ bt.x_test[i])
+    np.testing.assert_allclose(m.predict(theta, bt), want, rtol=1e-9, atol=1e-12)
+
+
+def test_jacobi_start_in_leja_order_holds_under_a_small_kick():
+    # every parameter moved by 1e-6 (one Adam step's size): the loss barely moves with the steps in
+    # Leja order and measurably with the same steps in decreasing-root order (same polynomial)
+    from depthscale.sims.config import TaskConfig
+    from depthscale.sims.tasks import make_batch
+    from depthscale.theory.linear_optimum import jacobi_start
+
+    task = TaskConfig(task="easy-fresh", a=2.0, b=1.0, d=16, P=128)
+    L = 16
+    js = jacobi_start(2.0, 1.0, 16, 128, L)
+    m = LinearAttention(ModelConfig(model="linear", depth=L), 16)
+    ev = make_batch(task, 1024, np.random.default_rng(1))
+    kick = 1e-6 * np.sign(np.random.default_rng(2).standard_normal(m.n_params))
+    change = {}
+    for name, gamma in (("leja", js.gamma), ("decreasing roots", L / np.sort(js.rho)[::-1])):
+        theta = m.init_steps(np.random.default_rng(0), gamma)
+        change[name] = m.loss_and_grad(theta + kick, ev)[0] / m.loss_and_grad(theta, ev)[0] - 1
+    assert abs(change["leja"]) < 1e-3 < abs(change["decreasing roots"])
+
+
+@pytest.mark.parametrize(
+    "model, task, match",
+    [
+        ({"model": "softmax", "init": "jacobi"}, {}, "init='jacobi'"),
+        ({"model": "linear", "qk": "tied", "init": "jacobi"}, {}, "init='jacobi'"),
+        ({"model": "linear", "init": "jacobi"}, {"task": "topk"}, "easy task"),
+        ({"model": "linear", "init": "jacobi"}, {"task": "easy-fresh", "a": 0.5, "b": 0.25}, "a \\+ b > 1"),
+    ],
+)
+def test_jacobi_init_refuses_what_has_no_jacobi_steps(model, task, match):
+    from depthscale.sims.config import RunConfig
+
+    with pytest.raises(ValueError, match=match):
+        RunConfig.from_dict({"task": task, "model": model})

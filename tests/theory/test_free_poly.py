@@ -163,3 +163,41 @@ def test_free_discrete_tail_compression_matches_the_full_spectrum(a, b):
     w = spec.weights
     full = w.sum() * _min_curve(spec.lam / spec.lam1, w / w.sum(), 64, 4096)
     np.testing.assert_allclose(free_discrete(spec, Ls), full, rtol=1e-10)
+
+
+def test_leja_order_is_the_greedy_farthest_point_order():
+    # brute force: each next root maximises the product of distances to the roots already taken
+    from depthscale.theory.free_poly import leja_order
+
+    rho = np.random.default_rng(3).uniform(0.01, 2.0, size=9)
+    order = leja_order(rho)
+    assert sorted(order.tolist()) == list(range(9)) and order[0] == np.argmax(rho)
+    for m in range(1, 9):
+        rest = [i for i in range(9) if i not in order[:m]]
+        score = {i: np.prod([abs(rho[i] - rho[j]) for j in order[:m]]) for i in rest}
+        assert score[order[m]] == max(score.values())
+
+
+def test_leja_order_keeps_the_layers_partial_products_moderate():
+    # a perturbation entering after layer m is multiplied by the head product at one eigenvalue and
+    # the tail product at another: their largest product over [0, lam1] and over m
+    from depthscale.theory.free_poly import leja_order
+
+    x = np.linspace(0.0, 1.0, 4001)
+
+    def amplification(rho):
+        F = 1.0 - x[:, None] / rho[None, :]
+        return max(np.abs(F[:, :m].prod(1)).max() * np.abs(F[:, m:].prod(1)).max() for m in range(rho.size + 1))
+
+    for L, bound in ((16, 50.0), (32, 200.0)):
+        rho = jacobi_steps(1.0, L, 1.0).rho  # decreasing
+        assert amplification(rho[leja_order(rho)]) < bound
+        assert amplification(rho) > 1e4 * bound and amplification(rho[::-1]) > 1e4 * bound
+
+
+@pytest.mark.parametrize("bad", [[], [[1.0, 2.0]], [1.0, np.nan]])
+def test_leja_order_refuses_bad_roots(bad):
+    from depthscale.theory.free_poly import leja_order
+
+    with pytest.raises(ValueError, match="rho="):
+        leja_order(bad)

@@ -149,3 +149,34 @@ def test_deep_optimum_is_below_a_known_good_polynomial():
     res = linear_optimum(2.0, 1.0, 32, 256, [32], contexts=2000, seed=4)
     assert res.loss[0] < jac + 2 * np.hypot(jac_se, res.se[0]), (res.loss[0], jac)
     assert res.in_sample[0] < jac
+
+
+def test_jacobi_start_is_the_jacobi_residual_stretched_past_the_pilot_spectrum():
+    from depthscale.theory.free_poly import jacobi_residual
+    from depthscale.theory.linear_optimum import START_MARGIN, jacobi_start
+
+    d, P, L = 16, 64, 12
+    js = jacobi_start(1.5, 1.0, d, P, L, seed=2)
+    assert js.zeta == pytest.approx((1.5 + 1.0 - 1.0) / 1.5)
+    # the steps realise the residual (every root used once, in some order)
+    lam = np.linspace(0.0, js.lam1, 301)
+    np.testing.assert_allclose(js.residual(lam), jacobi_residual(js.zeta, L, lam, js.lam1), atol=1e-10)
+    np.testing.assert_allclose(js.gamma, L / js.rho)
+    # the edge: START_MARGIN x the largest top eigenvalue of 256 contexts; an independent draw of
+    # 256 contexts has its largest top eigenvalue within the spread of such maxima (a few %)
+    rng = np.random.default_rng(11)
+    sq = np.sqrt(np.arange(1, d + 1.0) ** -1.5)
+    tops = [np.linalg.eigvalsh((X := rng.standard_normal((P, d)) * sq).T @ X / P)[-1] for _ in range(256)]
+    assert js.lam1 / START_MARGIN == pytest.approx(max(tops), rel=0.15)
+
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [({"a": 0.0}, "a="), ({"a": 0.5, "b": 0.5}, "a \\+ b > 1"), ({"L": 65}, "L="), ({"seed": -1}, "seed=")],
+)
+def test_jacobi_start_refuses_bad_input(kw, name):
+    from depthscale.theory.linear_optimum import jacobi_start
+
+    args = {"a": 2.0, "b": 1.0, "d": 8, "P": 32, "L": 4} | kw
+    with pytest.raises(ValueError, match=name):
+        jacobi_start(**args)
