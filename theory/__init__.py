@@ -23,7 +23,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
     equal_step="beta_form gamma_asymptote gamma_opt local_slope log_abs_one_minus r_con reference_gammas",
     floor="COVARIANCES FloorResult LeadingOrderFloor feature_gram floor_leading_order gamma_pk linear_floor "
     "sample_context_floor_moments sample_floor_moments",
-    free_poly="JacobiSteps check_jacobi_steps free_asymptote free_continuum free_discrete jacobi_residual jacobi_steps leja_order",
+    free_poly="JacobiSteps check_jacobi_steps free_asymptote free_continuum free_discrete jacobi_residual jacobi_steps "
+    "leja_order",
     linear_laws="LINEAR_LAWS linear_law_columns linear_rows",
     mode_sums="ModeRule discrete_gauss mode_rule tail_error_bound",
     modes="ModeDepth mode_depth mode_loss",

@@ -96,6 +96,9 @@ class LinearOptimum:
     penalty : (n,) the smoothness penalty chosen per depth by cross-validation on the fitting contexts.
     jacobi : (n,) True where ``loss`` is that of a Jacobi candidate, not of the fitted polynomial.
     coefficients : (n, L_max) coefficients of each depth in the basis (zero past L).
+    equal_step, equal_step_se : (n,) evaluation loss (and its standard error) of the best EQUAL-step
+        predictor, ``r = (1 - gamma S / L)^L`` with the one step chosen on the fitting contexts: what
+        a depth-L model whose layers do not tell themselves apart can reach at this (d, P).
     contexts : fitting contexts; as many evaluation contexts are drawn.
     task : ``"easy-fresh"`` or ``"easy-exact"``.
     """
@@ -110,6 +113,8 @@ class LinearOptimum:
     coefficients: np.ndarray
     contexts: int
     task: str
+    equal_step: np.ndarray
+    equal_step_se: np.ndarray
 
 
 def optimum_memory_bytes(d: int, P: int, depth: int, n_depths: int = 1, chunk: int = 8, contexts: int = 0) -> float:
@@ -178,6 +183,11 @@ def _basis(mu, top, n):
 # units of the pilot's largest eigenvalue)
 _JACOBI_ZETAS = (0.5, 1.0, 2.0, 4.0)
 _JACOBI_EDGES = (1.0, 1.15, 1.3, 1.5)
+# equal steps: r(mu) = (1 - c mu / top)^L for this grid of c, chosen on the fitting contexts. Past
+# c = 2 a context with an eigenvalue near top has |r| > 1, which costs |r|^(2L): the evaluation
+# contexts, not the fitting ones, tell whether the chosen step met such a context (then its
+# standard error is large; more contexts settle it)
+_EQUAL_C = np.geomspace(0.02, 4.0, 241)
 # weights of the smoothness penalty, relative to the mean loss of p = 0 (0: plain least squares)
 _PENALTIES = (0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
@@ -220,6 +230,11 @@ def _jacobi_residuals(mu, L, top):
         for f in _JACOBI_EDGES
     ]
     return np.stack(out, axis=-1)
+
+
+def _equal_residuals(mu, L, top):
+    """Equal-step residuals ``(1 - c mu / top)^L`` for every ``c`` of ``_EQUAL_C``, shape ``mu.shape + (n_c,)``."""
+    return (1.0 - mu[..., None] * (_EQUAL_C / top)) ** L
 
 
 def _choose_penalties(G, h, T, Ls, pen):
@@ -313,6 +328,7 @@ def linear_optimum(
     top = _TOP_MARGIN * mu_top
     n_cand = len(_JACOBI_ZETAS) * len(_JACOBI_EDGES)
     cand = np.zeros((len(Ls), n_cand))  # summed fitting loss of each Jacobi candidate
+    equal = np.zeros((len(Ls), _EQUAL_C.size))  # summed fitting loss of each equal step
 
     # fit: per-group sums of Psi^T K Psi, Psi^T K 1 and 1^T K 1
     groups = min(_GROUPS, n)
@@ -332,6 +348,8 @@ def linear_optimum(
         for i, L in enumerate(Ls):
             Rj = _jacobi_residuals(mu, L, mu_top)  # (c, d, n_cand)
             cand[i] += np.einsum("cik,cik->k", Rj, np.matmul(K, Rj))
+            Re = _equal_residuals(mu, L, top)
+            equal[i] += np.einsum("cik,cik->k", Re, np.matmul(K, Re))
         for g in np.unique(grp_of[start : start + c]):
             sel = grp_of[start : start + c] == g
             G[g] += Gc[sel].sum(0)
@@ -361,6 +379,9 @@ def linear_optimum(
     # evaluation: r^T K r from the residuals themselves
     losses = np.empty((n, A.shape[1]))
     jac = np.empty((n, len(Ls)))
+    eq = np.empty((n, len(Ls)))
+    equal[~np.isfinite(equal)] = np.inf
+    best_c = _EQUAL_C[np.argmin(equal, axis=1)]
     start = 0
     for mu, U in stream(eval_ss, n):
         c = mu.shape[0]
@@ -370,6 +391,8 @@ def linear_optimum(
         for i, L in enumerate(Ls):
             Rj = _jacobi_residuals(mu, L, mu_top)[..., best[i]]
             jac[start : start + c, i] = np.einsum("ci,ci->c", Rj, np.einsum("cij,cj->ci", K, Rj))
+            Re = (1.0 - best_c[i] * mu / top) ** L
+            eq[start : start + c, i] = np.einsum("ci,ci->c", Re, np.einsum("cij,cj->ci", K, Re))
         start += c
     means = losses.mean(axis=0).reshape(groups + 1, len(Ls))
     se_eval = losses[:, : len(Ls)].std(axis=0, ddof=1) / np.sqrt(n)
@@ -390,6 +413,8 @@ def linear_optimum(
         coefficients=full,
         contexts=n,
         task=task,
+        equal_step=eq.mean(axis=0),
+        equal_step_se=eq.std(axis=0, ddof=1) / np.sqrt(n),
     )
 
 

@@ -271,7 +271,12 @@ def test_linear_optimum_passes_arguments_and_prints_contract(capsys, monkeypatch
         seen.update(c_lambda=c_lambda, c_omega=c_omega)
         n = len(depths)
         return types.SimpleNamespace(
-            depths=np.array(depths), loss=np.full(n, 0.5), se=np.full(n, 0.01), in_sample=np.full(n, 0.49)
+            depths=np.array(depths),
+            loss=np.full(n, 0.5),
+            se=np.full(n, 0.01),
+            in_sample=np.full(n, 0.49),
+            equal_step=np.full(n, 0.7),
+            equal_step_se=np.full(n, 0.02),
         )
 
     monkeypatch.setitem(sys.modules, "depthscale.theory.linear_optimum", types.SimpleNamespace(linear_optimum=fake))
@@ -279,7 +284,10 @@ def test_linear_optimum_passes_arguments_and_prints_contract(capsys, monkeypatch
     assert code == 0
     obj = json.loads(out)
     assert obj["task"] == "easy-exact" and obj["contexts"] == 50
-    assert obj["rows"] == [{"L": L, "loss": 0.5, "se": 0.01, "in_sample": 0.49} for L in (1, 2, 4)]
+    assert obj["rows"] == [
+        {"L": L, "loss": 0.5, "se": 0.01, "in_sample": 0.49, "equal_step": 0.7, "equal_step_se": 0.02}
+        for L in (1, 2, 4)
+    ]
     assert seen == dict(
         a=2.0, b=1.0, d=16, P=64, depths=[1, 2, 4], contexts=50, seed=3, task="easy-exact", c_lambda=1.0, c_omega=1.0
     )

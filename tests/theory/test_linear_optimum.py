@@ -171,8 +171,7 @@ def test_jacobi_start_is_the_jacobi_residual_stretched_past_the_pilot_spectrum()
 
 
 @pytest.mark.parametrize(
-    "kw, name",
-    [({"a": 0.0}, "a="), ({"a": 0.5, "b": 0.5}, "a \\+ b > 1"), ({"L": 65}, "L="), ({"seed": -1}, "seed=")],
+    "kw, name", [({"a": 0.0}, "a="), ({"a": 0.5, "b": 0.5}, "a \\+ b > 1"), ({"L": 65}, "L="), ({"seed": -1}, "seed=")]
 )
 def test_jacobi_start_refuses_bad_input(kw, name):
     from depthscale.theory.linear_optimum import jacobi_start
@@ -180,3 +179,31 @@ def test_jacobi_start_refuses_bad_input(kw, name):
     args = {"a": 2.0, "b": 1.0, "d": 8, "P": 32, "L": 4} | kw
     with pytest.raises(ValueError, match=name):
         jacobi_start(**args)
+
+
+def test_equal_step_matches_brute_force_and_bounds_the_optimum():
+    # independent: contexts drawn here in the input basis, the loss tr(Omega R Sigma R) with
+    # R = (I - gamma S / L)^L, minimised over gamma by a bounded scalar search
+    from scipy.optimize import minimize_scalar
+
+    d, P, n = 4, 16, 3000
+    lam = np.arange(1, d + 1.0) ** -1.0
+    omega = np.arange(1, d + 1.0) ** -0.5
+    rng = np.random.default_rng(5)
+    S = [(X := rng.standard_normal((P, d)) * np.sqrt(lam)).T @ X / P for _ in range(n)]
+
+    def loss(gamma, L):
+        out = 0.0
+        for s in S:
+            R = np.linalg.matrix_power(np.eye(d) - gamma * s / L, L)
+            out += np.trace(np.diag(omega) @ R @ np.diag(lam) @ R)
+        return out / n
+
+    res = linear_optimum(1.0, 0.5, d, P, [1, 2, 3], contexts=3000, seed=1)
+    for i, L in enumerate((1, 2, 3)):
+        brute = minimize_scalar(lambda g: loss(g, L), bounds=(0.05, 3.0 * L), method="bounded").fun
+        assert res.equal_step[i] == pytest.approx(brute, abs=4 * res.equal_step_se[i] + 0.01 * brute)
+        # the best polynomial can only do better than equal steps (up to the estimates' errors)
+        assert res.loss[i] <= res.equal_step[i] + 3 * np.hypot(res.se[i], res.equal_step_se[i])
+    # one layer: equal steps are the whole class
+    assert res.equal_step[0] == pytest.approx(res.loss[0], abs=3 * np.hypot(res.se[0], res.equal_step_se[0]))

@@ -59,12 +59,23 @@ def handle_linear_optimum(args) -> int:
     with one_blas_thread():  # small batched products and eigensolves: threads only contend
         res = linear_optimum(a, b, d, P, depths, contexts, seed, task=task, c_lambda=c_lambda, c_omega=c_omega)
     rows = [
-        {"L": int(L), "loss": float(v), "se": float(s), "in_sample": float(i)}
-        for L, v, s, i in zip(res.depths, res.loss, res.se, res.in_sample)
+        {
+            "L": int(L),
+            "loss": float(v),
+            "se": float(s),
+            "in_sample": float(i),
+            "equal_step": float(e),
+            "equal_step_se": float(es),
+        }
+        for L, v, s, i, e, es in zip(res.depths, res.loss, res.se, res.in_sample, res.equal_step, res.equal_step_se)
     ]
     out = {"task": task, "contexts": contexts, "rows": rows}
     lines = [f"task = {task}   (a={a:g}, b={b:g}, d={d}, P={P}, {contexts} fitting + {contexts} evaluation contexts)"]
-    lines.append(f"{'L':>4}  {'loss':>12}  {'se':>10}  {'in_sample':>12}")
-    lines += [f"{r['L']:>4}  {r['loss']:>12.6g}  {r['se']:>10.3g}  {r['in_sample']:>12.6g}" for r in rows]
+    lines.append(f"{'L':>4}  {'loss':>12}  {'se':>10}  {'in_sample':>12}  {'equal_step':>12}  {'se':>10}")
+    lines += [
+        f"{r['L']:>4}  {r['loss']:>12.6g}  {r['se']:>10.3g}  {r['in_sample']:>12.6g}"
+        f"  {r['equal_step']:>12.6g}  {r['equal_step_se']:>10.3g}"
+        for r in rows
+    ]
     emit(out, args.json, "\n".join(lines))
     return 0
