@@ -8,7 +8,6 @@ from depthscale.derivations.analysis.fit_results import BootstrapResult
 from depthscale.derivations.analysis.fits import _vector, fit_offset_power
 from depthscale.theory._validate import check_int, check_real
 
-
 MIN_BOOT_SEEDS = 3
 
 

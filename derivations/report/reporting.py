@@ -19,9 +19,9 @@ from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
 from depthscale.derivations.claims import linear_optimum as linear_optimum_claims
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
-from depthscale.derivations.report.findings import claim_findings, simulation_first
 from depthscale.derivations.formatting import MISSING, format_estimate, format_interval
 from depthscale.derivations.report import figures, protocol_table
+from depthscale.derivations.report.findings import claim_findings, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
