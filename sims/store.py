@@ -509,6 +509,10 @@ class Store:
     ) -> Iterator[dict]:
         """Iterate over stored records.
 
+        Every filter is checked first: a path that is not a config field, or a value outside a
+        field's choices (``model="Softmax"``), is a ``ValueError`` naming it and what is allowed
+        (:func:`~depthscale.sims.record_filters.check_filters`), never an empty iteration.
+
         Parameters
         ----------
         status : str, optional
@@ -521,10 +525,6 @@ class Store:
             be large; use :meth:`load_arrays` on demand).
         model, task : str, optional
             Shorthands for ``where={"model.model": model, "task.task": task}``.
-
-        Every filter is checked first: a path that is not a config field, or a value outside a
-        field's choices (``model="Softmax"``), is a ``ValueError`` naming it and what is allowed
-        (:func:`~depthscale.sims.record_filters.check_filters`), never an empty iteration.
         """
         if status is not None:
             check_choice("status", status, STATUSES)

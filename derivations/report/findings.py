@@ -11,13 +11,15 @@ come after the simulation findings.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
 
 # claims/theory_checks.py: derivations checked by machine, equal-step slopes, the paper's floors
 THEORY_FAMILIES = ("derivations-checked", "equal-step-slope", "floor-reference")
-SHOWN = 4  # conditions quoted per family; the rest are counted
+SHOWN = 3  # conditions quoted per family; the rest are counted
+NOT_RUN = "not run"  # the paragraph that names every family with no data at all
 _REASON_CHARS = 90
 
 
@@ -43,6 +45,15 @@ def _short(reason: str) -> str:
     return first if len(first) <= _REASON_CHARS else first[: _REASON_CHARS - 1].rstrip() + "…"
 
 
+def _why_indicative(reason: str) -> str:
+    """What an indicative verdict hangs on: the would-be verdict, or what left it undecided."""
+    would = re.search(r"would be (pass|fail)", reason)
+    if would:
+        return f"would be {would.group(1)}"
+    undecided = re.match(r"undecided: ([^(;]*)", reason)
+    return undecided.group(1).strip() if undecided else ""
+
+
 def _clause(result) -> str:
     """One condition: ``<condition>: measured <m> against <expected> (<tolerance>), <verdict>``."""
     cells = claim_cells(result)
@@ -56,9 +67,8 @@ def _clause(result) -> str:
     if result.tolerance:
         text += f" ({result.tolerance})"
     text += f", {result.verdict}"
-    if result.verdict == "indicative" and result.reason:
-        text += f" ({_short(result.reason)})"
-    return text
+    why = _why_indicative(result.reason) if result.verdict == "indicative" else ""
+    return f"{text} ({why})" if why else text
 
 
 def family_paragraph(family: str, results) -> str:
@@ -84,21 +94,31 @@ def family_paragraph(family: str, results) -> str:
 
 def claim_findings(results) -> list:
     """``[(family, paragraph), ...]`` for a list of claim results: simulation families in the order
-    their first claim appears, the theory-only families (:data:`THEORY_FAMILIES`) last.
+    their first claim appears, then one ``"not run"`` paragraph naming the families without any data,
+    then the theory-only families (:data:`THEORY_FAMILIES`).
 
     Examples
     --------
     >>> from depthscale.derivations.claims.verdicts import ClaimResult
     >>> rs = [ClaimResult("derivations-checked", "Every step is checked", 40.0, 40.0, None, "all steps", "pass", ""),
-    ...       ClaimResult("depth-beats-single d=8", "Depth beats one head", 0.0, -0.1, 0.01, "< 0", "pass", "")]
+    ...       ClaimResult("depth-beats-single d=8", "Depth beats one head", 0.0, -0.1, 0.01, "< 0", "pass", ""),
+    ...       ClaimResult("protocol-floor", "R_inf near a floor", None, None, None, "3%", "not run", "no runs")]
     >>> [family for family, _ in claim_findings(rs)]
-    ['depth-beats-single', 'derivations-checked']
+    ['depth-beats-single', 'not run', 'derivations-checked']
+    >>> claim_findings(rs)[1][1]
+    'No data in this sweep for protocol-floor (no runs).'
     """
     groups: dict = {}
     for r in results:
         groups.setdefault(family_of(r), []).append(r)
-    order = sorted(groups, key=lambda f: f in THEORY_FAMILIES)  # stable: first appearance within each part
-    return [(f, family_paragraph(f, groups[f])) for f in order]
+    empty = [f for f, rs in groups.items() if all(r.verdict == "not run" for r in rs)]
+    simulation = [(f, family_paragraph(f, groups[f])) for f in groups if f not in THEORY_FAMILIES and f not in empty]
+    if empty:
+        reasons = list(dict.fromkeys(_short(groups[f][0].reason) for f in empty))
+        shown = "; ".join(reasons[:2]) + ("; …" if len(reasons) > 2 else "")
+        simulation.append((NOT_RUN, f"No data in this sweep for {', '.join(empty)} ({shown})."))
+    theory = [(f, family_paragraph(f, groups[f])) for f in groups if f in THEORY_FAMILIES and f not in empty]
+    return simulation + theory
 
 
 def simulation_first(results) -> list:
@@ -114,4 +134,4 @@ def simulation_first(results) -> list:
     return sorted(results, key=lambda r: family_of(r) in THEORY_FAMILIES)
 
 
-__all__ = ["THEORY_FAMILIES", "family_of", "family_paragraph", "claim_findings", "simulation_first"]
+__all__ = ["THEORY_FAMILIES", "NOT_RUN", "family_of", "family_paragraph", "claim_findings", "simulation_first"]
