@@ -1,5 +1,7 @@
 """Report assembly from records: every claim reaches every format, figures are drawn."""
 
+import re
+
 import numpy as np
 import pytest
 from synthetic import curve
@@ -93,6 +95,7 @@ def test_findings_come_first(report):
         pos = [texts[fmt].index(m) for m in marks]
         assert pos == sorted(pos), marks
         assert texts[fmt].count(marks[1]) == 1  # the overview is shown once, with the findings
+    assert re.search(r"\btable \{[^}]*width: 100%", texts["html"])  # tables use the page width
 
 
 def test_findings_say_each_family_with_its_numbers(report):
