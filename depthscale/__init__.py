@@ -66,8 +66,8 @@ EXPORTS = {
     ),
     **dict.fromkeys(
         (
-            "Curve curves FitResult fit_offset_power fit_power_law ClaimResult Evidence evaluate_claims build_context "
-            "write_report"
+            "Curve curves FitResult fit_offset_power fit_power_law ClaimResult ClaimTable Evidence evaluate_claims "
+            "build_context write_report plot_curve plot_linear_laws"
         ).split(),
         "derivations",
     ),
@@ -87,6 +87,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.derivations.claims.evidence import Evidence as Evidence
     from depthscale.derivations.claims.registry import evaluate_claims as evaluate_claims
     from depthscale.derivations.claims.verdicts import ClaimResult as ClaimResult
+    from depthscale.derivations.report.claim_display import ClaimTable as ClaimTable
+    from depthscale.derivations.report.plots import plot_curve as plot_curve
+    from depthscale.derivations.report.plots import plot_linear_laws as plot_linear_laws
     from depthscale.derivations.report.render import write_report as write_report
     from depthscale.derivations.report.reporting import build_context as build_context
     from depthscale.sims.config import ModelConfig as ModelConfig

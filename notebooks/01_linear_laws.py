@@ -22,11 +22,10 @@
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from depthscale import LINEAR_LAWS, PowerLawSpectrum, build_derivation, linear_floor, linear_law_columns
+from depthscale import PowerLawSpectrum, build_derivation, linear_floor, linear_law_columns, plot_linear_laws
 
 # %% [markdown]
 # ## The depth laws of one spectrum
@@ -45,18 +44,12 @@ display(laws.style.format("{:.4g}"))
 # %% [markdown]
 # On log-log axes the continuum laws are lines of slope $-\zeta$ (equal steps) or $-2\zeta$ (free
 # steps) once $L$ is large; the dotted lines have exactly those slopes. `free_discrete` is the free
-# optimum on the finite spectrum ($d = 10^4$ modes).
+# optimum on the finite spectrum ($d = 10^4$ modes). `plot_linear_laws` draws on the Axes it is
+# given and returns it.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4.5))
-for law in [name for name in LINEAR_LAWS if name in laws and name != "gamma_opt"]:
-    ax.loglog(laws.index, laws[law], marker="o", ms=3, label=law)
-L = np.asarray(depths, dtype=float)
-for power, label in ((spec.zeta, r"$\propto L^{-\zeta}$"), (2 * spec.zeta, r"$\propto L^{-2\zeta}$")):
-    anchor = laws["constrained"].iloc[-1] if power == spec.zeta else laws["free_continuum"].iloc[-1]
-    ax.loglog(L, anchor * (L / L[-1]) ** -power, "k:", lw=1, label=label)
-ax.set(xlabel="depth L", ylabel="loss", title=f"linear attention, (a, b) = ({spec.a:g}, {spec.b:g})")
-ax.legend(fontsize=7, ncol=2)
+plot_linear_laws(spec, depths, ax=ax)  # the laws of depthscale.theory, with slope guides -zeta and -2 zeta
 plt.show()
 
 # %% [markdown]

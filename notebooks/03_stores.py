@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from depthscale import Evidence, Store, curves, to_frame
+from depthscale import ClaimTable, Evidence, Store, curves, plot_curve, to_frame
 from depthscale.derivations import REGISTRY
 from depthscale.derivations.report import figures
 
@@ -123,6 +123,24 @@ display(
     )
 )
 print(decided[0].reason)
+display(ClaimTable(decided))  # the claim results as the report's table, with their verdict counts
+
+# %% [markdown]
+# ## The store, a run, a curve and its fit as a notebook shows them
+# A store shows its counts (by status, model and task), a run record its numbers, a curve its
+# losses by depth with its fit, a fit its parameters with 95 % intervals (clipped to each
+# parameter's range), the bootstrap over seeds (or why there is none) and whether it is identified.
+
+# %%
+with Store(CPU) as store:
+    display(store)
+    display(store.record(top2["key"].iloc[0]))
+soft = next(c for c in curves(records) if (c.model, c.variant, c.task, c.k, c.a) == ("softmax", "base", "topk", 2, 0.0))
+display(soft)
+display(soft.fit("offset", n_boot=200))
+fig, ax = plt.subplots(figsize=(6, 4))
+plot_curve(soft, ax=ax)
+plt.show()
 
 # %% [markdown]
 # ## A report figure rebuilt

@@ -10,6 +10,7 @@ NumPy bytes, so iterating over records does not load them unless asked.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -26,6 +27,8 @@ from urllib.parse import quote
 import numpy as np
 
 from depthscale.sims.config import CONTEXTS_VERSION
+from depthscale.sims.display import RunRecord, store_html
+from depthscale.sims.record_filters import check_filters
 from depthscale.theory._validate import check_choice
 
 SCHEMA_VERSION = 1
@@ -360,6 +363,13 @@ class Store:
     def __contains__(self, key) -> bool:
         return self.has(key)
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: counts by status, model and task (:func:`~depthscale.sims.display.store_html`)."""
+        try:
+            return store_html(self)
+        except sqlite3.ProgrammingError:  # closed
+            return f"<p>results store {html.escape(self.path.name)} (closed)</p>"
+
     # -- writing ---------------------------------------------------------------------------
     def put(self, record: dict) -> None:
         """Write one finished run (replacing any earlier row with its key) in ONE transaction.
@@ -460,6 +470,24 @@ class Store:
             rec["arrays"] = self.load_arrays(key)
         return rec
 
+    def record(self, key: str, arrays: bool = False) -> RunRecord | None:
+        """The record of one run as a :class:`~depthscale.sims.display.RunRecord` (the same dict, shown
+        as a table in a notebook), or None if absent. Arrays are left out unless ``arrays``.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "runs.sqlite")
+        >>> with Store(path, mode="write") as s:
+        ...     s.put({"key": "abc-0", "config": {"model": {"depth": 2}}, "seed": 0, "status": "ok",
+        ...            "reason": None, "final_loss": 0.5})
+        ...     r = s.record("abc-0")
+        >>> r["final_loss"], "<table>" in r._repr_html_()
+        (0.5, True)
+        """
+        rec = self.get(key, arrays=arrays)
+        return None if rec is None else RunRecord(rec)
+
     def _decode(self, key: str, text: str) -> dict:
         try:
             return json.loads(text)
@@ -481,6 +509,10 @@ class Store:
     ) -> Iterator[dict]:
         """Iterate over stored records.
 
+        Every filter is checked first: a path that is not a config field, or a value outside a
+        field's choices (``model="Softmax"``), is a ``ValueError`` naming it and what is allowed
+        (:func:`~depthscale.sims.record_filters.check_filters`), never an empty iteration.
+
         Parameters
         ----------
         status : str, optional
@@ -496,12 +528,10 @@ class Store:
         """
         if status is not None:
             check_choice("status", status, STATUSES)
-        conds = dict(where or {})
-        if model is not None:
-            conds["model.model"] = model
-        if task is not None:
-            conds["task.task"] = task
-        conds = {k: (list(v) if isinstance(v, (list, tuple, set)) else [v]) for k, v in conds.items()}
+        conds = check_filters(where, model=model, task=task)  # at the call, not at the first next()
+        return self._records(status, conds, arrays)
+
+    def _records(self, status: str | None, conds: dict, arrays: bool) -> Iterator[dict]:
         sql = "SELECT key, config, record FROM runs"
         params: tuple = ()
         if status is not None:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from depthscale.sims.config import CONTEXTS_VERSION
 from depthscale.sims.grid import run_key
 from depthscale.sims.lifeline import exit_with_parent
+from depthscale.sims.progress import Progress, interactive
 from depthscale.sims.provenance import code_version
 from depthscale.sims.store import contexts_mismatch
 from depthscale.sims.threads import limit_worker_threads
@@ -444,18 +445,17 @@ def _checked(key, config, seed, value) -> dict:
 
 
 class _Status:
-    """A progress bar on a terminal (the command line prints per-run lines into log files)."""
+    """A progress bar on a terminal or in a notebook (the command line prints per-run lines into log files)."""
 
     def __init__(self, total: int, quiet: bool):
         self.bar = None
-        if not quiet and total and hasattr(sys.stderr, "isatty") and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True, desc="sweep")
+        if not quiet and total and interactive(sys.stderr):
+            self.bar = Progress(total, unit="run", desc="sweep", file=sys.stderr)
 
     def finished(self, rec: dict, done: int, failed: int) -> None:
         if self.bar is not None:
             self.bar.update(1)
+            self.bar.warmed_up()  # the first finished job carried the compilation: restart the clock after it
             self.bar.set_postfix(done=done, failed=failed)
 
     def close(self) -> None:

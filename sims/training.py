@@ -236,6 +236,8 @@ def train_lockstep(
                         r.seconds += time.perf_counter() - t1
             if bar is not None:
                 bar.update(1)
+                if step == 0:
+                    bar.warmed_up()  # the first step compiled the kernels: no part of the time estimate
                 if step % 50 == 0 and runs[0].ema is not None:
                     bar.set_postfix(loss=f"{runs[0].ema:.4g}")
             if not any(r.active for r in runs):
@@ -261,6 +263,6 @@ def settled(history: list, cfg: TrainConfig) -> bool:
 def _bar(total: int, progress: bool):
     if not progress:
         return None
-    from tqdm import tqdm
+    from depthscale.sims.progress import Progress
 
-    return tqdm(total=total, unit="step", leave=False, dynamic_ncols=True)
+    return Progress(total, unit="step", leave=False)

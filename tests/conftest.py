@@ -60,3 +60,47 @@ def off_by_one_step():
         assumptions={_z: (0.2, 3), _L: (1, 5)},
         transforms=("expand_func",),
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# Well-formedness of HTML fragments (the notebook displays), with the standard library's parser.
+class _HTMLChecker:
+    VOID = {"br", "img", "hr", "meta", "input", "link", "col"}
+
+    def __init__(self):
+        from html.parser import HTMLParser
+
+        checker = self
+
+        class _Parser(HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                checker.tags.append(tag)
+                if tag not in checker.VOID:
+                    checker.stack.append(tag)
+
+            def handle_endtag(self, tag):
+                assert checker.stack and checker.stack[-1] == tag, f"</{tag}> closes {checker.stack[-1:]}"
+                checker.stack.pop()
+
+            def handle_data(self, data):
+                if data.strip():
+                    checker.text.append(data)
+
+        self.stack: list = []
+        self.tags: list = []
+        self.text: list = []
+        self.parser = _Parser(convert_charrefs=True)
+
+
+@pytest.fixture
+def parse_html():
+    """``parse_html(fragment) -> (tags, texts)``; fails unless every element is closed, in order."""
+
+    def parse(fragment: str) -> tuple:
+        c = _HTMLChecker()
+        c.parser.feed(fragment)
+        c.parser.close()
+        assert c.stack == [], f"unclosed: {c.stack}"
+        return c.tags, c.text
+
+    return parse

@@ -19,8 +19,8 @@ NOTEBOOKS = ROOT / "notebooks"
 # the outputs each notebook must show: (mime type, how many at least)
 EXPECTED = {
     "01_linear_laws.py": {"image/png": 2, "text/html": 4, "text/markdown": 1},
-    "02_softmax_clt.py": {"image/png": 2, "text/html": 2},
-    "03_stores.py": {"image/png": 2, "text/html": 4},
+    "02_softmax_clt.py": {"image/png": 2, "text/html": 3},
+    "03_stores.py": {"image/png": 3, "text/html": 9},
 }
 
 

@@ -68,6 +68,21 @@ def html_table(rows, caption: str = "") -> str:
     return f"<table>{head}{body}</table>"
 
 
+def html_grid(header, rows, caption: str = "") -> str:
+    """A table with a header row: ``header`` names the columns, ``rows`` are sequences of cells
+    (values escaped; ``None`` shows as an empty cell).
+
+    >>> html_grid(["L", "loss"], [(1, "0.5"), (2, None)])
+    '<table><thead><tr><th>L</th><th>loss</th></tr></thead><tbody><tr><td>1</td><td>0.5</td></tr><tr><td>2</td><td></td></tr></tbody></table>'
+    """
+    head = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    cols = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{'' if v is None else html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows
+    )
+    return f"<table>{head}<thead><tr>{cols}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def floor_html(result) -> str:
     """A :class:`~depthscale.theory.floor.FloorResult` as a small table (not its moment matrices)."""
     return html_table(
@@ -82,4 +97,4 @@ def floor_html(result) -> str:
     )
 
 
-__all__ = ["step_markdown", "derivation_markdown", "html_table", "floor_html"]
+__all__ = ["step_markdown", "derivation_markdown", "html_table", "html_grid", "floor_html"]

@@ -8,6 +8,24 @@ from depthscale.derivations.analysis.fit_results import BootstrapResult
 from depthscale.derivations.analysis.fits import _vector, fit_offset_power
 from depthscale.theory._validate import check_int, check_real
 
+MIN_BOOT_SEEDS = 3
+
+
+def refusal(n_seeds: int) -> str:
+    """Why a bootstrap over ``n_seeds`` seeds is refused (fewer than :data:`MIN_BOOT_SEEDS`).
+
+    Two seeds have three distinct resamples (each seed twice, or both once): their percentiles are
+    the two per-seed fits and their mean, not a 95 % interval.
+
+    Examples
+    --------
+    >>> refusal(2)
+    'R_by_seed has 2 seed(s): a bootstrap over seeds needs at least 3 (2 seeds have 3 distinct resamples, no interval)'
+    """
+    distinct = n_seeds * (n_seeds + 1) // 2  # multisets of 2 seeds drawn from 2
+    why = f"{n_seeds} seeds have {distinct} distinct resamples, no interval" if n_seeds == 2 else "nothing to resample"
+    return f"R_by_seed has {n_seeds} seed(s): a bootstrap over seeds needs at least {MIN_BOOT_SEEDS} ({why})"
+
 
 # -------------------------------------------------------------------------------------------
 # bootstrap over seeds
@@ -17,14 +35,16 @@ def bootstrap_over_seeds(
     """Percentile intervals from resampling whole seeds (rows), refitting the seed-mean curve.
 
     Resampling seeds keeps the correlation between the depths of one seed (shared evaluation
-    contexts, shared training noise), which resampling points of one curve would destroy.
+    contexts, shared training noise), which resampling points of one curve would destroy. Fewer
+    than 3 seeds are refused with a ``ValueError`` saying why (:func:`refusal`): their resamples
+    are the per-seed fits themselves, not an interval.
 
     Parameters
     ----------
     L : array_like
         Depths, length n_L.
     R_by_seed : array_like, shape (n_seeds, n_L)
-        Losses of each seed at each depth (``nan`` for a missing run).
+        Losses of each seed at each depth (``nan`` for a missing run); at least 3 seeds.
     fit_fn : callable
         ``fit_fn(L, R, **fit_kwargs) -> FitResult``, e.g. :func:`fit_offset_power`.
     n_boot : int
@@ -52,8 +72,8 @@ def bootstrap_over_seeds(
         raise ValueError("R_by_seed: must be a numeric array of shape (n_seeds, n_L)") from None
     if Y.ndim != 2 or Y.shape[1] != L.size:
         raise ValueError(f"R_by_seed has shape {Y.shape}: must be (n_seeds, {L.size})")
-    if Y.shape[0] < 2:
-        raise ValueError(f"R_by_seed has {Y.shape[0]} seed(s): must have at least 2 to resample seeds")
+    if Y.shape[0] < MIN_BOOT_SEEDS:
+        raise ValueError(refusal(Y.shape[0]))
     n_boot = check_int("n_boot", n_boot, lo=1)
     level = check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     if not callable(fit_fn):

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from depthscale.derivations.analysis import fits as _fits
-from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
+from depthscale.derivations.analysis.bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
 from depthscale.theory.spectra import PowerLawSpectrum
 
 EASY_TASKS = ("easy-exact", "easy-fresh")
@@ -249,7 +249,8 @@ class Curve:
         -------
         FitResult
             Always a result: when no fit can be made it is :meth:`FitResult.missing` with the reason.
-            Cached per ``(kind, n_boot, seed)``.
+            With ``n_boot > 0`` it has a bootstrap, or ``bootstrap_refused`` says why not (fewer
+            than 3 seeds with every depth, a fit that is not identified). Cached per ``(kind, n_boot, seed)``.
         """
         if kind not in FIT_KINDS:
             raise ValueError(f"kind={kind!r}: must be one of {', '.join(FIT_KINDS)}")
@@ -289,12 +290,24 @@ class Curve:
                 pass
         full = self.loss[:, ok]
         rows = full[np.all(np.isfinite(full), axis=1)]
-        if rows.shape[0] >= 3 and n_boot > 0 and res.identified:  # no intervals for a fit that is not identified
-            try:
-                extra["bootstrap"] = bootstrap_over_seeds(L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed))
-            except (ValueError, RuntimeError, np.linalg.LinAlgError):
-                pass  # too few bootstrap fits succeeded: the Jacobian errors stand alone
+        if n_boot > 0:  # asked for: a bootstrap, or the reason there is none
+            if not res.identified:
+                extra["bootstrap_refused"] = "no bootstrap: the fit is not identified"
+            elif rows.shape[0] < MIN_BOOT_SEEDS:
+                extra["bootstrap_refused"] = f"no bootstrap: {refusal(rows.shape[0]).split(': ', 1)[1]}"
+            else:
+                try:
+                    extra["bootstrap"] = bootstrap_over_seeds(
+                        L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed)
+                    )
+                except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+                    extra["bootstrap_refused"] = f"no bootstrap: {exc}"  # the Jacobian errors stand alone
         return _replace(res, **extra) if extra else res
+
+    def _repr_html_(self) -> str:
+        from depthscale.derivations.analysis.display import curve_html
+
+        return curve_html(self)
 
     # ---- baselines
     def baseline(self, name: str) -> BaselineComparison | None:

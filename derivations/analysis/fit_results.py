@@ -54,6 +54,8 @@ class FitResult:
         Why there is no fit at all (too few points, the optimiser raised); ``""`` for a fit.
     bootstrap : BootstrapResult or None
         Percentile intervals from resampling seeds, when they were computed.
+    bootstrap_refused : str
+        Why there is no bootstrap when one was asked for (e.g. fewer than 3 seeds); ``""`` otherwise.
     delta_aic_alpha_one : float
         ``AIC(alpha = 1) - AIC(free)`` for offset fits (``nan`` when not computed).
     """
@@ -76,6 +78,7 @@ class FitResult:
     failure: str = ""
     bootstrap: BootstrapResult | None = None
     delta_aic_alpha_one: float = math.nan
+    bootstrap_refused: str = ""
 
     @classmethod
     def missing(cls, kind: str, reason: str, n: int = 0) -> FitResult:
@@ -118,7 +121,7 @@ class FitResult:
         for k in self.names:
             lo, hi = self.bounds.get(k, (-math.inf, math.inf))
             if math.isfinite(hi - lo):
-                a, b = self.interval(k)
+                a, b = self._jacobian_interval(k, 0.95)  # unclipped: clipping would hide the width
                 if b - a > hi - lo:
                     return (
                         False,
@@ -138,16 +141,69 @@ class FitResult:
         """Why the fit is not identified (``""`` when it is)."""
         return self.identification()[1]
 
+    def param_range(self, name: str) -> tuple:
+        """``(lo, hi)``: the values parameter ``name`` can take in this fit.
+
+        The fit's :attr:`bounds` where it has them (``L0`` between 0 and the smallest loss, exponents
+        of offset fits between 0 and :data:`~depthscale.derivations.analysis.fits.ALPHA_MAX`);
+        amplitudes ``c`` and ``c_<name>`` are positive (fitted as ``exp(log c)``); anything else is
+        unbounded (the exponent of a pure power law, a regression slope).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from depthscale.derivations.analysis.fits import fit_power_law
+        >>> f = fit_power_law(2.0 ** np.arange(5), 3.0 * 2.0 ** -np.arange(5))
+        >>> f.param_range("c"), f.param_range("alpha")
+        ((0.0, inf), (-inf, inf))
+        """
+        if name not in self.params and name not in self.bounds:
+            raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+        if name in self.bounds:
+            lo, hi = self.bounds[name]
+            return (float(lo), float(hi))
+        if name == "c" or name.startswith("c_"):
+            return (0.0, math.inf)
+        return (-math.inf, math.inf)
+
     def interval(self, name: str, level: float = 0.95) -> tuple:
-        """Jacobian confidence interval ``param +- t_(dof) se`` (``nan`` if dof = 0)."""
+        """Jacobian confidence interval ``param +- t_(dof) se``, clipped to :meth:`param_range`.
+
+        Clipped, not profiled: the ends outside the range a parameter can take are cut at that
+        range (an exponent that must be positive never gets a negative lower end). The truth lies
+        in the range, so clipping keeps the interval's coverage exactly. ``(nan, nan)`` when there
+        is no standard error (dof = 0). Whether the unclipped interval fits in the range at all is
+        part of :meth:`identification`.
+
+        Examples
+        --------
+        >>> f = FitResult("offset_power", {"L0": 0.5, "c": 2.0, "alpha": 0.13}, {"L0": 0.01, "c": 0.1,
+        ...               "alpha": 0.1}, 0.99, -50.0, 1e-4, 8, 5, ("L0", "c", "alpha"),
+        ...               bounds={"L0": (0.0, 0.6), "alpha": (1e-8, 20.0)})
+        >>> lo, hi = f.interval("alpha")
+        >>> lo, round(hi, 4)  # 0.13 - 2.571 x 0.1 < 0 is cut at the range
+        (1e-08, 0.3871)
+        """
         check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
         if name not in self.params:
             raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+        a, b = self._jacobian_interval(name, level)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return (a, b)
+        lo, hi = self.param_range(name)
+        return (min(max(a, lo), hi), max(min(b, hi), lo))
+
+    def _jacobian_interval(self, name: str, level: float) -> tuple:
         se = self.se.get(name, math.nan)
         if self.dof <= 0 or not math.isfinite(se):
             return (math.nan, math.nan)
         q = stats.t.ppf(0.5 + level / 2, self.dof)
-        return (self.params[name] - q * se, self.params[name] + q * se)
+        return (float(self.params[name] - q * se), float(self.params[name] + q * se))
+
+    def _repr_html_(self) -> str:
+        from depthscale.derivations.analysis.display import fit_html  # display code apart from the numbers
+
+        return fit_html(self)
 
     def predict(self, L) -> np.ndarray:
         """The fitted law at depths ``L``: ``L0 + c L^-alpha`` for offset fits, ``c L^-alpha`` for
@@ -194,6 +250,8 @@ class FitResult:
             out["delta_aic_alpha_one"] = float(self.delta_aic_alpha_one)
         if self.bootstrap is not None:
             out["bootstrap"] = self.bootstrap.to_dict()
+        if self.bootstrap_refused:
+            out["bootstrap_refused"] = self.bootstrap_refused
         return out
 
 

@@ -13,4 +13,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     mathml="latex_to_mathml",
     typeset="math_latex math_mathml prose tex_escape",
     reporting="build_context figure_entries gather_theory results_tables",
+    plots="plot_curve plot_linear_laws",
+    claim_display="ClaimTable",
+    findings="claim_findings family_of",
 )

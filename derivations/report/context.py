@@ -32,6 +32,7 @@ class ReportContext:
     preset : name of the preset or sweep the results come from ("" when not applicable).
     created : timestamp text (defaults to now, UTC).
     runtime_seconds : wall time of the work behind the report, or None.
+    findings : ``(family, paragraph)`` pairs: what the claims found, in words; shown first, after the title.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
     derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
         :mod:`depthscale.derivations.report.render_derivation`), or objects with ``title``,
@@ -62,6 +63,7 @@ class ReportContext:
     figures: list = field(default_factory=list)
     claims: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
 
     def runtime_text(self) -> str:
         """The running time in words ('' when unknown)."""
@@ -100,6 +102,12 @@ def _texts(name: str, value) -> list:
         if not isinstance(v, str):
             _bad(f"{name}[{i}]", v, "a string")
     return list(value)
+
+
+def _finding(name: str, pair) -> tuple:
+    if isinstance(pair, str) or len(texts := _texts(name, pair)) != 2:
+        _bad(name, pair, "a (family, paragraph) pair of strings")
+    return tuple(texts)
 
 
 def _items(name: str, value) -> list:
@@ -217,6 +225,7 @@ def _view(ctx: ReportContext) -> dict:
         "created": str(ctx.created or ""),
         "runtime": ctx.runtime_text(),
         "summary": _texts("summary", ctx.summary),
+        "findings": [_finding(f"findings[{i}]", p) for i, p in enumerate(_items("findings", ctx.findings))],
         "notes": _texts("notes", ctx.notes),
         "derivations": [
             _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))

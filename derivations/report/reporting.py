@@ -21,6 +21,7 @@ from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 from depthscale.derivations.formatting import MISSING, format_estimate, format_interval
 from depthscale.derivations.report import figures, protocol_table
+from depthscale.derivations.report.findings import claim_findings, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
@@ -313,6 +314,7 @@ def build_context(
         theory_tables=theory_tables,
         results_tables=results_tables(cs),
         figures=figure_entries(records, cs, theory),
-        claims=claims,
+        claims=simulation_first(claims),
         notes=notes,
+        findings=claim_findings(claims),
     )

@@ -1,5 +1,7 @@
 """Report assembly from records: every claim reaches every format, figures are drawn."""
 
+import re
+
 import numpy as np
 import pytest
 from synthetic import curve
@@ -60,16 +62,31 @@ def test_report_has_every_claim_in_every_format(records, report):
 
 
 def test_findings_come_first(report):
+    """Findings in words, the key figure, the counts, then the full table; the rest after it."""
     _, texts = report
     for fmt, marks in (
-        ("md", ("## Summary", "## Claims", "figures/overview.png", "## Derivations", "## Simulation results")),
-        ("html", ('id="summary"', 'id="claims"', 'id="fig-overview"', 'id="derivations"', 'id="results"')),
+        (
+            "md",
+            (
+                "## Findings",
+                "figures/overview.png",
+                "## Summary",
+                "## Claims",
+                "## Derivations",
+                "## Simulation results",
+            ),
+        ),
+        (
+            "html",
+            ('id="findings"', 'id="fig-overview"', 'id="summary"', 'id="claims"', 'id="derivations"', 'id="results"'),
+        ),
         (
             "tex",
             (
+                "section*{Findings}",
+                "figures/overview.png",
                 "section*{Summary}",
                 "section*{Claims}",
-                "figures/overview.png",
                 "section*{Derivations}",
                 "section*{Simulation results}",
             ),
@@ -77,7 +94,32 @@ def test_findings_come_first(report):
     ):
         pos = [texts[fmt].index(m) for m in marks]
         assert pos == sorted(pos), marks
-        assert texts[fmt].count(marks[2]) == 1  # the overview is shown once, with the findings
+        assert texts[fmt].count(marks[1]) == 1  # the overview is shown once, with the findings
+    assert re.search(r"\btable \{[^}]*width: 100%", texts["html"])  # tables use the page width
+
+
+def test_findings_say_each_family_with_its_numbers(report):
+    ctx, texts = report
+    families = [f for f, _ in ctx.findings]
+    ids = [c.id.split()[0] for c in ctx.claims]
+    empty = [f for f in dict.fromkeys(ids) if all(c.verdict == "not run" for c in ctx.claims if c.id.split()[0] == f)]
+    # one paragraph per family with data, in the table's order; the families without data named in one
+    assert [f for f in families if f != "not run"] == [f for f in dict.fromkeys(ids) if f not in empty]
+    if empty:
+        assert all(f in dict(ctx.findings)["not run"] for f in empty)
+    theory = {"derivations-checked", "equal-step-slope", "floor-reference"}
+    first_theory = min(i for i, f in enumerate(families) if f in theory)
+    assert "not run" not in families[first_theory:]
+    assert all(f in theory for f in families[first_theory:])  # theory checks after the simulation findings
+    assert all(f in theory for f in ids[ids.index(families[first_theory]) :])  # and in the table
+    # the numbers of the softmax exponent claims are in their paragraph, as the table shows them
+    para = dict(ctx.findings)["softmax-top2-exponent"]
+    for c in (c for c in ctx.claims if c.id.startswith("softmax-top2-exponent ")):
+        assert c.id.split(maxsplit=1)[1] in para and c.verdict in para
+        if c.measured is not None:
+            assert f"{c.measured:.4g}" in para
+    assert "<strong>softmax-top2-exponent.</strong>" in texts["html"]
+    assert "**softmax-top2-exponent.**" in texts["md"]
 
 
 def test_unidentified_fit_shows_no_numbers(records, report):

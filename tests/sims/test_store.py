@@ -89,7 +89,8 @@ def test_status_filters_replace_and_failed(tmp_path):
         assert [r["key"] for r in st.records(task="topk")] == ["h1-0", "h1-1"]
         assert [r["key"] for r in st.records(where={"model.depth": [4, 8]})] == ["h2-0"]
         assert [r["key"] for r in st.records(where={"task.a": 0.25, "model.depth": 2})] == ["h1-0", "h1-1"]
-        assert list(st.records(where={"no.such": 1})) == []
+        with pytest.raises(ValueError, match=r"^where key 'no.such': must be a config path, one of task.task, "):
+            st.records(where={"no.such": 1})
         st.delete("h2-0")
         assert st.keys() == ["h1-0", "h1-1"] and st.load_arrays("h2-0") is None
         with pytest.raises(ValueError, match="status='done'"):

@@ -1,0 +1,50 @@
+"""Claim results in a notebook: :class:`ClaimTable`, a list of
+:class:`~depthscale.derivations.claims.verdicts.ClaimResult` that shows as a table with its verdict
+counts (``ClaimTable(evaluate_claims(evidence))``, or one result: ``ClaimTable(result)``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from depthscale.derivations.claims.verdicts import VERDICTS, ClaimResult, claim_cells
+from depthscale.theory.display import html_grid
+
+COLUMNS = ("id", "claim", "expected", "measured", "tolerance", "verdict", "reason")
+
+
+class ClaimTable(list):
+    """A list of claim results that shows as a table in a notebook (one row per claim).
+
+    Parameters
+    ----------
+    results : ClaimResult or iterable of ClaimResult
+
+    Examples
+    --------
+    >>> r = ClaimResult("C1", "alpha near 1", 1.0, 0.97, 0.01, "± 0.2", "pass", "")
+    >>> t = ClaimTable([r, r])
+    >>> len(t), t.counts()
+    (2, {'pass': 2})
+    >>> "0.97 ± 0.01" in ClaimTable(r)._repr_html_()
+    True
+    """
+
+    def __init__(self, results=()):
+        items = [results] if isinstance(results, ClaimResult) else list(results)
+        for i, r in enumerate(items):
+            if not isinstance(r, ClaimResult):
+                raise ValueError(f"results[{i}]={r!r}: must be a ClaimResult")
+        super().__init__(items)
+
+    def counts(self) -> dict:
+        """``{verdict: count}`` in the order of :data:`VERDICTS`, verdicts with no claim left out."""
+        c = Counter(r.verdict for r in self)
+        return {v: c[v] for v in VERDICTS if c[v]}
+
+    def _repr_html_(self) -> str:
+        counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no claims"
+        rows = [[claim_cells(r)[k] for k in COLUMNS] for r in self]
+        return html_grid(COLUMNS, rows, f"{len(self)} claim(s): {counts}")
+
+
+__all__ = ["ClaimTable", "COLUMNS"]

@@ -1,0 +1,137 @@
+"""Plot helpers for notebooks: each draws on the Axes it is given (``ax=``) and returns it.
+
+:func:`plot_curve` draws a curve's losses against depth with its fitted law; :func:`plot_linear_laws`
+draws the linear-attention depth laws of one spectrum (``depthscale.theory``) on log-log axes. The
+report's own figures (PNG bytes) are in :mod:`depthscale.derivations.report.figures`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from depthscale.derivations.formatting import format_estimate
+from depthscale.theory.linear_laws import LINEAR_LAWS, linear_law_columns
+
+# the laws that are losses (gamma_opt is a step size)
+LOSS_LAWS = tuple(k for k in LINEAR_LAWS if k != "gamma_opt")
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt  # only without an Axes: pyplot picks the notebook's backend
+
+        _, ax = plt.subplots()
+    elif not hasattr(ax, "plot") or not hasattr(ax, "set_xscale"):
+        raise ValueError(f"ax={ax!r}: must be a matplotlib Axes or None")
+    return ax
+
+
+def plot_curve(curve, ax=None, kind: str | None = None, n_boot: int = 0):
+    """A curve's seed-mean losses R_L against depth L (± one standard error) with its fitted law.
+
+    Parameters
+    ----------
+    curve : Curve
+        From :func:`~depthscale.derivations.analysis.curve.curves`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure's Axes).
+    kind : {"offset", "power"}, optional
+        The law to draw (default: the curve's :attr:`~Curve.default_kind`).
+    n_boot : int
+        Bootstrap replicates of the fit (0: Jacobian errors only).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, on log-log scales; the fit is dashed when it is not identified, absent when there is none.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from depthscale.derivations.analysis.curve import curves
+    >>> rec = lambda L, s: {"status": "ok", "seed": s, "converged": True, "final_loss": 0.5 + 0.4 / L,
+    ...     "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+    ...                "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
+    >>> (c,) = curves([rec(L, s) for L in (1, 2, 4, 8, 16) for s in (0, 1)])
+    >>> ax = Figure().subplots()
+    >>> plot_curve(c, ax=ax) is ax, len(ax.lines) >= 2
+    (True, True)
+    """
+    ax = _axes(ax)
+    kind = curve.default_kind if kind is None else kind
+    L = curve.depths.astype(float)
+    ax.errorbar(
+        L, curve.mean, yerr=curve.error_bar, fmt="o", ms=4, capsize=3, label=f"runs ({len(curve.seeds)} seed(s))"
+    )
+    fit = curve.fit(kind, n_boot=n_boot)
+    if not fit.failure:
+        grid = np.geomspace(L.min(), L.max(), 100)
+        a = fit.params.get("alpha", fit.fixed.get("alpha"))
+        text = f"fit {kind}: alpha = {format_estimate(a, fit.se.get('alpha'))}"
+        style = "-" if fit.identified else "--"
+        ax.plot(grid, fit.predict(grid), style, lw=1.2, label=text if fit.identified else f"{text} (not identified)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("depth L")
+    ax.set_ylabel("loss R_L")
+    ax.set_title(curve.label, fontsize=9)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
+    """The linear-attention depth laws of ``spectrum`` at ``depths``, loss against L on log-log axes.
+
+    Parameters
+    ----------
+    spectrum : PowerLawSpectrum
+    depths : sequence of int
+        Depths >= 1.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure's Axes).
+    laws : sequence of str, optional
+        Which of :data:`LOSS_LAWS` to draw (default: all that apply to the spectrum).
+    slopes : bool
+        Also draw dotted guides of slope ``-zeta`` and ``-2 zeta`` through the last points of the
+        equal-step and free laws (asymptotic spectra only).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``; each law is one line labelled with its name, its points the theory's values.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from depthscale.theory.spectra import PowerLawSpectrum
+    >>> ax = plot_linear_laws(PowerLawSpectrum(2.0, 1.0, 1000), [1, 2, 4, 8], ax=Figure().subplots())
+    >>> [line.get_label() for line in ax.lines][:2]
+    ['constrained', 'constrained_opt']
+    """
+    ax = _axes(ax)
+    cols = linear_law_columns(spectrum, depths)
+    available = [k for k in LOSS_LAWS if k in cols]
+    if laws is None:
+        chosen = available
+    else:
+        chosen = list(laws) if not isinstance(laws, str) else [laws]
+        for law in chosen:
+            if law not in available:
+                raise ValueError(f"laws: {law!r} must be one of {', '.join(available)} for this spectrum")
+    L = np.asarray(depths, dtype=float)
+    for law in chosen:
+        ax.plot(L, cols[law], marker="o", ms=3, label=law)
+    if slopes and spectrum.asymptotic:
+        zeta = spectrum.zeta
+        for power, anchor, text in ((zeta, "constrained", "L^-zeta"), (2 * zeta, "free_discrete", "L^-2zeta")):
+            ax.plot(L, cols[anchor][-1] * (L / L[-1]) ** -power, "k:", lw=1, label=f"slope {text} (zeta = {zeta:g})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("depth L")
+    ax.set_ylabel("loss")
+    ax.set_title(f"linear attention, (a, b) = ({spectrum.a:g}, {spectrum.b:g}), d = {spectrum.d}", fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
+    return ax
+
+
+__all__ = ["LOSS_LAWS", "plot_curve", "plot_linear_laws"]
