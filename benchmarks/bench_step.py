@@ -3,7 +3,7 @@
 Both engines run the same maths (``torch_models.py``; ``tests/sims/test_autograd.py`` checks the
 gradients agree): the linear model in its sufficient-statistic form and the softmax model in its
 test-token-only parallel form, by default at d = 32 (N = d), P = 256, batch 256 (``--d --P
---batch``; the science setting is d = 16, P = 128, batch 1024) and several depths, float64 and
+--batch``; the science setting is d = 16, P = 128, batch 1024; ``--widths`` for N other than d) and several depths, float64 and
 float32, with one thread for numba, BLAS and torch. Data generation (``make_batch``) is not
 part of the step; it is timed on its own and compared with the L = 16 step. The machine's
 single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
@@ -162,7 +162,13 @@ def main(argv=None) -> int:
         "blas": blas_info(),
         "gemm_gflops": {dt: g / 1e9 for dt, g in gemm.items()},
         "gemm_gflops_start_end": {dt: [gemm_start[dt] / 1e9, gemm_end[dt] / 1e9] for dt in dtypes},
-        "sizes": {"d": args.d, "N": [w or args.d for w in widths], "P": args.P, "batch": args.batch, "task": "topk k=2"},
+        "sizes": {
+            "d": args.d,
+            "N": [w or args.d for w in widths],
+            "P": args.P,
+            "batch": args.batch,
+            "task": "topk k=2",
+        },
     }
     print(
         f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "

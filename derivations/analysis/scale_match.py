@@ -22,8 +22,6 @@ import io
 import math
 import statistics
 
-import numpy as np
-
 from depthscale.theory._validate import check_choice, check_int, check_real
 
 COLUMNS = ("task", "k", "a", "b", "L0")
@@ -185,6 +183,8 @@ def scale_candidates(rows: list[dict], tasks: list, kw: dict) -> tuple[list[dict
     ``score_se`` (``score_se``), ``contexts`` (evaluation contexts) and, for the comparison of two
     candidates of one scale, ``grad`` (``score_gradient``).
     """
+    import numpy as np  # not at module level: the command line imports this module for --help
+
     from depthscale.sims.reference_floors import reference_floors
 
     d, P = tasks[0].d, tasks[0].P

@@ -25,7 +25,7 @@ import math
 import time
 
 from depthscale.derivations.analysis.scale_match import rank, scale_candidates, task_from
-from depthscale.theory._validate import check_int, check_memory
+from depthscale.theory._validate import check_memory
 
 SEPARATION = 2.0
 RULE = "tied when score difference < 2 x s.e. of the difference (s.e. of the two candidates combined)"
@@ -134,11 +134,14 @@ def floors_memory_bytes(d: int, P: int, n_fit: int, n_eval: int, n_grid: int, ch
     ``chunk`` contexts (``X`` and ``O``: ``P d + d^2`` numbers a context), all float64.
 
     >>> round(floors_memory_bytes(16, 128, 10_000, 10_000, 49) / 2**20, 1)
-    71.9
+    88.3
     """
     per_ctx = 2 * P + 1
     return 8.0 * (
-        n_fit * per_ctx + 2 * n_eval * per_ctx + 3 * n_fit * (n_grid + 1) + min(chunk, max(n_fit, n_eval)) * (P * d + d * d)
+        n_fit * per_ctx
+        + 2 * n_eval * per_ctx
+        + 3 * n_fit * (n_grid + 1)
+        + min(chunk, max(n_fit, n_eval)) * (P * d + d * d)
     )
 
 
@@ -153,8 +156,7 @@ def check_resolve(cap, kw: dict, ds, Ps, fit_follows: bool) -> int:
         )
     n_fit = cap if fit_follows else kw["n_fit"]
     check_memory(
-        f"resolve={cap}, d={max(ds)}, P={max(Ps)}",
-        floors_memory_bytes(max(ds), max(Ps), n_fit, cap, kw["n_grid"]),
+        f"resolve={cap}, d={max(ds)}, P={max(Ps)}", floors_memory_bytes(max(ds), max(Ps), n_fit, cap, kw["n_grid"])
     )
     return cap
 

@@ -85,7 +85,10 @@ def handle_infer_scale(args) -> int:
     t0 = time.perf_counter()
     out = infer_scale(rows, list(dict.fromkeys(ds)), list(dict.fromkeys(Ps)), kw, args.c_lambda, args.c_omega)
     if cap is not None:
-        out["resolve"] = {"cap": cap, "rounds": sr.resolve(out, rows, kw, cap, fit_follows, args.c_lambda, args.c_omega)}
+        out["resolve"] = {
+            "cap": cap,
+            "rounds": sr.resolve(out, rows, kw, cap, fit_follows, args.c_lambda, args.c_omega),
+        }
     out["resolution"] = sr.resolution(out["ranking"], out["covariances"])
     out = sr.public(out)
     out["rows"] = rows
