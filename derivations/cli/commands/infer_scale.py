@@ -1,7 +1,9 @@
 """``depthscale infer-scale``: rank a (d, P) grid by how well its reference floors match reported floors.
 
 The scoring is defined in ``depthscale.derivations.analysis.scale_match``; the reference floors come from
-``depthscale.sims.reference_floors`` with the options shared with ``predict softmax-floor``.
+``depthscale.sims.reference_floors`` with the options shared with ``predict softmax-floor``. Whether
+the ranking is resolved (ties within the Monte Carlo error, ``--resolve``) is decided by
+``depthscale.derivations.analysis.scale_resolution``.
 """
 
 from __future__ import annotations
