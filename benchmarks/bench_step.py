@@ -3,7 +3,7 @@
 Both engines run the same maths (``torch_models.py``; ``tests/sims/test_autograd.py`` checks the
 gradients agree): the linear model in its sufficient-statistic form and the softmax model in its
 test-token-only parallel form, by default at d = 32 (N = d), P = 256, batch 256 (``--d --P
---batch``; the science setting is d = 16, P = 128, batch 1024) and several depths, float64 and
+--batch``; the science setting is d = 16, P = 128, batch 1024; ``--widths`` for N other than d) and several depths, float64 and
 float32, with one thread for numba, BLAS and torch. Data generation (``make_batch``) is not
 part of the step; it is timed on its own and compared with the L = 16 step. The machine's
 single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
@@ -60,9 +60,9 @@ def blas_info() -> list[dict]:
     ]
 
 
-def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
+def bench_config(model: str, dtype: str, L: int, batch, repeats: int, width: int = 0) -> dict:
     B, P_, d = batch.X.shape
-    cfg = ModelConfig(model=model, depth=L, dtype=dtype)
+    cfg = ModelConfig(model=model, depth=L, dtype=dtype, width=width)
     eng = make_model(cfg, d)
     theta = eng.init(np.random.default_rng(0))
     tcfg = TrainConfig()
@@ -88,6 +88,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int) -> dict:
         "model": model,
         "dtype": dtype,
         "L": L,
+        "N": eng.N,
         "numba_s": t_nb,
         "torch_s": t_t,
         "ratio": t_t / t_nb,
@@ -108,6 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--d", type=int, default=D, help="input dimension (N = d)")
     ap.add_argument("--P", type=int, default=P, help="context length")
     ap.add_argument("--batch", type=int, default=BATCH, help="contexts per step")
+    ap.add_argument("--widths", default="0", help="model widths N (ModelConfig.width; 0 means N = d)")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
     for name in ("d", "P", "batch", "repeats"):
@@ -116,6 +118,7 @@ def main(argv=None) -> int:
     depths = [int(x) for x in args.depths.split(",")]
     models = args.models.split(",")
     dtypes = args.dtypes.split(",")
+    widths = [int(x) for x in args.widths.split(",")]
     limit_threads()
 
     load0 = os.getloadavg()
@@ -128,9 +131,10 @@ def main(argv=None) -> int:
         data[dt] = median_seconds(lambda: make_batch(task, args.batch, rng, dtype=np.dtype(dt)), args.repeats)
         for model in models:
             for L in depths:
-                r = bench_config(model, dt, L, batch, args.repeats)
-                r["gflops"] = r["flops"] / r["numba_s"] / 1e9
-                rows.append(r)
+                for width in widths:
+                    r = bench_config(model, dt, L, batch, args.repeats, width)
+                    r["gflops"] = r["flops"] / r["numba_s"] / 1e9
+                    rows.append(r)
     load1 = os.getloadavg()
     # measured again at the end: contention only ever lowers it, so the larger value is the
     # machine's rate and the fractions above are, if anything, conservative
@@ -158,7 +162,13 @@ def main(argv=None) -> int:
         "blas": blas_info(),
         "gemm_gflops": {dt: g / 1e9 for dt, g in gemm.items()},
         "gemm_gflops_start_end": {dt: [gemm_start[dt] / 1e9, gemm_end[dt] / 1e9] for dt in dtypes},
-        "sizes": {"d": args.d, "N": args.d, "P": args.P, "batch": args.batch, "task": "topk k=2"},
+        "sizes": {
+            "d": args.d,
+            "N": [w or args.d for w in widths],
+            "P": args.P,
+            "batch": args.batch,
+            "task": "topk k=2",
+        },
     }
     print(
         f"machine: {info['machine']['cpu']}, {info['machine']['cores']} cores; load average before/after "
@@ -179,19 +189,19 @@ def main(argv=None) -> int:
             for dt, g in info["gemm_gflops"].items()
         )
     )
-    print(f"sizes: d = N = {args.d}, P = {args.P}, batch {args.batch}, top-2 task")
+    print(f"sizes: d = {args.d}, N = {widths} (0: N = d), P = {args.P}, batch {args.batch}, top-2 task")
     print(
         "times: median CPU seconds of one step (process_time, one thread, numba and torch samples interleaved); "
         "'+data ratio' is torch/numba with make_batch added to both; 'wall ratio' is torch/numba in wall time"
     )
     print()
     print(
-        f"{'model':8} {'dtype':8} {'L':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
+        f"{'model':8} {'dtype':8} {'L':>3} {'N':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
         f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'+data ratio':>11} {'wall ratio':>10} {'loss diff':>9}"
     )
     for r in rows:
         print(
-            f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
+            f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {r['N']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
             f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% "
             f"{r['torch_with_data_s'] / r['numba_with_data_s']:>11.2f} {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}"
         )

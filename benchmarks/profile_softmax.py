@@ -123,6 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--P", type=int, default=128)
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--depth", type=int, default=64)
+    ap.add_argument("--width", type=int, default=0, help="model width N (ModelConfig.width; 0 means N = d)")
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
@@ -130,12 +131,14 @@ def main(argv=None) -> int:
     for name in ("d", "P", "batch", "depth", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
+    if args.width != 0 and args.width < args.d:
+        ap.error(f"--width={args.width}: must be 0 or >= d={args.d}")
     threadpool_limits(limits=1)
     dt = np.dtype(args.dtype)
     d, P, B, L = args.d, args.P, args.batch, args.depth
     task = TaskConfig(task="topk", k=2, d=d, P=P)
     batch = make_batch(task, B, np.random.default_rng(1), dtype=dt)
-    model = make_model(ModelConfig(model="softmax", depth=L, dtype=args.dtype), d)
+    model = make_model(ModelConfig(model="softmax", depth=L, dtype=args.dtype, width=args.width), d)
     N = model.N
     theta = model.init(np.random.default_rng(0))
     opt = Adam(theta.size, TrainConfig(), dt)
@@ -204,7 +207,7 @@ def main(argv=None) -> int:
     med = {k: statistics.median(v) for k, v in times.items()}
     step = med["loss_and_grad"] + med["Adam update"]
     print(
-        f"softmax {args.dtype}, d = N = {d}, P = {P}, batch {B}, L = {L}; one thread; medians of {args.rounds} rounds; "
+        f"softmax {args.dtype}, d = {d}, N = {N}, P = {P}, batch {B}, L = {L}; one thread; medians of {args.rounds} rounds; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
     print(f"{'stage':34} {'ms':>8} {'of step':>8}")

@@ -140,31 +140,113 @@ def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
     )
 
 
+def score_gradient(ratios, h: float = 1e-7) -> list[float]:
+    """``d score / d ln r_i`` by central differences (the score is piecewise linear in the ``ln r_i``
+    for an odd number of rows and smooth between kinks otherwise, so this is exact away from kinks).
+
+    Examples
+    --------
+    >>> [round(v, 6) for v in score_gradient([2.0, 4.0, 16.0])]  # score = ln m + ln(16 / m), m = 4
+    [0.0, 0.0, 1.0]
+    """
+    x = [math.log(r) for r in ratios]
+    ones = [1.0] * len(x)
+
+    def at(i, step):
+        return match_score([math.exp(v + step * (j == i)) for j, v in enumerate(x)], ones)["score"]
+
+    return [(at(i, h) - at(i, -h)) / (2 * h) for i in range(len(x))]
+
+
+def score_se(ratios, ratio_se) -> float:
+    """Monte Carlo standard error of the score (delta method): ``sqrt(sum_i (g_i se(ln r_i))^2)`` with
+    ``g = score_gradient(ratios)`` and ``se(ln r_i) = ratio_se_i / r_i``, the rows being independent
+    (each row is its own task, with its own contexts).
+
+    Examples
+    --------
+    >>> round(score_se([2.0, 4.0, 16.0], [0.02, 0.04, 0.16]), 9)
+    0.01
+    """
+    if not all(math.isfinite(r) and r > 0 and math.isfinite(e) for r, e in zip(ratios, ratio_se)):
+        return math.inf
+    g = score_gradient(ratios)
+    return math.sqrt(sum((gi * e / r) ** 2 for gi, e, r in zip(g, ratio_se, ratios)))
+
+
+def scale_candidates(rows: list[dict], tasks: list, kw: dict) -> tuple[list[dict], list[dict], dict]:
+    """The three candidates (``single``, ``convex``, ``mixture``) of one ``(d, P)`` from its row tasks.
+
+    Returns ``(candidates, floors table entries, covariances)``; ``covariances[(a, b)]`` holds, row by
+    row, the covariance of ``ln floor_a`` and ``ln floor_b`` (references ``a``, ``b`` of this scale are
+    evaluated on the same contexts, so their errors are correlated). Each candidate carries
+    ``score_se`` (``score_se``), ``contexts`` (evaluation contexts) and, for the comparison of two
+    candidates of one scale, ``grad`` (``score_gradient``).
+    """
+    import numpy as np  # not at module level: the command line imports this module for --help
+
+    from depthscale.sims.reference_floors import reference_floors
+
+    d, P = tasks[0].d, tasks[0].P
+    fls = [reference_floors(t, **kw) for t in tasks]
+    cands, table = [], []
+    for name in REFERENCES:
+        refs = [getattr(f, name) for f in fls]
+        sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
+        # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
+        sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
+        sc["score_se"] = score_se(sc["ratios"], sc["ratio_se"])
+        finite = math.isfinite(sc["score"])
+        cands.append(
+            {
+                "d": d,
+                "P": P,
+                "reference": name,
+                **sc,
+                "contexts": kw["n_eval"],
+                "grad": score_gradient(sc["ratios"]) if finite else None,
+            }
+        )
+        table.append(
+            {
+                "d": d,
+                "P": P,
+                "reference": name,
+                "losses": [x.loss for x in refs],
+                "se": [x.se for x in refs],
+                "contexts": kw["n_eval"],
+            }
+        )
+    cov = {}
+    for i, a in enumerate(REFERENCES):
+        for b in REFERENCES[i + 1 :]:
+            vals = []
+            for f in fls:
+                fa, fb = getattr(f, a), getattr(f, b)
+                c = float(np.cov(fa.sq_err, fb.sq_err)[0, 1]) / fa.sq_err.size  # of the two means
+                vals.append(c / (fa.loss * fb.loss) if fa.loss > 0 and fb.loss > 0 else math.inf)
+            cov[(a, b)] = cov[(b, a)] = vals
+    return cands, table, cov
+
+
 def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -> dict:
     """Reference floors for every ``(d, P)`` and row, and the ranking (see ``scale_match``).
 
     ``kw`` are the keyword arguments of ``reference_floors`` (``floor_options``). Returns
-    ``{"ranking": [...], "floors": [...]}``; each ranking entry has ``d, P, reference, median_ratio,
-    spread, score, ratios, ratio_se`` (in row order; ``ratio_se`` carries the reference's standard
-    error, the reported L0 being taken as exact).
+    ``{"ranking": [...], "floors": [...], "covariances": {...}}``; each ranking entry has ``d, P,
+    reference, median_ratio, spread, score, ratios, ratio_se, score_se, contexts`` (in row order;
+    ``ratio_se`` carries the reference's standard error, the reported L0 being taken as exact) and
+    the internal ``grad``; ``covariances[(d, P)]`` as in ``scale_candidates``.
+    ``scale_resolution`` says whether the ranking is resolved.
     """
-    from depthscale.sims.reference_floors import reference_floors
-
     tasks = {
         (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
         for d in ds
         for P in Ps
     }  # validate the whole grid before computing anything
-    cands, table = [], []
-    for (d, P), ts in tasks.items():
-        fls = [reference_floors(t, **kw) for t in ts]
-        for name in REFERENCES:
-            refs = [getattr(f, name) for f in fls]
-            sc = match_score([r["L0"] for r in rows], [x.loss for x in refs])
-            # the reference's Monte Carlo error carried to each ratio (L0 is taken as exact)
-            sc["ratio_se"] = [q * x.se / x.loss if x.loss > 0 else math.inf for q, x in zip(sc["ratios"], refs)]
-            cands.append({"d": d, "P": P, "reference": name, **sc})
-            table.append(
-                {"d": d, "P": P, "reference": name, "losses": [x.loss for x in refs], "se": [x.se for x in refs]}
-            )
-    return {"ranking": rank(cands), "floors": table}
+    cands, table, covs = [], [], {}
+    for key, ts in tasks.items():
+        c, t, covs[key] = scale_candidates(rows, ts, kw)
+        cands += c
+        table += t
+    return {"ranking": rank(cands), "floors": table, "covariances": covs}
