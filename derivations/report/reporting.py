@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from depthscale.derivations.analysis import protocols, reference_values, theory_numbers
+from depthscale.derivations.analysis import reference_values, theory_numbers
 from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
 from depthscale.derivations.claims import linear_optimum as linear_optimum_claims
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
@@ -283,9 +283,9 @@ def build_context(
     records = list(records)
     cs = curves(records)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
-    if load_arrays is not None and protocols.study_curves(cs):
-        theory["protocol_floors"] = protocols.gather_floors(cs, load_arrays)
-    ev = Evidence(cs, theory)
+    # the protocol floors are gathered by the claims that need them (Evidence.protocol_floors), as for
+    # evaluate_claims called on its own: one path, the same claims
+    ev = Evidence(cs, theory, load_arrays)
     claims = evaluate_claims(ev)
     for table in (protocol_table.table(ev), protocol_table.checkpoint_table(ev)):
         if table is not None:
