@@ -16,8 +16,9 @@ dropped.
 Examples
 --------
 >>> import tempfile
->>> ctx = ReportContext(title="Depth scaling", claims=[{"id": "C1", "claim": "alpha near 1",
-...     "theory": 1.0, "measured": 0.97, "tolerance": 0.1, "verdict": "pass", "detail": ""}])
+>>> from depthscale.derivations.claims.verdicts import ClaimResult
+>>> ctx = ReportContext(title="Depth scaling", claims=[ClaimResult("C1", "alpha near 1", 1.0, 0.97, 0.01,
+...     "± 0.1", "pass", "")])
 >>> paths = write_report(ctx, tempfile.mkdtemp())
 >>> sorted(paths)
 ['html', 'md', 'tex']
