@@ -28,6 +28,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     linear_model="LinearAttention population_loss",
     measure="evaluate",
     models="make_model",
+    records="RunRecord",
     runner="run",
     softmax_kernels="core_pass ctx_pass single_pass",
     softmax_model="SoftmaxAttention",

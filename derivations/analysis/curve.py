@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from depthscale.derivations.analysis import fits as _fits
 from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
 from depthscale.theory.spectra import PowerLawSpectrum
+
+if TYPE_CHECKING:
+    from depthscale.sims.records import RunRecord
 
 EASY_TASKS = ("easy-exact", "easy-fresh")
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
@@ -84,7 +88,7 @@ class CurveKey(NamedTuple):
     train: tuple  # the training settings as sorted (name, value) pairs
 
 
-def curve_key(record: dict) -> CurveKey:
+def curve_key(record: RunRecord) -> CurveKey:
     """The condition a run belongs to: its whole configuration except depth (and seed).
 
     A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
@@ -157,7 +161,7 @@ class Curve:
     depths: np.ndarray
     seeds: list
     loss: np.ndarray
-    runs: dict = field(default_factory=dict)
+    runs: dict[tuple[int, int], RunRecord] = field(default_factory=dict)
     all_converged: bool = True
     n_unconverged: int = 0
     _fit_cache: dict = field(default_factory=dict, repr=False)
@@ -222,13 +226,13 @@ class Curve:
         """Seed-average of a scalar record field at each depth (``nan`` where no run has a finite value)."""
         out = np.full(len(self.depths), np.nan)
         for j, L in enumerate(self.depths):
-            vals = [r.get(name) for r in self.records_at(int(L))]
+            vals: list[Any] = [r.get(name) for r in self.records_at(int(L))]  # a field named at run time
             vals = [v for v in vals if v is not None and np.isfinite(v)]
             if vals:
                 out[j] = float(np.mean(vals))
         return out
 
-    def records_at(self, depth: int) -> list:
+    def records_at(self, depth: int) -> list[RunRecord]:
         """The runs at one depth, by seed."""
         return [r for (d, _), r in sorted(self.runs.items()) if d == depth]
 
@@ -331,7 +335,7 @@ def curve_label(key: tuple) -> str:
     return f"{model}{'' if variant == 'base' else '[' + variant + ']'} {tname} (a,b)=({a:g},{b:g}) d={d} P={P}"
 
 
-def curves(records) -> list[Curve]:
+def curves(records: Iterable[RunRecord]) -> list[Curve]:
     """Group the ``ok`` records into curves over depth (one row of ``loss`` per seed)."""
     groups = defaultdict(list)
     for r in records:
@@ -372,7 +376,7 @@ def _distinguish(cs: list) -> None:
             )
 
 
-def _settings(record: dict) -> dict:
+def _settings(record: RunRecord) -> dict:
     """The settings beyond the label's that define a curve: training, width, initialisation, dtype, scales."""
     c = record["config"]
     m, t = c["model"], c["task"]

@@ -81,9 +81,10 @@ def _mode_order(c: Curve):
     """Spearman correlation between mode index and the mode's loss at the deepest depth relative to the shallowest."""
     from scipy.stats import spearmanr
 
-    lo = [r.get("mode_losses") for r in c.records_at(int(c.depths[0]))]
-    hi = [r.get("mode_losses") for r in c.records_at(int(c.depths[-1]))]
-    if not lo or not hi or any(m is None for m in lo + hi) or len(c.depths) < 2:
+    at_lo = [r.get("mode_losses") for r in c.records_at(int(c.depths[0]))]
+    at_hi = [r.get("mode_losses") for r in c.records_at(int(c.depths[-1]))]
+    lo, hi = [m for m in at_lo if m is not None], [m for m in at_hi if m is not None]
+    if not lo or not hi or len(lo) < len(at_lo) or len(hi) < len(at_hi) or len(c.depths) < 2:
         return None
     ratio = np.mean(hi, axis=0) / np.maximum(np.mean(lo, axis=0), 1e-300)
     if np.ptp(ratio) == 0:  # every mode changed alike: no ordering to measure

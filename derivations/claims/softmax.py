@@ -36,7 +36,7 @@ def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
     if not recs:
         return []
     rel = float(np.mean([r["final_loss"] / r["target_power"] for r in recs]))
-    top1 = float(np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")]))
+    top1 = float(np.mean([m[0] for r in recs if (m := r.get("top1_mass"))]))
     ok = rel <= 1e-3 and top1 >= 0.99
     why = []
     if not all(r.get("converged") for r in recs):

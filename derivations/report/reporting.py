@@ -97,7 +97,7 @@ def results_tables(cs: list[Curve]) -> list:
         for j, L in enumerate(c.depths):
             recs = c.records_at(int(L))
             conv = sum(bool(r.get("converged")) for r in recs)
-            top1 = np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")] or [np.nan])
+            top1 = np.mean([m[0] for r in recs if (m := r.get("top1_mass"))] or [np.nan])
             rows.append([c.label, int(L), len(recs), conv, format_estimate(c.mean[j], c.se[j]), A[j], C[j], top1])
     out = [
         {
