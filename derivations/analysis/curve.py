@@ -33,15 +33,15 @@ import numpy as np
 
 from depthscale.derivations.analysis import fits as _fits
 from depthscale.derivations.analysis.bootstrap import bootstrap_over_seeds
+from depthscale.theory._choices import BASELINES, EASY_TASKS
+from depthscale.theory._validate import check_choice
 from depthscale.theory.spectra import PowerLawSpectrum
 
 if TYPE_CHECKING:
     from depthscale.sims.records import RunRecord
 
-EASY_TASKS = ("easy-exact", "easy-fresh")
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
 FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
-BASELINES = ("single", "pair")  # temperature-only heads stored with each softmax top-k run
 
 
 def variant_name(model_cfg: dict) -> str:
@@ -256,7 +256,7 @@ class Curve:
             Cached per ``(kind, n_boot, seed)``.
         """
         if kind not in FIT_KINDS:
-            raise ValueError(f"kind={kind!r}: must be one of {', '.join(FIT_KINDS)}")
+            check_choice("kind", kind, tuple(FIT_KINDS))
         key = (kind, int(n_boot), int(seed))
         if key not in self._fit_cache:
             self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed))
@@ -304,7 +304,7 @@ class Curve:
     def baseline(self, name: str) -> BaselineComparison | None:
         """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"pair"``), or None."""
         if name not in BASELINES:
-            raise ValueError(f"name={name!r}: must be one of {', '.join(BASELINES)}")
+            check_choice("name", name, BASELINES)
         L = int(self.depths[-1])
         recs = [r for r in self.records_at(L) if r.get("baseline") and name in r["baseline"]]
         if not recs:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from depthscale.theory._validate import check_real
+from depthscale.theory._validate import bad_argument, check_real
 
 
 # -------------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class FitResult:
         """Jacobian confidence interval ``param +- t_(dof) se`` (``nan`` if dof = 0)."""
         check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
         if name not in self.params:
-            raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+            bad_argument("name", name, f"one of {', '.join(self.params) or '(no parameters: no fit)'}")
         se = self.se.get(name, math.nan)
         if self.dof <= 0 or not math.isfinite(se):
             return (math.nan, math.nan)

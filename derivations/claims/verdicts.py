@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from depthscale.derivations.formatting import format_estimate, format_interval
+from depthscale.theory._validate import check_choice
 
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
 
@@ -71,8 +72,7 @@ class ClaimResult:
     expected_error: float | None = None
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict={self.verdict!r}: must be one of {', '.join(VERDICTS)}")
+        check_choice("verdict", self.verdict, VERDICTS)
 
     def to_dict(self) -> dict:
         """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""

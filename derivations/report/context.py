@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from depthscale.derivations.claims.verdicts import VERDICTS, ClaimResult, claim_cells
 from depthscale.derivations.formatting import format_value
+from depthscale.theory._validate import bad_argument
 from depthscale.theory.derivation import Derivation
 
 LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
@@ -83,11 +84,7 @@ class ReportContext:
 # validation
 
 
-def _bad(name: str, value, allowed: str):
-    text = repr(value)
-    if len(text) > 80:
-        text = text[:77] + "..."
-    raise ValueError(f"{name}={text}: must be {allowed}")
+_bad = bad_argument
 
 
 def _texts(name: str, value) -> list:

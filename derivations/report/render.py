@@ -45,6 +45,7 @@ from depthscale.derivations.report.context import ReportContext, _bad, _view
 from depthscale.derivations.report.publish import check_target
 from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
 from depthscale.derivations.report.typeset import math_mathml, tex_escape
+from depthscale.theory._choices import FORMATS
 from depthscale.theory.derivation import Derivation
 
 __all__ = [
@@ -60,8 +61,6 @@ __all__ = [
     "claim_cells",
     "tex_escape",
 ]
-
-FORMATS = ("md", "html", "tex")
 
 
 class _RawTex(str):
