@@ -17,6 +17,7 @@ from depthscale.sims.models import make_model
 from depthscale.sims.records import RunRecord
 from depthscale.sims.threads import one_blas_thread
 from depthscale.sims.training import train_lockstep
+from depthscale.theory._json import json_safe
 
 
 def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> RunRecord:
@@ -185,14 +186,4 @@ def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
     return out
 
 
-def _plain(v):
-    """NumPy scalars/arrays to Python floats/lists so the record is JSON-able."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
+_plain = json_safe  # NumPy values to Python numbers and lists, so the record is JSON-able

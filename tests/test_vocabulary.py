@@ -72,3 +72,19 @@ def test_the_helper_names_the_parameter_and_what_is_allowed():
     with pytest.raises(ValueError, match=r"^x='aaaa.*\.\.\.: must be short$") as err:
         bad_argument("x", "a" * 500, "short")
     assert len(str(err.value)) < 120
+
+
+def test_one_json_safe_helper_gives_strict_json():
+    import json
+
+    import numpy as np
+
+    from depthscale.sims import runner
+    from depthscale.theory._json import json_safe
+
+    value = {"x": np.float32(0.5), 3: (np.int64(2), np.array([[1.0, np.nan]])), "y": [np.inf, "s", None, True]}
+    strict = json.loads(json.dumps(json_safe(value, finite=True), allow_nan=False))
+    assert strict == {"x": 0.5, "3": [2, [[1.0, None]]], "y": [None, "s", None, True]}
+    kept = json_safe(value)  # without finite=True a NaN stays a NaN in memory (the record's convention)
+    assert np.isnan(kept["3"][1][0][1]) and type(kept["3"][0]) is int
+    assert runner._plain is json_safe

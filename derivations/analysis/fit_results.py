@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from depthscale.theory._json import finite_number
 from depthscale.theory._validate import bad_argument, check_real
 
 
@@ -197,10 +198,7 @@ class FitResult:
         return out
 
 
-def _finite(x) -> float | None:
-    """A float for JSON, None for nan and infinities (strict JSON has no NaN)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
+_finite = finite_number  # a float for JSON, None for nan and infinities (strict JSON has no NaN)
 
 
 @dataclass(frozen=True)

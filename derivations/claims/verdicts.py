@@ -16,10 +16,10 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from depthscale.derivations.formatting import format_estimate, format_interval
+from depthscale.theory._json import finite_number
 from depthscale.theory._validate import check_choice
 
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
@@ -98,11 +98,7 @@ class ClaimResult:
         }
 
 
-def _num(x):
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
+_num = finite_number
 
 
 def not_run(cid: str, claim: str, reason: str, expected=None, tolerance: str = "") -> ClaimResult:
