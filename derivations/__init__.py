@@ -20,6 +20,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "ReportContext format_estimate format_value render_report write_report "
         "latex_to_mathml math_latex math_mathml prose tex_escape "
         "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws ClaimTable "
-        "claim_findings family_of"
+        "claim_findings claim_of"
     ),
 )

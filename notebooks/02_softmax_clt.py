@@ -31,7 +31,7 @@ import pandas as pd
 from IPython.display import display
 
 from depthscale import ModelConfig, RunConfig, TaskConfig, TrainConfig, decompose, run
-from depthscale.sims import RunRecord, eval_batches, make_model
+from depthscale.sims import RecordView, eval_batches, make_model
 
 # %% [markdown]
 # ## Train and measure one model
@@ -47,7 +47,7 @@ config = RunConfig(
 record = run(config, seed=0)
 fields = ["status", "steps", "converged", "final_loss", "final_loss_se", "A_L", "C_L", "gap", "identity_residual"]
 display(pd.Series({k: record[k] for k in fields}, name="run record").to_frame())
-display(RunRecord(record))  # the whole record as a table (lists by their length)
+display(RecordView(record))  # the whole record as a table (lists by their length)
 
 # %%
 curve = np.asarray(record["train_curve"])

@@ -14,16 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from depthscale.theory._choices import MODELS, SCHEDULES, TASKS
 from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from depthscale.theory.spectra import PowerLawSpectrum
 
-TASKS = ("easy-exact", "easy-fresh", "topk")
-MODELS = ("linear", "softmax")
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")
 STREAMS = ("two", "single")
 DTYPES = ("float64", "float32")
-SCHEDULES = ("constant", "cosine", "plateau")
 # the toolkit's gentle start; the frameworks' uniform +-1/sqrt(fan_in); linear layers started at
 # the Jacobi steps of theory.linear_optimum.jacobi_start (near the run's finite-(d, P) optimum)
 INITS = ("scaled", "default", "jacobi")

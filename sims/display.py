@@ -1,6 +1,6 @@
 """Notebook displays of the simulation side: a run record as a small table, a store as a summary.
 
-A run record is a plain dict everywhere in the toolkit; :class:`RunRecord` is the same dict with an
+A run record is a plain dict everywhere in the toolkit; :class:`RecordView` is the same dict with an
 ``_repr_html_`` (what :meth:`Store.record <depthscale.sims.store.Store.record>` returns). A store
 shows its counts by status, model and task, never its rows.
 """
@@ -67,12 +67,12 @@ def record_html(record: dict) -> str:
     return html_table(record_rows(record), "run record")
 
 
-class RunRecord(dict):
+class RecordView(dict):
     """A run record (a plain ``dict``) that shows as a table in a notebook.
 
     Examples
     --------
-    >>> r = RunRecord({"key": "k-0", "status": "ok", "final_loss": 0.25})
+    >>> r = RecordView({"key": "k-0", "status": "ok", "final_loss": 0.25})
     >>> r["final_loss"], "0.25" in r._repr_html_()
     (0.25, True)
     """
@@ -128,4 +128,4 @@ def store_html(store) -> str:
     return f"<div>{head}{grid}</div>" if s["model_task"] else f"<div>{head}<p>{html.escape('no runs')}</p></div>"
 
 
-__all__ = ["RunRecord", "record_rows", "record_html", "store_summary", "store_html"]
+__all__ = ["RecordView", "record_rows", "record_html", "store_summary", "store_html"]

@@ -35,7 +35,7 @@ import tomllib
 from pathlib import Path
 
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
-from depthscale.theory._validate import SEED_MAX, check_int
+from depthscale.theory._validate import SEED_MAX, bad_argument, check_int
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")
@@ -58,7 +58,7 @@ def _check_type(where: str, name: str, value, kind: str):
     }.get(kind, True)
     if not ok:
         allowed = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false"}[kind]
-        raise ValueError(f"{where}{name}={value!r}: must be {allowed} (or a list of them)")
+        bad_argument(f"{where}{name}", value, f"{allowed} (or a list of them)")
     return float(value) if kind == "float" else value
 
 

@@ -43,10 +43,10 @@ from depthscale.sims.baselines import (
     paired_difference,
 )
 from depthscale.sims.config import TaskConfig
+from depthscale.theory._choices import FLOOR_NAMES
 from depthscale.theory._validate import check_int, check_real
 
 MAX_TEMPERATURES = 8  # K of the signed mixture: each extra temperature costs a Nelder-Mead in K dimensions
-FLOOR_NAMES = ("single", "convex", "mixture")
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,26 @@
 """One run: train a model, measure it on fresh evaluation contexts, compare with the baselines.
 
-``run(config, seed)`` is a pure function of its arguments returning a JSON-able record (see
-docs/engine-contract.md), so sweeps can farm it out to any executor.
+``run(config, seed)`` is a pure function of its arguments returning a JSON-able record (a
+:class:`~depthscale.sims.records.RunRecord`, docs/engine-contract.md), so sweeps can farm it out to any executor.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from typing import cast
 
 import numpy as np
 
 from depthscale.sims.config import RunConfig, config_hash, run_key
 from depthscale.sims.models import make_model
+from depthscale.sims.records import RunRecord
 from depthscale.sims.threads import one_blas_thread
 from depthscale.sims.training import train_lockstep
+from depthscale.theory._json import json_safe
 
 
-def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> dict:
+def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> RunRecord:
     """Train and measure one model; never raises for a diverged run (it is recorded instead).
 
     Examples
@@ -41,7 +44,7 @@ def lockstep_key(config: RunConfig) -> str:
     return config_hash(dataclasses.replace(config, model=dataclasses.replace(config.model, depth=1)))
 
 
-def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False) -> list[dict]:
+def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False) -> list[RunRecord]:
     """Train the runs of one lockstep group together (one batch stream) and measure each.
 
     Every record is what :func:`run` gives for that config alone (tested bitwise), except
@@ -83,13 +86,13 @@ def _checkpoint_measure(task, tcfg, seed: int):
     return measure
 
 
-def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
+def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
     """The record of one trained run: training summary, evaluation, baselines, parameters."""
     from depthscale.sims.measure import evaluate
 
     task, tcfg = config.task, config.train
     t0 = time.perf_counter()
-    record = {
+    record: RunRecord = {
         "key": run_key(config, seed),
         "config": config.to_dict(),
         "seed": int(seed),
@@ -107,7 +110,7 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> dict:
             ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
             baseline = _baseline_summary(floors, np.asarray(ev["sq_err"], np.float64))
         sq_err = np.asarray(ev.pop("sq_err"), dtype=np.float64)
-        record.update({k: _plain(v) for k, v in ev.items()})
+        record.update(cast(RunRecord, {k: _plain(v) for k, v in ev.items()}))
         record["baseline"] = baseline
         # the trained parameters, so later measurements need no retraining
         # float32 halves the store; errors beyond its range (a blown-up but finite run) stay float64
@@ -183,14 +186,4 @@ def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
     return out
 
 
-def _plain(v):
-    """NumPy scalars/arrays to Python floats/lists so the record is JSON-able."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
+_plain = json_safe  # NumPy values to Python numbers and lists, so the record is JSON-able

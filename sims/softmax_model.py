@@ -34,11 +34,9 @@ from depthscale.sims.config import ModelConfig
 from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from depthscale.sims.threads import batch_chunks
-from depthscale.theory._validate import D_MAX, check_int
+from depthscale.theory._validate import D_MAX, bad_argument, check_int
 
-
-def _bad(name, value, allowed):
-    raise ValueError(f"{name}={value!r}: must be {allowed}")
+_bad = bad_argument
 
 
 class SoftmaxAttention:

@@ -27,7 +27,7 @@ from urllib.parse import quote
 import numpy as np
 
 from depthscale.sims.config import CONTEXTS_VERSION
-from depthscale.sims.display import RunRecord, store_html
+from depthscale.sims.display import RecordView, store_html
 from depthscale.sims.record_filters import check_filters
 from depthscale.theory._validate import check_choice
 
@@ -470,8 +470,8 @@ class Store:
             rec["arrays"] = self.load_arrays(key)
         return rec
 
-    def record(self, key: str, arrays: bool = False) -> RunRecord | None:
-        """The record of one run as a :class:`~depthscale.sims.display.RunRecord` (the same dict, shown
+    def record(self, key: str, arrays: bool = False) -> RecordView | None:
+        """The record of one run as a :class:`~depthscale.sims.display.RecordView` (the same dict, shown
         as a table in a notebook), or None if absent. Arrays are left out unless ``arrays``.
 
         Examples
@@ -486,7 +486,7 @@ class Store:
         (0.5, True)
         """
         rec = self.get(key, arrays=arrays)
-        return None if rec is None else RunRecord(rec)
+        return None if rec is None else RecordView(rec)
 
     def _decode(self, key: str, text: str) -> dict:
         try:

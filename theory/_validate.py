@@ -7,10 +7,24 @@ imported by every layer, exported by none.
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
 
-def _fail(name: str, value, allowed: str):
-    raise ValueError(f"{name}={value!r}: must be {allowed}")
+def bad_argument(name: str, value, allowed: str) -> NoReturn:
+    """Raise the one argument error of the project: ``name=value: must be <allowed>`` (a long value cut).
+
+    >>> bad_argument("k", 0, ">= 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: k=0: must be >= 1
+    """
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    raise ValueError(f"{name}={text}: must be {allowed}")
+
+
+_fail = bad_argument
 
 
 def check_real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=False) -> float:

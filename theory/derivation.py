@@ -44,6 +44,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from depthscale.theory._validate import check_choice
 from depthscale.theory.derivation_index import BUILDERS
 
 __all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
@@ -278,7 +279,7 @@ class Step:
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
-            raise ValueError(f"relation={self.relation!r}: must be one of {', '.join(RELATIONS)}")
+            check_choice("relation", self.relation, RELATIONS)
         if self.relation == "~" and self.limit is None:
             raise ValueError("limit=None: an asymptotic step needs the symbol that tends to infinity")
         for sym, rng in self.assumptions.items():

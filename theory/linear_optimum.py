@@ -69,9 +69,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import eval_jacobi
 
+from depthscale.theory._choices import LINEAR_OPTIMUM_TASKS
 from depthscale.theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
-TASKS = ("easy-fresh", "easy-exact")
+TASKS = LINEAR_OPTIMUM_TASKS
 DEPTH_LIMIT = 64  # deepest polynomial (the range; the basis is stable well beyond)
 _PILOT = 64  # contexts whose largest eigenvalue sets the basis's interval
 _TOP_MARGIN = 1.25  # the interval [0, top] reaches this factor beyond the pilot's largest eigenvalue

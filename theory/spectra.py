@@ -14,8 +14,6 @@ import numpy as np
 
 from depthscale.theory._validate import MODES_MAX, check_int, check_real
 
-D_MAX = MODES_MAX  # 80 MB per float64 array; larger d is not needed by any law here
-
 
 @dataclass(frozen=True)
 class PowerLawSpectrum:
@@ -49,7 +47,7 @@ class PowerLawSpectrum:
         # normalise types once so that every law sees plain floats / ints
         object.__setattr__(self, "a", check_real("a", self.a, lo=0))
         object.__setattr__(self, "b", check_real("b", self.b, lo=0))
-        object.__setattr__(self, "d", check_int("d", self.d, lo=1, hi=D_MAX))
+        object.__setattr__(self, "d", check_int("d", self.d, lo=1, hi=MODES_MAX))  # 80 MB per float64 array
         object.__setattr__(self, "c_lambda", check_real("c_lambda", self.c_lambda, lo=0, lo_open=True))
         object.__setattr__(self, "c_omega", check_real("c_omega", self.c_omega, lo=0, lo_open=True))
 

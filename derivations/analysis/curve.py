@@ -25,19 +25,23 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from depthscale.derivations.analysis import fits as _fits
 from depthscale.derivations.analysis.bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
+from depthscale.theory._choices import BASELINES, EASY_TASKS
+from depthscale.theory._validate import check_choice
 from depthscale.theory.spectra import PowerLawSpectrum
 
-EASY_TASKS = ("easy-exact", "easy-fresh")
+if TYPE_CHECKING:
+    from depthscale.sims.records import RunRecord
+
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
 FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
-BASELINES = ("single", "pair")  # temperature-only heads stored with each softmax top-k run
 
 
 def variant_name(model_cfg: dict) -> str:
@@ -84,7 +88,7 @@ class CurveKey(NamedTuple):
     train: tuple  # the training settings as sorted (name, value) pairs
 
 
-def curve_key(record: dict) -> CurveKey:
+def curve_key(record: RunRecord) -> CurveKey:
     """The condition a run belongs to: its whole configuration except depth (and seed).
 
     A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
@@ -157,7 +161,7 @@ class Curve:
     depths: np.ndarray
     seeds: list
     loss: np.ndarray
-    runs: dict = field(default_factory=dict)
+    runs: dict[tuple[int, int], RunRecord] = field(default_factory=dict)
     all_converged: bool = True
     n_unconverged: int = 0
     _fit_cache: dict = field(default_factory=dict, repr=False)
@@ -222,13 +226,13 @@ class Curve:
         """Seed-average of a scalar record field at each depth (``nan`` where no run has a finite value)."""
         out = np.full(len(self.depths), np.nan)
         for j, L in enumerate(self.depths):
-            vals = [r.get(name) for r in self.records_at(int(L))]
+            vals: list[Any] = [r.get(name) for r in self.records_at(int(L))]  # a field named at run time
             vals = [v for v in vals if v is not None and np.isfinite(v)]
             if vals:
                 out[j] = float(np.mean(vals))
         return out
 
-    def records_at(self, depth: int) -> list:
+    def records_at(self, depth: int) -> list[RunRecord]:
         """The runs at one depth, by seed."""
         return [r for (d, _), r in sorted(self.runs.items()) if d == depth]
 
@@ -253,7 +257,7 @@ class Curve:
             than 3 seeds with every depth, a fit that is not identified). Cached per ``(kind, n_boot, seed)``.
         """
         if kind not in FIT_KINDS:
-            raise ValueError(f"kind={kind!r}: must be one of {', '.join(FIT_KINDS)}")
+            check_choice("kind", kind, tuple(FIT_KINDS))
         key = (kind, int(n_boot), int(seed))
         if key not in self._fit_cache:
             self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed))
@@ -313,7 +317,7 @@ class Curve:
     def baseline(self, name: str) -> BaselineComparison | None:
         """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"pair"``), or None."""
         if name not in BASELINES:
-            raise ValueError(f"name={name!r}: must be one of {', '.join(BASELINES)}")
+            check_choice("name", name, BASELINES)
         L = int(self.depths[-1])
         recs = [r for r in self.records_at(L) if r.get("baseline") and name in r["baseline"]]
         if not recs:
@@ -344,7 +348,7 @@ def curve_label(key: tuple) -> str:
     return f"{model}{'' if variant == 'base' else '[' + variant + ']'} {tname} (a,b)=({a:g},{b:g}) d={d} P={P}"
 
 
-def curves(records) -> list[Curve]:
+def curves(records: Iterable[RunRecord]) -> list[Curve]:
     """Group the ``ok`` records into curves over depth (one row of ``loss`` per seed)."""
     groups = defaultdict(list)
     for r in records:
@@ -385,7 +389,7 @@ def _distinguish(cs: list) -> None:
             )
 
 
-def _settings(record: dict) -> dict:
+def _settings(record: RunRecord) -> dict:
     """The settings beyond the label's that define a curve: training, width, initialisation, dtype, scales."""
     c = record["config"]
     m, t = c["model"], c["task"]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from depthscale.theory._validate import check_real
+from depthscale.theory._json import finite_number
+from depthscale.theory._validate import bad_argument, check_real
 
 
 # -------------------------------------------------------------------------------------------
@@ -186,7 +187,7 @@ class FitResult:
         """
         check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
         if name not in self.params:
-            raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+            bad_argument("name", name, f"one of {', '.join(self.params) or '(no parameters: no fit)'}")
         a, b = self._jacobian_interval(name, level)
         if not (math.isfinite(a) and math.isfinite(b)):
             return (a, b)
@@ -255,10 +256,7 @@ class FitResult:
         return out
 
 
-def _finite(x) -> float | None:
-    """A float for JSON, None for nan and infinities (strict JSON has no NaN)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
+_finite = finite_number  # a float for JSON, None for nan and infinities (strict JSON has no NaN)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from depthscale.derivations.analysis.curve import Curve, variant_name
-
-FLOOR_NAMES = ("single", "convex", "mixture")
+from depthscale.theory._choices import FLOOR_NAMES
 
 
 @dataclass(frozen=True)

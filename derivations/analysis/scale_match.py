@@ -22,12 +22,12 @@ import io
 import math
 import statistics
 
+from depthscale.theory._choices import FLOOR_NAMES, TASKS
 from depthscale.theory._validate import check_choice, check_int, check_real
 
 COLUMNS = ("task", "k", "a", "b", "L0")
-TASKS = ("topk", "easy-exact", "easy-fresh")
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
-REFERENCES = ("single", "convex", "mixture")
+REFERENCES = FLOOR_NAMES  # the reference floors a setting is matched against
 
 
 def read_floors(text: str) -> list[dict]:

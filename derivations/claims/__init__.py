@@ -8,7 +8,9 @@ from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
+    claim="Claim",
+    display="ClaimTable",
     evidence="Evidence",
-    registry="REGISTRY evaluate_claims",
+    registry="REGISTRY CLAIMS_BY_ID evaluate_claims",
     verdicts="VERDICTS ClaimResult decide decisive not_run unidentified",
 )

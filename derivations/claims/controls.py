@@ -4,97 +4,106 @@ from __future__ import annotations
 
 import numpy as np
 
+from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.evidence import _select
-from depthscale.derivations.claims.verdicts import ClaimResult, decide, not_run
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.formatting import format_estimate as est
 
 IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01
 
 
-def identity(ev):
+FAMILY = "controls"
+
+
+@claim(
+    "clt-identity",
+    "R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data",
+    tolerance=f"<= {IDENTITY_TOL:g}",
+    family=FAMILY,
+    expected=0.0,
+    missing="no runs with L >= 2",
+)
+def identity(claim: Claim, ev) -> list[ClaimResult]:
     """The exact ensemble identity R_L = C_L + (A_L - C_L)/L on evaluation data."""
     res = [
         r.get("identity_residual") for c in ev.curves for r in c.runs.values() if r.get("identity_residual") is not None
     ]
     res = [x for x in res if np.isfinite(x)]
-    statement = "R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"
-    tol = f"<= {IDENTITY_TOL:g}"
     if not res:
-        return [not_run("clt-identity", statement, "no runs with L >= 2", 0.0, tol)]
+        return []
     worst = max(res)
-    return [
-        ClaimResult(
-            "clt-identity",
-            statement,
-            0.0,
-            worst,
-            None,
-            tol,
-            "pass" if worst <= IDENTITY_TOL else "fail",
-            f"largest relative residual over {len(res)} runs",
-        )
-    ]
+    verdict = "pass" if worst <= IDENTITY_TOL else "fail"  # exact arithmetic: decided by any run
+    return [claim.result("", 0.0, worst, None, verdict, f"largest relative residual over {len(res)} runs")]
 
 
-def controls(ev):
+@claim(
+    "controls-no-depth-gain",
+    "Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain",
+    tolerance=f"<= {CONTROL_GAIN_MAX}",
+    family=FAMILY,
+    expected="no gain",
+    missing="no control runs",
+)
+def controls(claim: Claim, ev) -> list[ClaimResult]:
     """Controls without layer diversity (tied layers, temperature-only) gain nothing from depth."""
-    statement = "Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain"
-    tol = f"<= {CONTROL_GAIN_MAX}"
     cs = [
         c
         for c in ev.curves
         if c.model == "softmax" and c.task == "topk" and c.variant in ("tied", "temperature") and len(c.depths) >= 2
     ]
-    if not cs:
-        return [not_run("controls-no-depth-gain", statement, "no control runs", "no gain", tol)]
     out = []
     for c in cs:
         gain = (c.mean[0] - c.mean[-1]) / c.mean[0]
-        v, det = decide(
-            gain <= CONTROL_GAIN_MAX, [c], f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}"
-        )
-        out.append(ClaimResult(f"controls-no-depth-gain {c.label}", statement, "no gain", gain, None, tol, v, det))
+        det = f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}"
+        out.append(claim.decided(c.label, gain <= CONTROL_GAIN_MAX, [c], det, "no gain", gain, None))
     return out
 
 
-def baselines(ev):
-    """The deepest model beats the best single temperature head (and, to matter, the best two-temperature mixture)."""
+def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
+    """The deepest model against one temperature-only baseline, paired on the same evaluation contexts."""
     out = []
     for c in _select(ev, "softmax", ("topk",)):
-        for name, what in (("single", "best single temperature-only head"), ("pair", "best two-temperature mixture")):
-            b = c.baseline(name)
-            if b is None:
-                continue
-            ok = b.diff < -2 * b.diff_se
-            regime = (
-                "depth beats it"
-                if ok
-                else ("no better than it" if -2 * b.diff_se < b.diff < 2 * b.diff_se else "worse than it")
-            )
-            v, det = decide(
-                ok,
-                [c],
-                f"paired difference R_L - baseline = {est(b.diff, b.diff_se)} at L={b.depth} "
-                f"(same evaluation contexts); {regime}",
-            )
-            # expected column: the baseline's loss (the reference); measured: the deepest model's loss
-            out.append(
-                ClaimResult(
-                    f"depth-beats-{name} {c.label}",
-                    f"The deepest trained model beats the {what}",
-                    b.loss,
-                    b.loss + b.diff,
-                    None,
-                    "R_L - baseline < -2 paired s.e.",
-                    v,
-                    det,
-                )
-            )
-    return out or [
-        not_run(
-            "depth-beats-baselines",
-            "Depth beats the best single temperature head and two-temperature mixture",
-            "no softmax top-k runs with baselines",
+        b = c.baseline(name)
+        if b is None:
+            continue
+        ok = b.diff < -2 * b.diff_se
+        regime = (
+            "depth beats it"
+            if ok
+            else ("no better than it" if -2 * b.diff_se < b.diff < 2 * b.diff_se else "worse than it")
         )
-    ]
+        det = (
+            f"paired difference R_L - baseline = {est(b.diff, b.diff_se)} at L={b.depth} "
+            f"(same evaluation contexts); {regime}"
+        )
+        # expected column: the baseline's loss (the reference); measured: the deepest model's loss
+        out.append(claim.decided(c.label, ok, [c], det, b.loss, b.loss + b.diff, None))
+    return out
+
+
+@claim(
+    "depth-beats-single",
+    "The deepest trained model beats the best single temperature-only head",
+    tolerance="R_L - baseline < -2 paired s.e.",
+    family=FAMILY,
+    missing="no softmax top-k runs with baselines",
+)
+def depth_beats_single(claim: Claim, ev) -> list[ClaimResult]:
+    """The deepest model beats the best single temperature head."""
+    return _beats(claim, ev, "single")
+
+
+@claim(
+    "depth-beats-pair",
+    "The deepest trained model beats the best two-temperature mixture",
+    tolerance="R_L - baseline < -2 paired s.e.",
+    family=FAMILY,
+    missing="no softmax top-k runs with baselines",
+)
+def depth_beats_pair(claim: Claim, ev) -> list[ClaimResult]:
+    """The deepest model beats the best two-temperature mixture (to matter, beyond the single head)."""
+    return _beats(claim, ev, "pair")
+
+
+CLAIMS = (identity, controls, depth_beats_single, depth_beats_pair)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
 from depthscale.derivations.claims import linear_optimum
+from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.evidence import _select
-from depthscale.derivations.claims.verdicts import ClaimResult, decide, not_run, unidentified
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.formatting import format_percent as pct
 from depthscale.derivations.formatting import format_value as num
@@ -19,74 +22,69 @@ PARALLEL_RHO = 0.5
 
 
 # ---------------------------------------------------------------- claims on linear attention
-def linear_exponent(ev):
+FAMILY = "linear"
+
+
+@claim(
+    "linear-exponent",
+    "Linear easy-task exponent between zeta and 2 zeta",
+    tolerance="2 s.e.",
+    family=FAMILY,
+    expected="zeta <= alpha <= 2 zeta",
+    missing="no linear easy-task runs in this sweep",
+)
+def linear_exponent(claim: Claim, ev) -> list[ClaimResult]:
     """Linear attention, easy task: the trained depth exponent lies between zeta and 2 zeta."""
-    claim = "Linear easy-task exponent between zeta and 2 zeta"
-    cs = _select(ev, "linear", EASY_TASKS)
-    if not cs:
-        return [
-            not_run(
-                "linear-exponent",
-                "Linear attention, easy task: trained depth exponent lies between zeta and 2 zeta",
-                "no linear easy-task runs in this sweep",
-                "zeta <= alpha <= 2 zeta",
-                "2 s.e.",
-            )
-        ]
     out = []
-    for c in cs:
-        cid = f"linear-exponent {c.label}"
+    for c in _select(ev, "linear", EASY_TASKS):
         spec = c.spectrum
         fit = c.fit("power")
         if not spec.asymptotic:
-            out.append(
-                ClaimResult(
-                    cid,
-                    claim,
-                    "needs a > 0, a + b > 1",
-                    fit.params.get("alpha"),
-                    None,
-                    "2 s.e.",
-                    "not run",
-                    "law does not apply",
-                )
-            )
+            out.append(claim.not_run("law does not apply", c.label, "needs a > 0, a + b > 1", fit.params.get("alpha")))
             continue
         z = spec.zeta
         band = (z, 2 * z)
-        if fit.failure:
-            out.append(ClaimResult(cid, claim, band, None, None, "2 s.e.", "not run", f"no fit: {fit.failure}"))
+        no_fit = f"no fit: {fit.failure}" if fit.failure else ""
+        if unusable := claim.without_fit(c.label, band, {"c L^-alpha": fit}, no_fit):
+            unusable = _with_detail(unusable, c, ev)
+            out.append(unusable)
             continue
         a, se = fit.params["alpha"], fit.se["alpha"]
-        detail = f"pure power-law fit over L={list(map(int, c.depths))}"
-        # beside it, the fit with a floor: at finite P the loss levels off near a P-dependent floor,
-        # which bends a pure power law at large L (diagnostic only: the claim is about L0 = 0)
-        off = c.fit("offset")
-        if off.identified:
-            detail += (
-                f"; with a floor L0 + c L^-alpha: alpha = {est(off.params['alpha'], off.se['alpha'])}, "
-                f"L0 = {num(off.params['L0'])}"
-            )
-        elif not off.failure:
-            detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
-        detail += linear_optimum.limit_note(ev, c)  # which limits the trained runs: the optimum or training
-        why = unidentified({"c L^-alpha": fit})
-        if why:
-            v, det = "indicative", f"{detail}; {why}"
-        else:
-            s = 2 * se
-            v, det = decide(band[0] - s <= a <= band[1] + s, [c], detail)
-        out.append(ClaimResult(cid, claim, band, a, se, "2 s.e.", v, det))
+        s = 2 * se
+        out.append(claim.decided(c.label, band[0] - s <= a <= band[1] + s, [c], _exponent_detail(c, ev), band, a, se))
     return out
+
+
+def _exponent_detail(c: Curve, ev) -> str:
+    detail = f"pure power-law fit over L={list(map(int, c.depths))}"
+    # beside it, the fit with a floor: at finite P the loss levels off near a P-dependent floor,
+    # which bends a pure power law at large L (diagnostic only: the claim is about L0 = 0)
+    off = c.fit("offset")
+    if off.identified:
+        detail += (
+            f"; with a floor L0 + c L^-alpha: alpha = {est(off.params['alpha'], off.se['alpha'])}, "
+            f"L0 = {num(off.params['L0'])}"
+        )
+    elif not off.failure:
+        detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
+    return detail + linear_optimum.limit_note(ev, c)  # which limits the trained runs: the optimum or training
+
+
+def _with_detail(r: ClaimResult, c: Curve, ev) -> ClaimResult:
+    """An unidentified pure power law still shows the diagnostics (the fit with a floor, the optimum)."""
+    if r.verdict != "indicative":
+        return r
+    return replace(r, reason=f"{_exponent_detail(c, ev)}; {r.reason}")
 
 
 def _mode_order(c: Curve):
     """Spearman correlation between mode index and the mode's loss at the deepest depth relative to the shallowest."""
     from scipy.stats import spearmanr
 
-    lo = [r.get("mode_losses") for r in c.records_at(int(c.depths[0]))]
-    hi = [r.get("mode_losses") for r in c.records_at(int(c.depths[-1]))]
-    if not lo or not hi or any(m is None for m in lo + hi) or len(c.depths) < 2:
+    at_lo = [r.get("mode_losses") for r in c.records_at(int(c.depths[0]))]
+    at_hi = [r.get("mode_losses") for r in c.records_at(int(c.depths[-1]))]
+    lo, hi = [m for m in at_lo if m is not None], [m for m in at_hi if m is not None]
+    if not lo or not hi or len(lo) < len(at_lo) or len(hi) < len(at_hi) or len(c.depths) < 2:
         return None
     ratio = np.mean(hi, axis=0) / np.maximum(np.mean(lo, axis=0), 1e-300)
     if np.ptp(ratio) == 0:  # every mode changed alike: no ordering to measure
@@ -94,90 +92,98 @@ def _mode_order(c: Curve):
     return float(spearmanr(np.arange(len(ratio)), ratio).statistic)
 
 
-def mode_learning(ev):
-    """Linear attention learns spectral modes one after another with depth, softmax in parallel."""
+def _modes(claim: Claim, ev, model: str, tasks, ok) -> list[ClaimResult]:
+    """Mode-learning order of each curve with mode losses at two or more depths."""
     out = []
-    for model, tasks, want, name in (
-        ("linear", EASY_TASKS, "sequential", "linear-sequential-modes"),
-        ("softmax", ("topk",), "parallel", "softmax-parallel-modes"),
-    ):
-        cs = [c for c in _select(ev, model, tasks) if len(c.depths) >= 2]
-        statement = f"{model.capitalize()} attention learns spectral modes {want}ly with depth"
-        sequential = want == "sequential"
-        crit = f"Spearman(k, mode loss ratio) {'>=' if sequential else '<='} {SEQUENTIAL_RHO if sequential else PARALLEL_RHO}"
-        rhos = [(c, _mode_order(c)) for c in cs]
-        rhos = [(c, r) for c, r in rhos if r is not None and np.isfinite(r)]
-        if not rhos:
-            out.append(not_run(name, statement, f"no {model} runs with mode losses at two or more depths", want, crit))
+    for c in (c for c in _select(ev, model, tasks) if len(c.depths) >= 2):
+        rho = _mode_order(c)
+        if rho is None or not np.isfinite(rho):
             continue
-        for c, rho in rhos:
-            ok = rho >= SEQUENTIAL_RHO if sequential else rho <= PARALLEL_RHO
-            v, det = decide(
-                ok, [c], f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode"
-            )
-            out.append(ClaimResult(f"{name} {c.label}", statement, want, rho, None, crit, v, det))
+        det = f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode"
+        out.append(claim.decided(c.label, ok(rho), [c], det, claim.expected, rho, None))
     return out
 
 
-def linear_floor(ev):
-    """Linear attention on the difficult task: the deep loss equals the floor T - h^T G^+ h and saturates.
+@claim(
+    "linear-sequential-modes",
+    "Linear attention learns spectral modes sequentially with depth",
+    tolerance=f"Spearman(k, mode loss ratio) >= {SEQUENTIAL_RHO}",
+    family=FAMILY,
+    expected="sequential",
+    missing="no linear runs with mode losses at two or more depths",
+)
+def linear_sequential_modes(claim: Claim, ev) -> list[ClaimResult]:
+    """Linear attention learns spectral modes one after another with depth."""
+    return _modes(claim, ev, "linear", EASY_TASKS, lambda rho: rho >= SEQUENTIAL_RHO)
+
+
+@claim(
+    "softmax-parallel-modes",
+    "Softmax attention learns spectral modes parallelly with depth",
+    tolerance=f"Spearman(k, mode loss ratio) <= {PARALLEL_RHO}",
+    family=FAMILY,
+    expected="parallel",
+    missing="no softmax runs with mode losses at two or more depths",
+)
+def softmax_parallel_modes(claim: Claim, ev) -> list[ClaimResult]:
+    """Softmax attention learns spectral modes in parallel with depth."""
+    return _modes(claim, ev, "softmax", ("topk",), lambda rho: rho <= PARALLEL_RHO)
+
+
+@claim(
+    "linear-floor",
+    "Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P",
+    tolerance=f"{FLOOR_RTOL:.0%} + 2 s.e.",
+    family=FAMILY,
+    expected="T - h^T G^+ h",
+    missing="no linear top-k runs",
+)
+def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
+    """Linear attention on the difficult task: the deep loss equals the floor T - h^T G^+ h.
 
     The floor compared is that of the model's own class at its context length: polynomials in the
     context covariance S = X^T X / P. The paper's population floor (features Sigma^r q, its
     P -> infinity limit) is stated beside it.
     """
-    claim = "Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P"
-    tol = f"{FLOOR_RTOL:.0%} + 2 s.e."
-    cs = _select(ev, "linear", ("topk",))
-    if not cs:
-        return [not_run("linear-floor", claim, "no linear top-k runs", "T - h^T G^+ h", tol)]
     out = []
-    for c in cs:
+    for c in _select(ev, "linear", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)
         th = ev.theory.get("floor_context", {}).get(key)
         j = int(np.nanargmax(c.depths))
         m, se = c.mean[j], c.se[j]
         if th is None:
-            out.append(
-                ClaimResult(
-                    f"linear-floor {c.label}",
-                    claim,
-                    "not computed",
-                    m,
-                    se,
-                    "",
-                    "not run",
-                    "theory floor not computed for this scale",
-                )
-            )
+            out.append(claim.not_run("theory floor not computed for this scale", c.label, "not computed", m, se))
             continue
         val, tse = th
         bound = FLOOR_RTOL * val + 2 * np.sqrt(tse**2 + (se if np.isfinite(se) else 0) ** 2)
         pop = ev.theory.get("floor", {}).get(key)
         beside = f"; population floor {num(pop[0])}, trained {pct((m - pop[0]) / pop[0])} from it" if pop else ""
-        v, det = decide(
-            abs(m - val) <= bound,
-            [c],
-            f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}{beside}",
-        )
-        out.append(ClaimResult(f"linear-floor {c.label}", claim, val, m, se, tol, v, det, expected_error=tse))
-        # saturation: little left to gain between L_max/4 (or the previous depth) and L_max
+        det = f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}{beside}"
+        out.append(claim.decided(c.label, abs(m - val) <= bound, [c], det, val, m, se, expected_error=tse))
+    return out
+
+
+@claim(
+    "linear-saturation",
+    "Linear attention saturates on the difficult task",
+    tolerance=f"<= {SATURATION_RTOL}",
+    family=FAMILY,
+    expected="no gain with depth",
+    missing=None,  # the floor claim says when there are no runs
+)
+def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
+    """Linear attention on the difficult task gains little between L_max/4 (or the previous depth) and L_max."""
+    out = []
+    for c in _select(ev, "linear", ("topk",)):
+        if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.get("floor_context", {}):
+            continue  # decided beside the floor, as the floor's companion
+        j = int(np.nanargmax(c.depths))
         i = max(int(np.searchsorted(c.depths, c.depths[j] / 4)), 0)
         if i < j:
-            rel = (c.mean[i] - m) / c.mean[i]
-            v, det = decide(
-                rel <= SATURATION_RTOL, [c], f"relative loss change from L={int(c.depths[i])} to L={int(c.depths[j])}"
-            )
-            out.append(
-                ClaimResult(
-                    f"linear-saturation {c.label}",
-                    "Linear attention saturates on the difficult task",
-                    "no gain with depth",
-                    rel,
-                    None,
-                    f"<= {SATURATION_RTOL}",
-                    v,
-                    det,
-                )
-            )
+            rel = (c.mean[i] - c.mean[j]) / c.mean[i]
+            det = f"relative loss change from L={int(c.depths[i])} to L={int(c.depths[j])}"
+            out.append(claim.decided(c.label, rel <= SATURATION_RTOL, [c], det, claim.expected, rel, None))
     return out
+
+
+CLAIMS = (linear_exponent, linear_sequential_modes, softmax_parallel_modes, linear_floor, linear_saturation)

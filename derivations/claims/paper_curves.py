@@ -11,21 +11,31 @@ whether any variant reaches the signed two-temperature floor on top-16 (its repo
 
 from __future__ import annotations
 
-from depthscale.derivations.claims.protocol_study import FLOOR_RTOL, _budget_note, _row_id, _verdict, rows
-from depthscale.derivations.claims.verdicts import ClaimResult, not_run
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.protocol_study import FLOOR_RTOL, _budget_note, _decided, _row_label, rows
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.formatting import format_estimate as est
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 
 
-def shallow_above_single(ev):
+FAMILY = "paper_curves"
+
+
+@claim(
+    "protocol-shallow-above-single",
+    "The one-layer model's loss R_1 lies above the best single temperature head (paired)",
+    tolerance="2 s.e.",
+    family=FAMILY,
+    missing="no protocol-study runs at L = 1 with stored errors",
+)
+def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     """Per setting: the one-layer model sits above the best single temperature head (paired, seed-pooled).
 
     The paper's top-2 floors coincide with that head, so its shallow models must have sat well above it
     (docs/paper-curves.md); a setting whose one-layer model already reaches the head cannot show the
     paper's curve from above.
     """
-    statement = "The one-layer model's loss R_1 lies above the best single temperature head (paired)"
     out = []
     for r in rows(ev):
         if 1 not in r.excess or "single" not in r.excess[1]:
@@ -34,23 +44,22 @@ def shallow_above_single(ev):
         floor = r.floors["single"][0]
         ok = diff > 2 * se  # at or below the head within 2 s.e.: it does not sit above it
         det = f"R_1 - single head = {est(diff, se)} ({diff / floor:+.1%} of the head {floor:.4g})"
-        v, det = _verdict(ok, [r], det + _budget_note(r))
-        out.append(
-            ClaimResult(_row_id("protocol-shallow-above-single", r), statement, "> 0", diff, se, "2 s.e.", v, det)
-        )
-    return out or [
-        not_run("protocol-shallow-above-single", statement, "no protocol-study runs at L = 1 with stored errors")
-    ]
+        out.append(_decided(claim, _row_label(r), ok, [r], det + _budget_note(r), "> 0", diff, se))
+    return out
 
 
-def top16_signed_floor(ev):
+@claim(
+    "top16-signed-floor",
+    f"Top-16: a variant's deep model (L >= {DEEP_DEPTH}) reaches within {FLOOR_RTOL:.0%} of the signed "
+    "two-temperature floor",
+    tolerance="2 s.e.",
+    family=FAMILY,
+    missing=f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors",
+)
+def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """Top-16: some variant's deep model (L >= 16) reaches within 3 % of the signed two-temperature floor
     (the ``mixture`` reference floor, which the base model with one shared value map cannot represent),
     or none does; the closest is named."""
-    statement = (
-        f"Top-16: a variant's deep model (L >= {DEEP_DEPTH}) reaches within {FLOOR_RTOL:.0%} of the signed "
-        "two-temperature floor"
-    )
     cands = []
     for r in rows(ev):
         deep = [L for L in r.excess if L >= DEEP_DEPTH and "mixture" in r.excess[L]]
@@ -61,13 +70,11 @@ def top16_signed_floor(ev):
         floor = r.floors["mixture"][0]
         cands.append((diff / floor, se / floor, L, r))
     if not cands:
-        return [
-            not_run("top16-signed-floor", statement, f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors")
-        ]
+        return []
     rel, rel_se, L, best = min(cands, key=lambda c: c[0])
     # within 3 % (above or below) by 2 s.e., or further above it by 2 s.e. for every variant
     if abs(rel) + 2 * rel_se <= FLOOR_RTOL:
-        ok = True
+        ok: bool | None = True
     elif all(c[0] - 2 * c[1] > FLOOR_RTOL for c in cands):
         ok = False
     else:
@@ -77,8 +84,7 @@ def top16_signed_floor(ev):
         f"{rel:+.1%} ± {rel_se:.1%} of it; others: "
         + ", ".join(f"{c[3].protocol.name} L={c[2]} {c[0]:+.1%}" for c in cands if c[3] is not best)
     )
-    v, det = _verdict(ok, [c[3] for c in cands], det)
-    return [ClaimResult("top16-signed-floor", statement, f"<= {FLOOR_RTOL:.0%}", rel, rel_se, "2 s.e.", v, det)]
+    return [_decided(claim, "", ok, [c[3] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, rel_se)]
 
 
 CLAIMS = (shallow_above_single, top16_signed_floor)

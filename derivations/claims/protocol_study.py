@@ -33,7 +33,8 @@ from depthscale.derivations.analysis.protocols import (
     study_curves,
     task_label,
 )
-from depthscale.derivations.claims.verdicts import ClaimResult, decisive, not_run, unidentified
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.verdicts import ClaimResult, in_range, unidentified
 from depthscale.derivations.formatting import format_estimate as est
 
 
@@ -76,7 +77,7 @@ class ProtocolRow:
 
 def rows(ev) -> list[ProtocolRow]:
     """The study's rows from the evidence (curves and ``theory["protocol_floors"]``)."""
-    floors = ev.theory.get("protocol_floors", {})
+    floors = ev.protocol_floors()
     out = []
     for p, c in study_curves(ev.curves):
         sim = c.field_mean("qk_similarity")
@@ -103,44 +104,9 @@ def _deep_mean(c: Curve, name: str) -> float:
     return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
 
 
-def _verdict(ok: bool | None, rows_: list, detail: str) -> tuple[str, str]:
-    if ok is None:
-        return "indicative", detail
-    why = [w for r in rows_ for d, w in [decisive([r.curve], not r.protocol.fixed_budget)] if not d]
-    if not why:
-        return ("pass" if ok else "fail"), detail
-    return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {'; '.join(sorted(set(why)))}"
-
-
-def _without_fit(cid: str, statement: str, expected, tolerance: str, f, note: str = "") -> ClaimResult | None:
-    """The result of a claim whose fit is missing (not run) or not identified (indicative), else None."""
-    if f.failure:
-        return ClaimResult(cid, statement, expected, None, None, tolerance, "not run", f.failure + note)
-    if not f.identified:
-        return ClaimResult(
-            cid,
-            statement,
-            expected,
-            None,
-            None,
-            tolerance,
-            "indicative",
-            unidentified({"R_inf + c L^-alpha": f}) + note,
-        )
-    return None
-
-
-def _alpha_in_range(a: float, se: float):
-    """True when alpha lies in ALPHA_RANGE and is measured precisely, False when outside it by 2 s.e., else None."""
-    lo, hi = ALPHA_RANGE
-    if a + 2 * se < lo or a - 2 * se > hi:
-        return False
-    return True if lo <= a <= hi and 2 * se <= hi - lo else None
-
-
-def _row_id(claim: str, row: ProtocolRow) -> str:
-    """A per-curve claim row's id: the claim, the protocol and the task."""
-    return f"{claim} {row.protocol.name} {task_label(row.curve)}"
+def _row_label(row: ProtocolRow) -> str:
+    """A per-curve claim row's label (after the claim's id): the protocol and the task."""
+    return f"{row.protocol.name} {task_label(row.curve)}"
 
 
 def _budget_note(row: ProtocolRow) -> str:
@@ -148,32 +114,47 @@ def _budget_note(row: ProtocolRow) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ claims
-def inverse_depth(ev):
+FAMILY = "protocol_study"
+NO_RUNS = "no protocol-study runs in this sweep"
+FIT = "R_inf + c L^-alpha"
+
+
+def _decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, measured, error, **kw) -> ClaimResult:
+    """The verdict rule on study rows: a fixed-budget protocol's runs need not have converged."""
+    stopped = [r.curve for r in rows_ if r.protocol.fixed_budget]
+    return claim.decided(
+        label, ok, [r.curve for r in rows_], detail, expected, measured, error, budget_stopped=stopped, **kw
+    )
+
+
+@claim(
+    "protocol-inverse-depth",
+    f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]",
+    tolerance="2 s.e.",
+    family=FAMILY,
+    expected=ALPHA_RANGE,
+    missing=NO_RUNS,
+)
+def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] (the law alone;
     which reference floor R_inf approaches is :func:`floor_reached`, since a law can hold above every floor,
     as in the ensemble control, whose R_inf is its members' error covariance)."""
-    statement = f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]"
-    rs = rows(ev)
-    if not rs:
-        return [not_run("protocol-inverse-depth", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
     out = []
-    for r in rs:
-        cid = _row_id("protocol-inverse-depth", r)
-        f = r.fit
-        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f, _budget_note(r))) is not None:
+    for r in rows(ev):
+        label, f = _row_label(r), r.fit
+        if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f}, note=_budget_note(r))) is not None:
             out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.
-        in_range = _alpha_in_range(a, se)
+        ok = in_range(a, se, *ALPHA_RANGE)
         det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
         if (near := r.nearest_floor(f.params["L0"])) is not None:
             det += f", nearest floor {near[0]} ({pct(near[1])})"
         det += f"; c = {est(f.params['c'], f.se['c'])}; depths {_depth_span(r.curve)}"
-        if in_range is None:
+        if ok is None:
             det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
-        v, det = _verdict(in_range, [r], det + _budget_note(r))
-        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
+        out.append(_decided(claim, label, ok, [r], det + _budget_note(r), ALPHA_RANGE, a, se))
     return out
 
 
@@ -181,34 +162,26 @@ def _depth_span(c: Curve) -> str:
     return f"L = {int(c.depths[0])}..{int(c.depths[-1])}"
 
 
-def amplitude_follows_disagreement(ev):
+@claim(
+    "protocol-amplitude",
+    "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L",
+    tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)",
+    family=FAMILY,
+    expected=RHO_PASS,
+    missing=NO_RUNS,
+)
+def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the mean
     loss of a single layer A_L (Spearman rank correlations over the protocols with identified fits)."""
-    statement = (
-        "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L"
-    )
     by_task: dict = {}
     for r in rows(ev):
         by_task.setdefault(task_label(r.curve), []).append(r)
-    if not by_task:
-        return [not_run("protocol-amplitude", statement, "no protocol-study runs in this sweep", f">= {RHO_PASS}")]
     out = []
     for label, rs in sorted(by_task.items()):
-        cid = f"protocol-amplitude {label}"
         good = [r for r in rs if r.identified and np.isfinite(r.disagreement) and np.isfinite(r.layer_loss)]
         if len(good) < 4:
-            out.append(
-                ClaimResult(
-                    cid,
-                    statement,
-                    RHO_PASS,
-                    None,
-                    None,
-                    f"rho >= {RHO_PASS}",
-                    "indicative" if good else "not run",
-                    f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)",
-                )
-            )
+            why = f"{len(good)} protocol(s) with an identified fit and A_L - C_L (need 4)"
+            out.append(claim.indicative(label, RHO_PASS, why) if good else claim.not_run(why, label))
             continue
         c = [r.fit.params["c"] for r in good]
         rho_gap = float(spearmanr(c, [r.disagreement for r in good]).statistic)
@@ -225,56 +198,35 @@ def amplitude_follows_disagreement(ev):
             ok = True
         elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
             ok = False
-        v, det = _verdict(ok, good, det if ok is not None else det + "; between the thresholds: undecided")
-        out.append(
-            ClaimResult(
-                cid,
-                statement,
-                RHO_PASS,
-                rho_gap,
-                None,
-                f"rho >= {RHO_PASS} and > rho(c, A_L)",
-                v,
-                det,
-                note=f"(rho with A_L: {rho_a:.2f})",
-            )
-        )
+        det = det if ok is not None else det + "; between the thresholds: undecided"
+        out.append(_decided(claim, label, ok, good, det, RHO_PASS, rho_gap, None, note=f"(rho with A_L: {rho_a:.2f})"))
     return out
 
 
-def disagreement_term(ev):
+@claim(
+    "protocol-disagreement",
+    f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
+    "(A_L - C_L flat in depth, as the central-limit mechanism assumes)",
+    tolerance="2 s.e.",
+    family=FAMILY,
+    expected=ALPHA_RANGE,
+    missing=NO_RUNS,
+)
+def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol: the averaged-away term ``(A_L - C_L) / L`` of ``R_L = C_L + (A_L - C_L) / L`` falls as
     ``L^-alpha`` with alpha in [0.8, 1.2], the central-limit premise that the disagreement A_L - C_L does not
     grow with depth. Fitted over L >= 2 (at L = 1 there is no pair of layers) as a pure power law, which is
     identified whenever three or more depths are finite."""
-    statement = (
-        f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
-        "(A_L - C_L flat in depth, as the central-limit mechanism assumes)"
-    )
-    rs = rows(ev)
-    if not rs:
-        return [not_run("protocol-disagreement", statement, "no protocol-study runs in this sweep", ALPHA_RANGE)]
     out = []
-    for r in rs:
-        cid = _row_id("protocol-disagreement", r)
+    for r in rows(ev):
+        label = _row_label(r)
         L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
         keep = (L >= 2) & np.isfinite(D) & (D > 0)
         if keep.sum() < 3:
-            out.append(
-                ClaimResult(
-                    cid,
-                    statement,
-                    ALPHA_RANGE,
-                    None,
-                    None,
-                    "2 s.e.",
-                    "not run",
-                    "fewer than 3 depths >= 2 with A_L - C_L > 0",
-                )
-            )
+            out.append(claim.not_run("fewer than 3 depths >= 2 with A_L - C_L > 0", label))
             continue
         f = fits.fit_power_law(L[keep], D[keep] / L[keep])
-        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "2 s.e.", f)) is not None:
+        if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f})) is not None:
             out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
@@ -282,40 +234,47 @@ def disagreement_term(ev):
             f"alpha = {est(a, se)}: A_L - C_L grows as L^{1 - a:.2f} "
             f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
         )
-        v, det = _verdict(_alpha_in_range(a, se), [r], det + _budget_note(r))
-        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "2 s.e.", v, det))
+        out.append(
+            _decided(claim, label, in_range(a, se, *ALPHA_RANGE), [r], det + _budget_note(r), ALPHA_RANGE, a, se)
+        )
     return out
 
 
-def cosine_not_inverse(ev):
+@claim(
+    "protocol-cosine-not-inverse",
+    "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])",
+    tolerance="outside, 2 s.e.",
+    family=FAMILY,
+    expected=ALPHA_RANGE,
+    missing="no cosine-protocol runs",
+)
+def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     """Cosine-decayed training does not give alpha near 1 (alpha + 2 s.e. below 0.8 or alpha - 2 s.e. above 1.2)."""
-    statement = "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])"
-    rs = [r for r in rows(ev) if r.protocol.name == "cosine"]
-    if not rs:
-        return [not_run("protocol-cosine-not-inverse", statement, "no cosine-protocol runs", ALPHA_RANGE)]
     out = []
     lo, hi = ALPHA_RANGE
-    for r in rs:
-        cid = f"protocol-cosine-not-inverse {task_label(r.curve)}"
-        f = r.fit
-        if (missing := _without_fit(cid, statement, ALPHA_RANGE, "outside, 2 s.e.", f)) is not None:
+    for r in (r for r in rows(ev) if r.protocol.name == "cosine"):
+        label, f = task_label(r.curve), r.fit
+        if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f})) is not None:
             out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
-        ok = (
-            True if (a + 2 * se < lo or a - 2 * se > hi) else (False if lo <= a - 2 * se and a + 2 * se <= hi else None)
-        )
-        v, det = _verdict(
-            ok, [r], f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
-        )
-        out.append(ClaimResult(cid, statement, ALPHA_RANGE, a, se, "outside, 2 s.e.", v, det))
+        outside, inside = a + 2 * se < lo or a - 2 * se > hi, lo <= a - 2 * se and a + 2 * se <= hi
+        ok = True if outside else (False if inside else None)
+        det = f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
+        out.append(_decided(claim, label, ok, [r], det, ALPHA_RANGE, a, se))
     return out
 
 
-def beats_convex(ev):
+@claim(
+    "protocol-beats-convex",
+    f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)",
+    tolerance="< -2 paired s.e.",
+    family=FAMILY,
+    missing=f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors",
+)
+def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     """Depth beats the convex floor at L >= 32 (paired): trained layers do something no mixture of
     temperature heads can."""
-    statement = f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)"
     out = []
     for r in rows(ev):
         deep = [L for L in r.excess if L >= BEAT_DEPTH and "convex" in r.excess[L]]
@@ -323,30 +282,29 @@ def beats_convex(ev):
             continue
         L = max(deep)
         diff, se = r.excess[L]["convex"]
-        ok = diff < -2 * se
-        cid = _row_id("protocol-beats-convex", r)
-        v, det = _verdict(
-            ok,
-            [r],
+        det = (
             f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
-            f"convex floor {est(*r.floors['convex'])}",
+            f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(ClaimResult(cid, statement, "< 0", diff, se, "< -2 paired s.e.", v, det + _budget_note(r)))
-    return out or [
-        not_run("protocol-beats-convex", statement, f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors")
-    ]
+        out.append(_decided(claim, _row_label(r), diff < -2 * se, [r], det + _budget_note(r), "< 0", diff, se))
+    return out
 
 
-def floor_reached(ev):
+@claim(
+    "protocol-floor",
+    f"R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)",
+    tolerance=f"{FLOOR_RTOL:.0%}",
+    family=FAMILY,
+    missing="no protocol-study runs",
+)
+def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
     """Which reference floor the deep models approach (R_inf within 3 % of it), per protocol and task."""
-    statement = f"R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)"
     out = []
     for r in rows(ev):
-        cid = _row_id("protocol-floor", r)
-        f = r.fit
+        label, f = _row_label(r), r.fit
         if f.failure or not f.identified or not r.floors:
-            why = f.failure or unidentified({"R_inf + c L^-alpha": f}) or "no reference floors"
-            out.append(ClaimResult(cid, statement, None, None, None, f"{FLOOR_RTOL:.0%}", "indicative", why))
+            why = f.failure or unidentified({FIT: f}) or "no reference floors"
+            out.append(claim.indicative(label, None, why))
             continue
         name, rel = r.nearest_floor(f.params["L0"])
         floor, floor_se = r.floors[name]
@@ -361,13 +319,9 @@ def floor_reached(ev):
         )
         if ok is None:
             det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
-        v, det = _verdict(ok, [r], det + _budget_note(r))
-        out.append(
-            ClaimResult(
-                cid, statement, floor, f.params["L0"], f.se["L0"], f"{FLOOR_RTOL:.0%}", v, det, expected_error=floor_se
-            )
-        )
-    return out or [not_run("protocol-floor", statement, "no protocol-study runs")]
+        L0, L0_se = f.params["L0"], f.se["L0"]
+        out.append(_decided(claim, label, ok, [r], det + _budget_note(r), floor, L0, L0_se, expected_error=floor_se))
+    return out
 
 
 CLAIMS = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.formatting import format_percent as pct
 
@@ -10,50 +11,64 @@ FLOOR_REFERENCE_RTOL = 0.03
 
 
 # ---------------------------------------------------------------- theory-only claims
-def theory_claims(ev):
-    """Machine-checked derivations, the equal-step slope and the paper's five top-2 floors."""
-    out = []
+FAMILY = "theory_checks"
+
+
+@claim(
+    "derivations-checked",
+    "Every derivation step is machine-checked",
+    tolerance="all steps",
+    family=FAMILY,
+    missing=None,  # claims on theory numbers a report may leave out: no row without them
+)
+def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
+    """Every step of the derivations is verified by sympy simplification or an mpmath check."""
     d = ev.theory.get("derivations")
-    if d is not None:
-        bad = [f"{name}: {step}" for name, steps in d.items() for step, ok in steps if not ok]
-        n = sum(len(s) for s in d.values())
-        out.append(
-            ClaimResult(
-                "derivations-checked",
-                "Every derivation step is machine-checked",
-                float(n),
-                float(n - len(bad)),
-                None,
-                "all steps",
-                "pass" if not bad else "fail",
-                "; ".join(bad) or "steps verified by sympy simplification or mpmath checks",
-            )
+    if d is None:
+        return []
+    bad = [f"{name}: {step}" for name, steps in d.items() for step, ok in steps if not ok]
+    n = sum(len(s) for s in d.values())
+    reason = "; ".join(bad) or "steps verified by sympy simplification or mpmath checks"
+    return [claim.result("", float(n), float(n - len(bad)), None, "pass" if not bad else "fail", reason)]
+
+
+@claim(
+    "equal-step-slope",
+    "Equal-step depth law has local slope -zeta over L in [16, 256]",
+    tolerance=f"± {SLOPE_TOL}",
+    family=FAMILY,
+    missing=None,
+)
+def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
+    """The equal-step law's local slope against -zeta (a finite sum, exact: decided by theory alone)."""
+    return [
+        claim.result(
+            f"(a,b)={key}",
+            -zeta,
+            slope,
+            None,
+            "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
+            "finite sum at d = 10^6",
         )
-    for key, (slope, zeta) in sorted(ev.theory.get("slopes", {}).items()):
-        out.append(
-            ClaimResult(
-                f"equal-step-slope (a,b)={key}",
-                "Equal-step depth law has local slope -zeta over L in [16, 256]",
-                -zeta,
-                slope,
-                None,
-                f"± {SLOPE_TOL}",
-                "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
-                "finite sum at d = 10^6",
-            )
-        )
+        for key, (slope, zeta) in sorted(ev.theory.get("slopes", {}).items())
+    ]
+
+
+@claim(
+    "floor-reference",
+    "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
+    tolerance=f"{FLOOR_REFERENCE_RTOL:.0%}",
+    family=FAMILY,
+    missing=None,
+)
+def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
+    """The paper's five top-2 floors recomputed by Monte Carlo."""
+    out = []
     for key, (val, se, ref) in sorted(ev.theory.get("floor_reference", {}).items()):
         rel = (val - ref) / ref
-        out.append(
-            ClaimResult(
-                f"floor-reference (a,b)={key}",
-                "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
-                ref,
-                val,
-                se,
-                f"{FLOOR_REFERENCE_RTOL:.0%}",
-                "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail",
-                f"relative difference {pct(rel)}",
-            )
-        )
+        verdict = "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail"
+        out.append(claim.result(f"(a,b)={key}", ref, val, se, verdict, f"relative difference {pct(rel)}"))
     return out
+
+
+CLAIMS = (derivations_checked, equal_step_slope, floor_reference)

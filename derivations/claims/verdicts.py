@@ -16,10 +16,11 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from depthscale.derivations.formatting import format_estimate, format_interval
+from depthscale.theory._json import finite_number
+from depthscale.theory._validate import check_choice
 
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
 
@@ -71,8 +72,13 @@ class ClaimResult:
     expected_error: float | None = None
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict={self.verdict!r}: must be one of {', '.join(VERDICTS)}")
+        check_choice("verdict", self.verdict, VERDICTS)
+
+    def _repr_html_(self) -> str:
+        """A one-row claims table in a notebook (:class:`~depthscale.derivations.claims.display.ClaimTable`)."""
+        from depthscale.derivations.claims.display import ClaimTable
+
+        return ClaimTable(self)._repr_html_()
 
     def to_dict(self) -> dict:
         """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""
@@ -98,11 +104,7 @@ class ClaimResult:
         }
 
 
-def _num(x):
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
+_num = finite_number
 
 
 def not_run(cid: str, claim: str, reason: str, expected=None, tolerance: str = "") -> ClaimResult:
@@ -115,16 +117,16 @@ def errored(cid: str, claim: str, exc: BaseException) -> ClaimResult:
     return ClaimResult(cid, claim, None, None, None, "", "error", f"evaluation error: {type(exc).__name__}: {exc}")
 
 
-def decisive(curves, require_converged: bool = True) -> tuple[bool, str]:
-    """Whether these curves may decide a claim, and if not, why (``require_converged=False`` for a
-    protocol stopped early by design)."""
+def decisive(curves, require_converged: bool = True, budget_stopped=()) -> tuple[bool, str]:
+    """Whether these curves may decide a claim, and if not, why (``require_converged=False``, or a curve
+    in ``budget_stopped``, for a protocol stopped early by design: its runs need not have converged)."""
     why = []
     for c in curves:
         if len(c.seeds) < MIN_SEEDS:
             why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
         if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
             why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
-        if require_converged and not c.all_converged:
+        if require_converged and not c.all_converged and not any(c is b for b in budget_stopped):
             why.append(f"{c.n_unconverged} unconverged run(s)")
         if c.eval_contexts < MIN_EVAL:
             why.append(f"{c.eval_contexts} evaluation contexts < {MIN_EVAL}")
@@ -132,12 +134,30 @@ def decisive(curves, require_converged: bool = True) -> tuple[bool, str]:
     return (not why), "; ".join(why)
 
 
-def decide(ok: bool, curves, detail: str) -> tuple[str, str]:
-    """``(verdict, reason)``: pass/fail on decisive evidence, else indicative with the would-be verdict."""
-    dec, why = decisive(curves)
+def decide(ok: bool | None, curves, detail: str, budget_stopped=()) -> tuple[str, str]:
+    """``(verdict, reason)``: pass/fail on decisive evidence, else indicative with the would-be verdict.
+
+    ``ok=None`` (the measurement is too imprecise to say) is indicative whatever the evidence;
+    curves in ``budget_stopped`` need not have converged (:func:`decisive`).
+    """
+    if ok is None:
+        return "indicative", detail
+    dec, why = decisive(curves, budget_stopped=budget_stopped)
     if dec:
         return ("pass" if ok else "fail"), detail
     return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {why}"
+
+
+def in_range(x: float, se: float, lo: float, hi: float) -> bool | None:
+    """Whether ``x`` lies in ``[lo, hi]``: True when inside and measured precisely (2 s.e. <= hi - lo),
+    False when outside by 2 s.e., else None (too imprecise to decide).
+
+    >>> in_range(1.0, 0.05, 0.8, 1.2), in_range(0.3, 0.05, 0.8, 1.2), in_range(1.0, 0.5, 0.8, 1.2)
+    (True, False, None)
+    """
+    if x + 2 * se < lo or x - 2 * se > hi:
+        return False
+    return True if lo <= x <= hi and 2 * se <= hi - lo else None
 
 
 def unidentified(fits_by_name: dict) -> str:
@@ -191,6 +211,7 @@ __all__ = [
     "errored",
     "decisive",
     "decide",
+    "in_range",
     "unidentified",
     "claim_cells",
 ]

@@ -14,6 +14,5 @@ __all__, __getattr__, __dir__ = lazy_exports(
     typeset="math_latex math_mathml prose tex_escape",
     reporting="build_context figure_entries gather_theory results_tables",
     plots="plot_curve plot_linear_laws",
-    claim_display="ClaimTable",
-    findings="claim_findings family_of",
+    findings="claim_findings claim_of",
 )

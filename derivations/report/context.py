@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
+from depthscale.derivations.claims.verdicts import VERDICTS, ClaimResult, claim_cells
 from depthscale.derivations.formatting import format_value
+from depthscale.theory._validate import bad_argument
 from depthscale.theory.derivation import Derivation
 
 LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
@@ -41,8 +42,9 @@ class ReportContext:
     theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
         numbers are shown with 4 significant digits, None and nan as an em dash.
     figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
-    claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (or dicts with the same
-        fields) with ``verdict`` one of ``VERDICTS``; shown right after the summary, with the overview figure.
+    claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (a stored claims.json
+        loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); shown right
+        after the summary, with the overview figure.
     notes : paragraphs of plain text.
 
     Examples
@@ -61,7 +63,7 @@ class ReportContext:
     theory_tables: list = field(default_factory=list)
     results_tables: list = field(default_factory=list)
     figures: list = field(default_factory=list)
-    claims: list = field(default_factory=list)
+    claims: list[ClaimResult] = field(default_factory=list)
     notes: list = field(default_factory=list)
     findings: list = field(default_factory=list)
 
@@ -84,11 +86,7 @@ class ReportContext:
 # validation
 
 
-def _bad(name: str, value, allowed: str):
-    text = repr(value)
-    if len(text) > 80:
-        text = text[:77] + "..."
-    raise ValueError(f"{name}={text}: must be {allowed}")
+_bad = bad_argument
 
 
 def _texts(name: str, value) -> list:
@@ -161,34 +159,25 @@ def _check_figure(name: str, f, seen: set) -> dict:
 
 
 def _check_claim(name: str, c, seen: set) -> dict:
-    """Cells of one claim from a ``ClaimResult`` or a dict with the same fields.
-
-    A dict may spell ``expected`` as ``theory`` and ``reason`` as ``detail``.
-    """
-    if hasattr(c, "verdict") and hasattr(c, "expected"):
-        c = claim_cells(c)
-    if not isinstance(c, Mapping):
-        _bad(
-            name, c, 'a ClaimResult or a dict {"id", "claim", "expected", "measured", "tolerance", "verdict", "reason"}'
-        )
-    cid = c.get("id")
+    """Cells of one claim from a ``ClaimResult`` (a stored claims.json loads as them: ``load_claims``)."""
+    if not isinstance(c, ClaimResult):
+        _bad(name, c, "a ClaimResult (claims.json rows: depthscale.derivations.claims.stored.load_claims)")
+    cells = claim_cells(c)
+    cid = cells["id"]
     if cid is None or str(cid).strip() == "":
         _bad(f"{name}.id", cid, "a non-empty identifier")
     cid = str(cid)
     if cid in seen:
         _bad(f"{name}.id", cid, "unique among the claims")
     seen.add(cid)
-    verdict = c.get("verdict")
-    if verdict not in VERDICTS:
-        _bad(f"{name}.verdict", verdict, "one of " + ", ".join(VERDICTS))
     return {
         "id": cid,
-        "claim": format_value(c.get("claim", "")),
-        "expected": format_value(c.get("expected", c.get("theory"))),
-        "measured": format_value(c.get("measured")),
-        "tolerance": format_value(c.get("tolerance")),
-        "verdict": verdict,
-        "reason": format_value(c.get("reason", c.get("detail")) or ""),
+        "claim": format_value(cells["claim"]),
+        "expected": format_value(cells["expected"]),
+        "measured": format_value(cells["measured"]),
+        "tolerance": format_value(cells["tolerance"]),
+        "verdict": cells["verdict"],
+        "reason": format_value(cells["reason"] or ""),
     }
 
 

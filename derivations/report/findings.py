@@ -1,11 +1,11 @@
-"""What a report found, in words: one short paragraph per claim family, with its numbers.
+"""What a report found, in words: one short paragraph per claim, with its numbers.
 
-A claim's family is the first token of its id (``"softmax-top2-exponent softmax top-2 ..."`` is
-in ``softmax-top2-exponent``); the rest of the id names the condition. Each paragraph says what the
-family claims, how its verdicts fell, and each condition's measured value against what it was
+A result's claim is the first token of its id (``"softmax-top2-exponent softmax top-2 ..."`` is
+a result of ``softmax-top2-exponent``); the rest of the id names the condition. Each paragraph says
+what the claim states, how its verdicts fell, and each condition's measured value against what it was
 compared with. Only :class:`~depthscale.derivations.claims.verdicts.ClaimResult` fields are read
 (id, claim, expected, measured, error, tolerance, verdict, reason, note), so the paragraphs follow
-whatever the claims registry decides. The theory-only families (checks that run no simulation)
+whatever the claims registry decides. The theory checks (claims/theory_checks.py: no simulation)
 come after the simulation findings.
 """
 
@@ -14,22 +14,22 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from depthscale.derivations.claims import theory_checks
 from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
 
-# claims/theory_checks.py: derivations checked by machine, equal-step slopes, the paper's floors
-THEORY_FAMILIES = ("derivations-checked", "equal-step-slope", "floor-reference")
-SHOWN = 3  # conditions quoted per family; the rest are counted
-NOT_RUN = "not run"  # the paragraph that names every family with no data at all
+THEORY_CLAIMS = tuple(c.id for c in theory_checks.CLAIMS)  # the claims that run no simulation
+SHOWN = 3  # conditions quoted per claim; the rest are counted
+NOT_RUN = "not run"  # the paragraph that names every claim with no data at all
 _REASON_CHARS = 90
 
 
-def family_of(result) -> str:
-    """The claim family of a result: the first token of its id.
+def claim_of(result) -> str:
+    """The claim of a result: the first token of its id.
 
     Examples
     --------
     >>> from depthscale.derivations.claims.verdicts import ClaimResult
-    >>> family_of(ClaimResult("softmax-top2-exponent softmax top-2 d=8", "c", 1.0, 0.9, 0.1, "", "pass", ""))
+    >>> claim_of(ClaimResult("softmax-top2-exponent softmax top-2 d=8", "c", 1.0, 0.9, 0.1, "", "pass", ""))
     'softmax-top2-exponent'
     """
     return str(result.id).split(maxsplit=1)[0]
@@ -71,14 +71,14 @@ def _clause(result) -> str:
     return f"{text} ({why})" if why else text
 
 
-def family_paragraph(family: str, results) -> str:
-    """The paragraph of one family: the claim, the tally of verdicts, then up to :data:`SHOWN` conditions.
+def claim_paragraph(claim: str, results) -> str:
+    """The paragraph of one claim: the claim, the tally of verdicts, then up to :data:`SHOWN` conditions.
 
     Examples
     --------
     >>> from depthscale.derivations.claims.verdicts import ClaimResult
     >>> rs = [ClaimResult("alpha-near-1 d=8", "alpha is near 1", 1.0, 0.27, 0.07, "± 0.2", "fail", "")]
-    >>> family_paragraph("alpha-near-1", rs)
+    >>> claim_paragraph("alpha-near-1", rs)
     'alpha is near 1. 1 condition: 1 fail. d=8: measured 0.27 ± 0.07 against 1 (± 0.2), fail.'
     """
     results = list(results)
@@ -93,9 +93,9 @@ def family_paragraph(family: str, results) -> str:
 
 
 def claim_findings(results) -> list:
-    """``[(family, paragraph), ...]`` for a list of claim results: simulation families in the order
-    their first claim appears, then one ``"not run"`` paragraph naming the families without any data,
-    then the theory-only families (:data:`THEORY_FAMILIES`).
+    """``[(claim, paragraph), ...]`` for a list of claim results: simulation claims in the order
+    their first claim appears, then one ``"not run"`` paragraph naming the claims without any data,
+    then the theory-only claims (:data:`THEORY_CLAIMS`).
 
     Examples
     --------
@@ -103,26 +103,26 @@ def claim_findings(results) -> list:
     >>> rs = [ClaimResult("derivations-checked", "Every step is checked", 40.0, 40.0, None, "all steps", "pass", ""),
     ...       ClaimResult("depth-beats-single d=8", "Depth beats one head", 0.0, -0.1, 0.01, "< 0", "pass", ""),
     ...       ClaimResult("protocol-floor", "R_inf near a floor", None, None, None, "3%", "not run", "no runs")]
-    >>> [family for family, _ in claim_findings(rs)]
+    >>> [claim for claim, _ in claim_findings(rs)]
     ['depth-beats-single', 'not run', 'derivations-checked']
     >>> claim_findings(rs)[1][1]
     'No data in this sweep for protocol-floor (no runs).'
     """
     groups: dict = {}
     for r in results:
-        groups.setdefault(family_of(r), []).append(r)
+        groups.setdefault(claim_of(r), []).append(r)
     empty = [f for f, rs in groups.items() if all(r.verdict == "not run" for r in rs)]
-    simulation = [(f, family_paragraph(f, groups[f])) for f in groups if f not in THEORY_FAMILIES and f not in empty]
+    simulation = [(f, claim_paragraph(f, groups[f])) for f in groups if f not in THEORY_CLAIMS and f not in empty]
     if empty:
         reasons = list(dict.fromkeys(_short(groups[f][0].reason) for f in empty))
         shown = "; ".join(reasons[:2]) + ("; …" if len(reasons) > 2 else "")
         simulation.append((NOT_RUN, f"No data in this sweep for {', '.join(empty)} ({shown})."))
-    theory = [(f, family_paragraph(f, groups[f])) for f in groups if f in THEORY_FAMILIES and f not in empty]
+    theory = [(f, claim_paragraph(f, groups[f])) for f in groups if f in THEORY_CLAIMS and f not in empty]
     return simulation + theory
 
 
 def simulation_first(results) -> list:
-    """The results with the theory-only families moved after the others (each part in its order).
+    """The results with the theory-only claims moved after the others (each part in its order).
 
     Examples
     --------
@@ -131,7 +131,7 @@ def simulation_first(results) -> list:
     >>> [r.id for r in simulation_first(rs)]
     ['linear-floor y', 'equal-step-slope x']
     """
-    return sorted(results, key=lambda r: family_of(r) in THEORY_FAMILIES)
+    return sorted(results, key=lambda r: claim_of(r) in THEORY_CLAIMS)
 
 
-__all__ = ["THEORY_FAMILIES", "NOT_RUN", "family_of", "family_paragraph", "claim_findings", "simulation_first"]
+__all__ = ["THEORY_CLAIMS", "NOT_RUN", "claim_of", "claim_paragraph", "claim_findings", "simulation_first"]

@@ -8,40 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-def claims_rows(claims: list[dict]) -> list[dict]:
-    """The rows of claims.json from :meth:`ClaimResult.to_dict` dicts.
-
-    claims.json spells what the measurement is compared with ``theory`` and the reason ``detail``.
-
-    Examples
-    --------
-    >>> from depthscale.derivations.claims.verdicts import ClaimResult
-    >>> row = claims_rows([ClaimResult("x", "c", 1.0, 0.9, 0.1, "2 s.e.", "pass", "why").to_dict()])[0]
-    >>> row["theory"], row["detail"], row["verdict"]
-    (1.0, 'why', 'pass')
-    """
-    return [
-        {
-            "id": c["id"],
-            "claim": c["claim"],
-            "verdict": c["verdict"],
-            "measured": c["measured"],
-            "error": c["error"],
-            "theory": c["expected"],
-            "theory_error": c["expected_error"],
-            "tolerance": c["tolerance"],
-            "detail": c["reason"],
-        }
-        for c in claims
-    ]
-
-
-def claims_json(claims: list[dict]) -> bytes:
-    """The bytes of ``claims.json`` (:func:`claims_rows`, strict JSON)."""
-    from depthscale.sims.store import json_text
-
-    return (json_text(claims_rows(claims), indent=1) + "\n").encode("utf-8")
+from depthscale.derivations.claims.stored import claims_json
 
 
 def report_from_records(
@@ -80,6 +47,6 @@ def report_from_records(
         ctx.summary.insert(0, missing)
     claims = [c.to_dict() for c in ctx.claims]
     # claims.json goes into the report folder with the report: both appear in one step
-    paths = write_report(ctx, out_dir, {"claims.json": claims_json(claims)})
+    paths = write_report(ctx, out_dir, {"claims.json": claims_json(ctx.claims)})
     paths["claims"] = str(Path(out_dir) / "claims.json")
     return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}

@@ -4,6 +4,7 @@ paper-curves study's depth law at training checkpoints and excess over the singl
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -11,6 +12,9 @@ from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.protocols import FLOOR_NAMES, task_label
 from depthscale.derivations.claims.protocol_study import rows
 from depthscale.derivations.formatting import format_estimate as est
+
+if TYPE_CHECKING:
+    from depthscale.sims.records import RunRecord
 
 
 # ------------------------------------------------------------------------------------------------ report pieces
@@ -91,7 +95,7 @@ def checkpoint_table(ev) -> dict | None:
                 if c is not None:
                     rc = copy.deepcopy({k: v for k, v in rec.items() if k != "checkpoints"})
                     rc.update({k: c[k] for k in ("final_loss", "final_loss_se", "A_L", "C_L", "gap")})
-                    at.append(rc)
+                    at.append(cast("RunRecord", rc))  # the run's record as measured at this checkpoint
             (cv,) = curves(at) or (None,)
             if cv is None or len(cv.depths) < 4:
                 continue

@@ -16,8 +16,9 @@ dropped.
 Examples
 --------
 >>> import tempfile
->>> ctx = ReportContext(title="Depth scaling", claims=[{"id": "C1", "claim": "alpha near 1",
-...     "theory": 1.0, "measured": 0.97, "tolerance": 0.1, "verdict": "pass", "detail": ""}])
+>>> from depthscale.derivations.claims.verdicts import ClaimResult
+>>> ctx = ReportContext(title="Depth scaling", claims=[ClaimResult("C1", "alpha near 1", 1.0, 0.97, 0.01,
+...     "± 0.1", "pass", "")])
 >>> paths = write_report(ctx, tempfile.mkdtemp())
 >>> sorted(paths)
 ['html', 'md', 'tex']
@@ -44,6 +45,7 @@ from depthscale.derivations.report.context import ReportContext, _bad, _view
 from depthscale.derivations.report.publish import check_target
 from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
 from depthscale.derivations.report.typeset import math_mathml, tex_escape
+from depthscale.theory._choices import FORMATS
 from depthscale.theory.derivation import Derivation
 
 __all__ = [
@@ -59,8 +61,6 @@ __all__ = [
     "claim_cells",
     "tex_escape",
 ]
-
-FORMATS = ("md", "html", "tex")
 
 
 class _RawTex(str):

@@ -35,6 +35,7 @@ from depthscale.derivations.report.typeset import (
     prose,
     tex_escape,
 )
+from depthscale.theory._validate import check_choice
 
 __all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
 
@@ -232,8 +233,7 @@ def render_derivation(derivation, fmt: str, fragment: bool = False, level: int =
     ...
     ValueError: fmt='pdf': must be one of md, html, tex
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt={fmt!r}: must be one of {', '.join(FORMATS)}")
+    check_choice("fmt", fmt, FORMATS)
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
         raise ValueError(f"level={level!r}: must be an integer from 1 to 6")
     if fragment or fmt == "md":  # Markdown has no document preamble: the title heading keeps its level

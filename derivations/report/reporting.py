@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from depthscale.derivations.analysis import protocols, reference_values, theory_numbers
+from depthscale.derivations.analysis import reference_values, theory_numbers
 from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
 from depthscale.derivations.claims import linear_optimum as linear_optimum_claims
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
@@ -98,7 +98,7 @@ def results_tables(cs: list[Curve]) -> list:
         for j, L in enumerate(c.depths):
             recs = c.records_at(int(L))
             conv = sum(bool(r.get("converged")) for r in recs)
-            top1 = np.mean([r["top1_mass"][0] for r in recs if r.get("top1_mass")] or [np.nan])
+            top1 = np.mean([m[0] for r in recs if (m := r.get("top1_mass"))] or [np.nan])
             rows.append([c.label, int(L), len(recs), conv, format_estimate(c.mean[j], c.se[j]), A[j], C[j], top1])
     out = [
         {
@@ -284,9 +284,9 @@ def build_context(
     records = list(records)
     cs = curves(records)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
-    if load_arrays is not None and protocols.study_curves(cs):
-        theory["protocol_floors"] = protocols.gather_floors(cs, load_arrays)
-    ev = Evidence(cs, theory)
+    # the protocol floors are gathered by the claims that need them (Evidence.protocol_floors), as for
+    # evaluate_claims called on its own: one path, the same claims
+    ev = Evidence(cs, theory, load_arrays)
     claims = evaluate_claims(ev)
     for table in (protocol_table.table(ev), protocol_table.checkpoint_table(ev)):
         if table is not None:

@@ -34,10 +34,11 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 
 from depthscale.derivations.report.mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
+from depthscale.theory._choices import FORMATS
+from depthscale.theory._validate import check_choice
 
 __all__ = ["md_escape", "html_escape", "tex_escape", "math_latex", "math_mathml", "prose", "FORMATS"]
 
-FORMATS = ("md", "html", "tex")
 
 # ----------------------------------------------------------------------------------------------
 # plain text
@@ -253,8 +254,7 @@ def prose(text, fmt: str) -> str:
     >>> prose(r"exponent $\zeta \to \infty$", "plain")
     'exponent ζ → ∞'
     """
-    if fmt not in _ESCAPE and fmt != "plain":
-        raise ValueError(f"fmt={fmt!r}: must be one of {', '.join(FORMATS)}, plain")
+    check_choice("fmt", fmt, (*FORMATS, "plain"))
     out = []
     for i, piece in enumerate(_split(text)):
         if fmt == "plain":

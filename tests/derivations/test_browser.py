@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.report import figures
 from depthscale.derivations.report.render import ReportContext, write_report
 
@@ -114,15 +115,7 @@ def report(tmp_path_factory):
     ]  # not drawn: stated instead
     assert [f["png"] is None for f in figs] == [False, False, True]
     claims = [
-        {
-            "id": f"c{i}",
-            "claim": f"claim {i}",
-            "theory": 1.0,
-            "measured": 1.0 + i / 10,
-            "tolerance": 0.1,
-            "verdict": v,
-            "detail": "",
-        }
+        ClaimResult(f"c{i}", f"claim {i}", 1.0, 1.0 + i / 10, None, "0.1", v, "")
         for i, v in enumerate(("pass", "fail", "indicative", "not run"))
     ]
     ctx = ReportContext(

@@ -1,20 +1,21 @@
 """A claim whose code raises gets the verdict `error` (not `not run`), and every report format shows it."""
 
 from depthscale.derivations.claims import registry
+from depthscale.derivations.claims.claim import claim
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
-from depthscale.derivations.claims.verdicts import ClaimResult, not_run
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.report.context import ReportContext
 from depthscale.derivations.report.render import render_report
 
 
-def broken(ev):
-    """A claim with a bug."""
+@claim("broken", "A claim with a bug.", tolerance="", family="test")
+def broken(c, ev):
     return [1 / len(ev.curves)]  # ZeroDivisionError on an empty sweep
 
 
-def empty(ev):
-    """A claim with nothing to test."""
-    return [not_run("empty", "nothing", "no runs")]
+@claim("empty", "nothing", tolerance="", family="test", missing="no runs")
+def empty(c, ev):
+    return []
 
 
 def test_a_claim_that_raises_is_an_error_and_the_others_still_run(monkeypatch):

@@ -150,7 +150,8 @@ def test_every_claim_family_present_even_without_data():
         "clt-convergence",
         "softmax-below-linear",
         "controls-no-depth-gain",
-        "depth-beats-baselines",
+        "depth-beats-single",
+        "depth-beats-pair",
         "linear-sequential-modes",
         "softmax-parallel-modes",
     ):

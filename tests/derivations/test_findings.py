@@ -1,7 +1,7 @@
-"""The report's findings: one paragraph per claim family with the numbers of its conditions."""
+"""The report's findings: one paragraph per claim with the numbers of its conditions."""
 
 from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.report.findings import SHOWN, claim_findings, family_paragraph, simulation_first
+from depthscale.derivations.report.findings import SHOWN, claim_findings, claim_paragraph, simulation_first
 
 
 def _r(cid, measured, verdict, reason="", error=0.05, expected=1.0):
@@ -14,7 +14,7 @@ def test_a_paragraph_tallies_verdicts_and_quotes_each_condition():
         _r("exp d=16", 0.91, "indicative", "alpha = 0.91; would be pass, but 1 seed(s) < 2"),
         _r("exp d=32", None, "indicative", "undecided: fit not identified (alpha at a bound)", error=None),
     ]
-    text = family_paragraph("exp", rs)
+    text = claim_paragraph("exp", rs)
     assert text.startswith("alpha near 1. 3 conditions: 1 fail, 2 indicative. ")
     assert "d=8: measured 0.27 ± 0.05 against 1 (± 0.2), fail" in text
     assert "d=16: measured 0.91 ± 0.05 against 1 (± 0.2), indicative (would be pass)" in text
@@ -23,7 +23,7 @@ def test_a_paragraph_tallies_verdicts_and_quotes_each_condition():
 
 def test_long_families_are_cut_with_a_count():
     rs = [_r(f"exp c{i}", 1.0 + i / 100, "pass") for i in range(SHOWN + 2)]
-    text = family_paragraph("exp", rs)
+    text = claim_paragraph("exp", rs)
     assert f"c{SHOWN - 1}: measured" in text and f"c{SHOWN}:" not in text
     assert text.endswith("; and 2 more condition(s).")
 

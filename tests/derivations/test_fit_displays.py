@@ -7,7 +7,7 @@ from synthetic import curve
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.fits import fit_offset_power, fit_power_law
 from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.report.claim_display import ClaimTable
+from depthscale.derivations.claims.display import ClaimTable
 
 L = 2.0 ** np.arange(7)
 
@@ -74,6 +74,9 @@ def test_claims_show_as_a_table_with_their_counts(parse_html):
     assert {"0.27 ± 0.07", "[0.5, 0.7]", "0.61 ± 0.01", "no runs", "softmax-top2-exponent d=8"} <= set(texts)
     one = ClaimTable(rs[0])
     assert len(one) == 1 and "1 claim(s): 1 fail" in parse_html(one._repr_html_())[1]
+    # a single result shows itself as that one-row table
+    tags, texts = parse_html(rs[0]._repr_html_())
+    assert tags.count("tr") == 2 and "0.27 ± 0.07" in texts and "too low" in texts
     with pytest.raises(ValueError, match=r"^results\[0\]=.*: must be a ClaimResult"):
         ClaimTable([{"id": "x"}])
 

@@ -17,7 +17,7 @@ def test_report_from_records_writes_claims_json_matching_the_verdicts(tmp_path, 
     rows = json.loads((tmp_path / "r" / "claims.json").read_text())
     assert [r["id"] for r in rows] == [c["id"] for c in out["claims"]]
     for r, c in zip(rows, out["claims"]):
-        assert (r["verdict"], r["theory"], r["detail"], r["measured"]) == (
+        assert (r["verdict"], r["expected"], r["reason"], r["measured"]) == (
             c["verdict"],
             c["expected"],
             c["reason"],

@@ -6,6 +6,7 @@ import base64
 import io
 import os
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 from tex_compile import compile_tex, needs_pdflatex
 
+from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.report.render import ReportContext, format_value, tex_escape, write_report
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
@@ -56,34 +58,23 @@ class FakeDerivation:
 
 
 CLAIMS = [
-    {
-        "id": "linear_easy_exponent",
-        "claim": "exponent in [ζ, 2ζ] for 100% of spectra & more",
-        "theory": 1.0,
-        "measured": 1.48512,
-        "tolerance": None,
-        "verdict": "pass",
-        "detail": "cost: $5 #1 {x} ~ y^2 \\ z",
-    },
-    {
-        "id": "softmax-top2",
-        "claim": "α ≈ 1 | on every spectrum",
-        "theory": 1,
-        "measured": float("nan"),
-        "tolerance": 0.1,
-        "verdict": "fail",
-        "detail": "<script>alert(1)</script>",
-    },
-    {
-        "id": "gap_1_over_L",
-        "claim": "gap decays near 1/L",
-        "theory": None,
-        "measured": np.float64(0.98),
-        "tolerance": 0.15,
-        "verdict": "indicative",
-        "detail": "small scale",
-    },
-    {"id": "controls", "claim": "tied layers show no 1/L", "verdict": "not run", "detail": "no runs"},
+    ClaimResult(
+        "linear_easy_exponent",
+        "exponent in [ζ, 2ζ] for 100% of spectra & more",
+        1.0,
+        1.48512,
+        None,
+        "",
+        "pass",
+        "cost: $5 #1 {x} ~ y^2 \\ z",
+    ),
+    ClaimResult(
+        "softmax-top2", "α ≈ 1 | on every spectrum", 1, float("nan"), None, "0.1", "fail", "<script>alert(1)</script>"
+    ),
+    ClaimResult(
+        "gap_1_over_L", "gap decays near 1/L", None, np.float64(0.98), None, "0.15", "indicative", "small scale"
+    ),
+    ClaimResult("controls", "tied layers show no 1/L", None, None, None, "", "not run", "no runs"),
 ]
 
 
@@ -114,7 +105,7 @@ def make_context(**over) -> ReportContext:
             {"name": "floors", "caption": "Floors.", "png": None, "why_missing": "no floor was measured"},
             {"name": "modes", "caption": "Per-mode loss.", "png": tiny_png("C3", 4, 3)},
         ],
-        claims=[dict(c) for c in CLAIMS],
+        claims=list(CLAIMS),
         notes=["A note."],
     )
     kw.update(over)
@@ -181,14 +172,14 @@ def test_every_claim_and_verdict_in_markdown_and_latex(report):
     md_rows = [ln for ln in texts["md"].splitlines() if ln.startswith("| ") and "**" in ln]
     assert len(md_rows) == len(CLAIMS)
     for c, row in zip(CLAIMS, md_rows):
-        assert row.startswith(f"| {c['id']} |") and f"**{c['verdict']}**" in row
+        assert row.startswith(f"| {c.id} |") and f"**{c.verdict}**" in row
         # a '|' inside a cell is escaped, so every row has exactly 8 column separators
         assert len(re.findall(r"(?<!\\)\|", row)) == 8
     tex_rows = [ln for ln in texts["tex"].splitlines() if "\\verdict{" in ln and not ln.startswith("\\newcommand")]
     assert len(tex_rows) == len(CLAIMS)
     for c, row in zip(CLAIMS, tex_rows):
-        assert row.startswith(tex_escape(c["id"]) + " & ")
-        assert row.endswith("{" + c["verdict"] + "} & " + tex_escape(c["detail"]) + " \\\\")
+        assert row.startswith(tex_escape(c.id) + " & ")
+        assert row.endswith("{" + c.verdict + "} & " + tex_escape(c.reason) + " \\\\")
     assert "1 pass, 1 fail, 1 indicative, 1 not run" in texts["md"]
     assert "1 pass, 1 fail, 1 indicative, 1 not run" in texts["tex"]
 
@@ -203,7 +194,7 @@ def test_html_parses_with_mathml_and_coloured_claims(report):
     assert all(a.get("xmlns") == MATHML_NS for a in maths)
     assert [t for t, _ in p.tags].count("mfrac") >= 2
     assert [(cls, cells[0], cells[5]) for cls, cells in p.rows] == [
-        ("v-" + c["verdict"].replace(" ", "-"), c["id"], c["verdict"]) for c in CLAIMS
+        ("v-" + c.verdict.replace(" ", "-"), c.id, c.verdict) for c in CLAIMS
     ]
     css = texts["html"][texts["html"].index("<style>") : texts["html"].index("</style>")]
     for v in ("pass", "fail", "indicative", "not-run"):
@@ -385,9 +376,9 @@ def test_rebuild_removes_its_own_undrawn_figures_only(tmp_path):
 @pytest.mark.parametrize(
     "over, name",
     [
-        ({"claims": CLAIMS[:1] + [{**CLAIMS[1], "verdict": "maybe"}]}, r"claims\[1\]\.verdict='maybe'"),
-        ({"claims": CLAIMS[:1] + [{**CLAIMS[0]}]}, r"claims\[1\]\.id"),
-        ({"claims": [{"verdict": "pass"}]}, r"claims\[0\]\.id"),
+        ({"claims": CLAIMS[:1] + [{"id": "x", "verdict": "pass"}]}, r"claims\[1\]=.*: must be a ClaimResult"),
+        ({"claims": CLAIMS[:1] + [CLAIMS[0]]}, r"claims\[1\]\.id"),
+        ({"claims": [replace(CLAIMS[0], id=" ")]}, r"claims\[0\]\.id"),
         ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
         ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
         ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),

@@ -1,6 +1,6 @@
 """Notebook displays of run records and stores: well-formed HTML with the record's numbers; a store as counts."""
 
-from depthscale.sims.display import RunRecord
+from depthscale.sims.display import RecordView
 from depthscale.sims.store import Store
 
 
@@ -24,7 +24,7 @@ def test_a_run_record_shows_its_numbers(tmp_path, parse_html):
     with Store(path) as st:
         rec = st.record("a-0")
         assert st.record("missing") is None
-    assert isinstance(rec, dict) and isinstance(rec, RunRecord) and rec["final_loss"] == 0.4321
+    assert isinstance(rec, dict) and isinstance(rec, RecordView) and rec["final_loss"] == 0.4321
     _, texts = parse_html(rec._repr_html_())
     assert {"a-0", "ok", "softmax, depth 2", "0.4321 ± 0.01", "list of 2"} <= set(texts)
     assert any("top-2" in t and "(0.5, 0)" in t for t in texts)

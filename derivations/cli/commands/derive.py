@@ -11,9 +11,8 @@ import os
 import sys
 
 from depthscale.derivations.cli.app import check_out_dir, check_out_file, emit
+from depthscale.theory._choices import FORMATS
 from depthscale.theory._validate import check_choice
-
-FORMATS = {"md": "md", "html": "html", "tex": "tex"}
 
 
 def register(subparsers) -> None:
@@ -57,7 +56,7 @@ def handler(args) -> int:
     from depthscale.theory.derivation_index import BUILDERS
 
     name = check_choice("name", args.name, tuple(BUILDERS))  # before sympy is imported
-    fmt = check_choice("format", args.format, tuple(FORMATS))
+    fmt = check_choice("format", args.format, FORMATS)
     path, is_dir = _target(args.out, name, fmt)
     if os.path.isdir(path):
         raise ValueError(f"out={args.out!r}: {path!r} is a directory, not a file")

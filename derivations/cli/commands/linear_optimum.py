@@ -8,10 +8,10 @@ CLI turns into one line on stderr and exit status 2.
 from __future__ import annotations
 
 from depthscale.derivations.cli.app import emit, parse_list
+from depthscale.theory._choices import LINEAR_OPTIMUM_TASKS as TASKS
 from depthscale.theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 
 DEPTH_LIMIT = 64  # theory.linear_optimum.DEPTH_LIMIT, spelled out so that an argument error imports no numpy
-TASKS = ("easy-fresh", "easy-exact")
 
 
 def add_linear_optimum_parser(sub) -> None:

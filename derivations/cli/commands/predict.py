@@ -12,6 +12,7 @@ import math
 from depthscale.derivations.cli.app import emit, parse_list
 from depthscale.derivations.cli.commands.linear_optimum import add_linear_optimum_parser
 from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
+from depthscale.theory._choices import CLT_MODELS
 from depthscale.theory._validate import (
     D_MAX,
     DEPTH_MAX,
@@ -25,7 +26,6 @@ from depthscale.theory._validate import (
 from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
 from depthscale.theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
 
-CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
 

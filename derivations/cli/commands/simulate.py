@@ -75,11 +75,11 @@ def register(sub) -> None:
 def build_config(args):
     """The RunConfig of the parsed arguments (raises ValueError naming a bad parameter)."""
     from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
+    from depthscale.theory._validate import check_choice
 
     model_fields: dict = {}
     for v in args.variant:
-        if v not in VARIANTS:
-            raise ValueError(f"variant={v!r}: must be one of {', '.join(VARIANTS)}")
+        check_choice("variant", v, tuple(VARIANTS))
         name, value = VARIANTS[v]
         if name in model_fields and model_fields[name] != value:
             raise ValueError(f"variant={v!r}: conflicts with another --variant setting {name}")

@@ -1,0 +1,154 @@
+"""The :class:`Claim` record and the skeleton every claim shares, written once.
+
+A claim is declared, not written out: its id, statement, tolerance and family are fields of a
+:class:`Claim`, and its ``evaluate(claim, ev)`` only picks the curves it needs, measures and says
+whether the measurement agrees (``ok``: True, False, or None when too imprecise to say). The record
+builds every :class:`~depthscale.derivations.claims.verdicts.ClaimResult`: ids are ``claim.id`` plus
+the condition's label, a fit that cannot be used gives ``not run`` or ``indicative``
+(:meth:`Claim.without_fit`), the verdict rule is :func:`~depthscale.derivations.claims.verdicts.decide`
+(:meth:`Claim.decided`), and a claim with nothing to test gives one ``not run`` row.
+
+Examples
+--------
+>>> from depthscale.derivations.claims.evidence import Evidence
+>>> @claim("demo", "Some curve exists", tolerance="none", family="demo", missing="no curves")
+... def demo(c, ev):
+...     return [c.result("", 1, len(ev.curves), None, "pass", "counted")] if ev.curves else []
+>>> [(r.id, r.verdict, r.reason) for r in demo(Evidence([], {}))]
+[('demo', 'not run', 'no curves')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from depthscale.derivations.claims.evidence import Evidence
+from depthscale.derivations.claims.verdicts import ClaimResult, decide, unidentified
+
+_UNSET: object = object()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of docs/claims.md.
+
+    Attributes
+    ----------
+    id : str
+        The claim's id; each result's id is this, then the condition's label.
+    statement : str
+        What is claimed (the ``claim`` column).
+    tolerance : str
+        How close the measurement must be (the ``tolerance`` column; docs/claims.md lists the same text).
+    family : str
+        The module of ``derivations/claims/`` that holds it.
+    evaluate : callable
+        ``evaluate(claim, ev) -> list[ClaimResult]``: one result per condition tested.
+    expected : object
+        The ``expected`` cell of the ``not run`` row.
+    missing : str or None
+        The reason of the ``not run`` row given when ``evaluate`` returns nothing; None: no row then
+        (claims on theory numbers that a report may leave out).
+    """
+
+    id: str
+    statement: str
+    tolerance: str
+    family: str
+    evaluate: Callable[[Claim, Evidence], list[ClaimResult]]
+    expected: object = None
+    missing: str | None = ""
+
+    def __call__(self, ev: Evidence) -> list[ClaimResult]:
+        rows = list(self.evaluate(self, ev))
+        if not rows and self.missing is not None:
+            rows = [self.not_run(self.missing)]
+        return rows
+
+    @property
+    def __name__(self) -> str:  # the evaluate function's name, as the family module spells it
+        return self.evaluate.__name__
+
+    def row_id(self, label: str = "") -> str:
+        """The id of the result on one condition: ``"<id> <label>"`` (the id alone without a label)."""
+        return f"{self.id} {label}" if label else self.id
+
+    def result(
+        self,
+        label: str,
+        expected,
+        measured: float | None,
+        error: float | None,
+        verdict: str,
+        reason: str,
+        *,
+        note: str = "",
+        expected_error: float | None = None,
+    ) -> ClaimResult:
+        """A result of this claim on the condition ``label``."""
+        return ClaimResult(
+            self.row_id(label),
+            self.statement,
+            expected,
+            measured,
+            error,
+            self.tolerance,
+            verdict,
+            reason,
+            note=note,
+            expected_error=expected_error,
+        )
+
+    def not_run(self, reason: str, label: str = "", expected=_UNSET, measured=None, error=None) -> ClaimResult:
+        """No data (or no fit) to test this claim on ``label``."""
+        exp = self.expected if expected is _UNSET else expected
+        return self.result(label, exp, measured, error, "not run", reason)
+
+    def indicative(self, label: str, expected, reason: str) -> ClaimResult:
+        """Undecided, with nothing measured: the data are there but say nothing (a fit not identified)."""
+        return self.result(label, expected, None, None, "indicative", reason)
+
+    def without_fit(self, label: str, expected, fits: dict, no_fit: str = "", note: str = "") -> ClaimResult | None:
+        """The unusable-fit rule: ``not run`` when there is no fit (``no_fit`` says why, or a fit's
+        ``failure``), ``indicative`` when a fit is not identified (its reason, then ``note``), else None.
+
+        ``fits`` maps a fit's name (the law, as the reason shows it) to its ``FitResult``.
+        """
+        no_fit = no_fit or next((f.failure for f in fits.values() if f.failure), "")
+        if no_fit:
+            return self.not_run(no_fit + note, label, expected)
+        why = unidentified(fits)
+        return self.indicative(label, expected, why + note) if why else None
+
+    def decided(
+        self,
+        label: str,
+        ok: bool | None,
+        curves: Iterable,
+        detail: str,
+        expected,
+        measured: float | None,
+        error: float | None,
+        *,
+        note: str = "",
+        expected_error: float | None = None,
+        budget_stopped: Iterable = (),
+    ) -> ClaimResult:
+        """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decide`) on these curves and the result."""
+        v, det = decide(ok, list(curves), detail, budget_stopped)
+        return self.result(label, expected, measured, error, v, det, note=note, expected_error=expected_error)
+
+
+def claim(
+    id: str, statement: str, *, tolerance: str, family: str, expected=None, missing: str | None = ""
+) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
+    """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record."""
+
+    def wrap(evaluate):
+        return Claim(id, statement, tolerance, family, evaluate, expected, missing)
+
+    return wrap
+
+
+__all__ = ["Claim", "claim"]

@@ -1,0 +1,70 @@
+"""claims.json: a report's claims as strict JSON, written by :func:`claims_json` and read back by
+:func:`load_claims`, the one reader for every stored claims.json.
+
+Rows use the names of :class:`~depthscale.derivations.claims.verdicts.ClaimResult` (``expected``,
+``expected_error``, ``reason``). Files written before this vocabulary was fixed spell them
+``theory``, ``theory_error`` and ``detail``; the reader takes both.
+
+Examples
+--------
+>>> from depthscale.derivations.claims.verdicts import ClaimResult
+>>> r = ClaimResult("x", "c", (0.8, 1.2), 0.9, 0.1, "2 s.e.", "pass", "why")
+>>> load_claims(claims_json([r])) == [r]
+True
+>>> old = '[{"id": "x", "claim": "c", "verdict": "pass", "theory": 1.0, "detail": "why"}]'
+>>> [(c.expected, c.reason) for c in load_claims(old)]
+[(1.0, 'why')]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from depthscale.derivations.claims.verdicts import ClaimResult
+
+# the spelling of claims.json files written before expected/reason named these everywhere
+OLD_NAMES = {"theory": "expected", "theory_error": "expected_error", "detail": "reason"}
+FIELDS = ("id", "claim", "verdict", "measured", "error", "expected", "expected_error", "tolerance", "reason", "note")
+
+
+def claims_rows(claims: list[ClaimResult]) -> list[dict]:
+    """The rows of claims.json: each result's JSON-safe fields (non-finite numbers as null)."""
+    return [{k: c.to_dict()[k] for k in FIELDS} for c in claims]
+
+
+def claims_json(claims: list[ClaimResult]) -> bytes:
+    """The bytes of ``claims.json`` (:func:`claims_rows`, strict JSON)."""
+    from depthscale.sims.store import json_text
+
+    return (json_text(claims_rows(claims), indent=1) + "\n").encode("utf-8")
+
+
+def claim_from_row(row: dict) -> ClaimResult:
+    """One stored row as a :class:`ClaimResult` (either spelling; an interval comes back as a tuple)."""
+    row = {OLD_NAMES.get(k, k): v for k, v in row.items()}
+    exp = row.get("expected")
+    if isinstance(exp, list):
+        exp = tuple(exp)
+    return ClaimResult(
+        str(row["id"]),
+        str(row.get("claim", "")),
+        exp,
+        row.get("measured"),
+        row.get("error"),
+        str(row.get("tolerance") or ""),
+        row["verdict"],
+        str(row.get("reason") or ""),
+        note=str(row.get("note") or ""),
+        expected_error=row.get("expected_error"),
+    )
+
+
+def load_claims(source) -> list[ClaimResult]:
+    """The claims of a stored claims.json: a path, or the file's text or bytes."""
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("[")):
+        source = Path(source).read_text(encoding="utf-8")
+    return [claim_from_row(r) for r in json.loads(source)]
+
+
+__all__ = ["claims_rows", "claims_json", "claim_from_row", "load_claims"]
