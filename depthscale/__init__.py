@@ -84,10 +84,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.derivations.analysis.fit_results import FitResult as FitResult
     from depthscale.derivations.analysis.fits import fit_offset_power as fit_offset_power
     from depthscale.derivations.analysis.fits import fit_power_law as fit_power_law
+    from depthscale.derivations.claims.display import ClaimTable as ClaimTable
     from depthscale.derivations.claims.evidence import Evidence as Evidence
     from depthscale.derivations.claims.registry import evaluate_claims as evaluate_claims
     from depthscale.derivations.claims.verdicts import ClaimResult as ClaimResult
-    from depthscale.derivations.claims.display import ClaimTable as ClaimTable
     from depthscale.derivations.report.plots import plot_curve as plot_curve
     from depthscale.derivations.report.plots import plot_linear_laws as plot_linear_laws
     from depthscale.derivations.report.render import write_report as write_report

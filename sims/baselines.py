@@ -29,12 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
-from depthscale.sims.batch import Batch
-from depthscale.sims.config import TaskConfig, rng_for
-from depthscale.sims.jit import njit, prange
-from depthscale.sims.tasks import batches, eval_batches
-from depthscale.sims.threads import numba_threads, run_parallel
-from depthscale.theory._validate import SEED_MAX, check_int, check_real
+from ..theory._validate import SEED_MAX, check_int, check_real
+from .batch import Batch
+from .config import TaskConfig, rng_for
+from .jit import njit, prange
+from .tasks import batches, eval_batches
+from .threads import numba_threads, run_parallel
 
 KAPPA_RANGE = (1e-2, 1e4)
 N_GRID = 49  # 8 points per decade over KAPPA_RANGE

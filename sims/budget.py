@@ -59,7 +59,7 @@ def rates(records) -> dict:
     """Seconds per unit by ``(kind, d, P)`` and by kind, from finished (``ok``) records with
     ``wall_seconds``; and under ``("steps", kind, d, P, schedule)`` the largest fraction of the step
     cap such runs used."""
-    from depthscale.sims.config import RunConfig
+    from .config import RunConfig
 
     seen: dict = {}
     used: dict = {}

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from depthscale.theory._choices import MODELS, SCHEDULES, TASKS
-from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
-from depthscale.theory.spectra import PowerLawSpectrum
+from ..theory._choices import MODELS, SCHEDULES, TASKS
+from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ..theory.spectra import PowerLawSpectrum
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")

@@ -12,7 +12,7 @@ import json
 import math
 from collections import Counter
 
-from depthscale.theory.display import html_grid, html_table
+from ..theory.display import html_grid, html_table
 
 
 def _num(x, se=None) -> str:

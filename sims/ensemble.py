@@ -16,10 +16,10 @@ import dataclasses
 
 import numpy as np
 
-from depthscale.sims.config import RunConfig, rng_for
-from depthscale.sims.models import make_model
-from depthscale.sims.training import TrainResult, train
-from depthscale.theory._validate import SEED_MAX
+from ..theory._validate import SEED_MAX
+from .config import RunConfig, rng_for
+from .models import make_model
+from .training import TrainResult, train
 
 
 def member_config(config: RunConfig) -> RunConfig:

@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from depthscale.sims.store import check_store_file, flatten
-from depthscale.theory._validate import check_choice
+from ..theory._validate import check_choice
+from .store import check_store_file, flatten
 
 KINDS = ("runs", "layer_losses", "mode_losses", "train_curve")
 FIRST = ("key", "seed", "status", "reason")

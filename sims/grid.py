@@ -34,8 +34,8 @@ import itertools
 import tomllib
 from pathlib import Path
 
-from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
-from depthscale.theory._validate import SEED_MAX, bad_argument, check_int
+from ..theory._validate import SEED_MAX, bad_argument, check_int
+from .config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.sims.jit import njit, prange
+from .jit import njit, prange
 
 
 @njit(cache=True)

@@ -64,12 +64,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from depthscale.sims.batch import Batch
-from depthscale.sims.config import ModelConfig
-from depthscale.sims.linear_kernels import linear_pass
-from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
-from depthscale.sims.threads import batch_chunks
-from depthscale.theory._validate import check_choice, check_int
+from ..theory._validate import check_choice, check_int
+from .batch import Batch
+from .config import ModelConfig
+from .linear_kernels import linear_pass
+from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
+from .threads import batch_chunks
 
 __all__ = ["LinearAttention", "population_loss"]
 

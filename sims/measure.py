@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from depthscale.sims.config import TaskConfig
-from depthscale.sims.parameters import mean_pairwise_cosine
-from depthscale.sims.tasks import eval_batches
-from depthscale.theory._validate import check_int
-from depthscale.theory.clt import decompose
+from ..theory._validate import check_int
+from ..theory.clt import decompose
+from .config import TaskConfig
+from .parameters import mean_pairwise_cosine
+from .tasks import eval_batches
 
 _ATTN_ELEMS = 1 << 22  # attention is requested in sub-batches of at most this many weights
 # the loss and its decomposition over layers (defined above): the headline numbers of a run's record

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthscale.sims.config import ModelConfig
+from .config import ModelConfig
 
 
 def make_model(cfg: ModelConfig, d: int):
@@ -13,9 +13,9 @@ def make_model(cfg: ModelConfig, d: int):
     True
     """
     if cfg.model == "linear":
-        from depthscale.sims.linear_model import LinearAttention
+        from .linear_model import LinearAttention
 
         return LinearAttention(cfg, d)
-    from depthscale.sims.softmax_model import SoftmaxAttention
+    from .softmax_model import SoftmaxAttention
 
     return SoftmaxAttention(cfg, d)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from depthscale.sims import config as _config
-from depthscale.theory._validate import check_choice
+from ..theory._validate import check_choice
+from . import config as _config
 
 # config sections and their fields, from the config classes themselves
 SECTIONS = {"task": _config.TaskConfig, "model": _config.ModelConfig, "train": _config.TrainConfig}

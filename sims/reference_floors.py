@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize, nnls
 
-from depthscale.sims.baselines import (
+from ..theory._choices import FLOOR_NAMES
+from ..theory._validate import check_int, check_real
+from .baselines import (
     KAPPA_RANGE,
     N_GRID,
     HeadMixture,
@@ -42,9 +44,7 @@ from depthscale.sims.baselines import (
     optimal_gains,
     paired_difference,
 )
-from depthscale.sims.config import TaskConfig
-from depthscale.theory._choices import FLOOR_NAMES
-from depthscale.theory._validate import check_int, check_real
+from .config import TaskConfig
 
 MAX_TEMPERATURES = 8  # K of the signed mixture: each extra temperature costs a Nelder-Mead in K dimensions
 

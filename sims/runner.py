@@ -12,12 +12,12 @@ from typing import cast
 
 import numpy as np
 
-from depthscale.sims.config import RunConfig, config_hash, run_key
-from depthscale.sims.models import make_model
-from depthscale.sims.records import RunRecord
-from depthscale.sims.threads import one_blas_thread
-from depthscale.sims.training import train_lockstep
-from depthscale.theory._json import json_safe
+from ..theory._json import json_safe
+from .config import RunConfig, config_hash, run_key
+from .models import make_model
+from .records import RunRecord
+from .threads import one_blas_thread
+from .training import train_lockstep
 
 
 def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> RunRecord:
@@ -55,7 +55,7 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")
     task, tcfg = configs[0].task, configs[0].train
     if configs[0].model.ensemble:  # one pool of one-layer models; depth L averages its first L members
-        from depthscale.sims.ensemble import Ensemble, ensemble_result, train_pool
+        from .ensemble import Ensemble, ensemble_result, train_pool
 
         member, pool = train_pool(configs[0], seed, max(c.model.depth for c in configs))
         models = [(Ensemble(c.model, member, c.model.depth), c.model) for c in configs]
@@ -66,7 +66,7 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
     floors = None
     if any(res.status == "ok" for res in results):  # the group's baselines, fitted once
-        from depthscale.sims.reference_floors import reference_floors
+        from .reference_floors import reference_floors
 
         with one_blas_thread():
             floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts)
@@ -77,7 +77,7 @@ def _checkpoint_measure(task, tcfg, seed: int):
     """What a run records at each training checkpoint: its loss and the central-limit decomposition."""
     if not tcfg.checkpoint_steps():
         return None
-    from depthscale.sims.measure import LOSS_KEYS, evaluate
+    from .measure import LOSS_KEYS, evaluate
 
     def measure(model, theta) -> dict:
         ev = evaluate(model, theta, task, tcfg.eval_contexts, seed)
@@ -88,7 +88,7 @@ def _checkpoint_measure(task, tcfg, seed: int):
 
 def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
     """The record of one trained run: training summary, evaluation, baselines, parameters."""
-    from depthscale.sims.measure import evaluate
+    from .measure import evaluate
 
     task, tcfg = config.task, config.train
     t0 = time.perf_counter()
@@ -154,7 +154,7 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
     ...
     ValueError: d=100000, P=1000000, batch=1024, depth=1, eval-contexts=10240: needs at least 821 TiB of memory; ...
     """
-    from depthscale.theory._validate import check_memory
+    from ..theory._validate import check_memory
 
     t, m, tr = config.task, config.model, config.train
     return check_memory(
@@ -167,7 +167,7 @@ def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
     """The run against the reference floors of its task on the same contexts: ``single`` (best
     temperature head), ``pair`` (best two-temperature mixture) and ``convex`` (best non-negative
     mixture over the temperature grid), each with its loss and the paired difference ``R_L - floor``."""
-    from depthscale.sims.baselines import paired_difference
+    from .baselines import paired_difference
 
     out = {}
     for name, b, fitted in (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.sims.jit import njit, prange
+from .jit import njit, prange
 
 RMS_EPS = 1e-6  # xhat = h / sqrt(mean(h^2) + RMS_EPS): keeps the norm finite at h = 0, negligible otherwise
 

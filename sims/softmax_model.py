@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from depthscale.sims.config import ModelConfig
-from depthscale.sims.parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
-from depthscale.sims.softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
-from depthscale.sims.threads import batch_chunks
-from depthscale.theory._validate import D_MAX, bad_argument, check_int
+from ..theory._validate import D_MAX, bad_argument, check_int
+from .config import ModelConfig
+from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
+from .softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
+from .threads import batch_chunks
 
 _bad = bad_argument
 

@@ -26,10 +26,10 @@ from urllib.parse import quote
 
 import numpy as np
 
-from depthscale.sims.config import CONTEXTS_VERSION
-from depthscale.sims.display import RecordView, store_html
-from depthscale.sims.record_filters import check_filters
-from depthscale.theory._validate import check_choice
+from ..theory._validate import check_choice
+from .config import CONTEXTS_VERSION
+from .display import RecordView, store_html
+from .record_filters import check_filters
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "diverged", "failed")

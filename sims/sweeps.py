@@ -22,14 +22,14 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from depthscale.sims.config import CONTEXTS_VERSION
-from depthscale.sims.grid import run_key
-from depthscale.sims.lifeline import exit_with_parent
-from depthscale.sims.progress import Progress, interactive
-from depthscale.sims.provenance import code_version
-from depthscale.sims.store import contexts_mismatch
-from depthscale.sims.threads import limit_worker_threads
-from depthscale.theory._validate import check_choice, check_int, check_real
+from ..theory._validate import check_choice, check_int, check_real
+from .config import CONTEXTS_VERSION
+from .grid import run_key
+from .lifeline import exit_with_parent
+from .progress import Progress, interactive
+from .provenance import code_version
+from .store import contexts_mismatch
+from .threads import limit_worker_threads
 
 EXECUTORS = ("process", "serial", "dask")
 
@@ -112,7 +112,7 @@ def _jobs(todo, lockstep: bool) -> list:
     one per lockstep group (the depths of one task, training protocol and seed), in first-seen order."""
     if not lockstep:
         return [([(key, config)], seed) for key, config, seed in todo]
-    from depthscale.sims.runner import lockstep_key
+    from .runner import lockstep_key
 
     groups: dict = {}
     for key, config, seed in todo:
@@ -286,14 +286,14 @@ def sweep(
     >>> (r1.done, r2.done, r2.skipped)
     (4, 0, 4)
     """
-    from depthscale.sims import budget as cost
+    from . import budget as cost
 
     t0 = time.perf_counter()
     runs = list(runs)
     if run_fn is None:
         if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
             raise ValueError(contexts_mismatch(store.path, store.contexts_version))
-        from depthscale.sims.runner import run_group
+        from .runner import run_group
 
         job_fn: Callable[..., list] = run_group
     else:

@@ -25,11 +25,11 @@ import math
 
 import numpy as np
 
-from depthscale.sims.batch import Batch
-from depthscale.sims.config import TaskConfig, rng_for
-from depthscale.sims.jit import njit, prange
-from depthscale.sims.threads import numba_threads, run_parallel
-from depthscale.theory._validate import check_choice, check_int
+from ..theory._validate import check_choice, check_int
+from .batch import Batch
+from .config import TaskConfig, rng_for
+from .jit import njit, prange
+from .threads import numba_threads, run_parallel
 
 EVAL_BLOCK = 256  # evaluation contexts are made in fixed blocks, so they do not depend on the chunk size
 _TASK_CODE = {"easy-exact": 0, "easy-fresh": 1, "topk": 2}

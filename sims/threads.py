@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from depthscale.theory._validate import check_int
+from ..theory._validate import check_int
 
 CHUNKS = 8  # the kernels split a batch into this many chunks whatever the thread count
 

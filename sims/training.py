@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig, rng_for
-from depthscale.sims.tasks import make_batch
-from depthscale.sims.threads import one_blas_thread
+from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
+from .tasks import make_batch
+from .threads import one_blas_thread
 
 PLATEAU_HALVINGS = 5
 
@@ -78,7 +78,7 @@ def initial_parameters(model, mcfg: ModelConfig, task: TaskConfig, rng: np.rando
     :func:`depthscale.theory.linear_optimum.jacobi_start` at the task's spectrum and size."""
     if mcfg.init != "jacobi":
         return model.init(rng)
-    from depthscale.theory.linear_optimum import jacobi_start
+    from ..theory.linear_optimum import jacobi_start
 
     steps = jacobi_start(task.a, task.b, task.d, task.P, mcfg.depth, c_lambda=task.c_lambda)
     return model.init_steps(rng, steps.gamma)
@@ -263,6 +263,6 @@ def settled(history: list, cfg: TrainConfig) -> bool:
 def _bar(total: int, progress: bool):
     if not progress:
         return None
-    from depthscale.sims.progress import Progress
+    from .progress import Progress
 
     return Progress(total, unit="step", leave=False)

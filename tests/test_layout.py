@@ -46,16 +46,49 @@ def test_the_number_formatting_module_needs_only_the_standard_library():
     assert not any(m.startswith(("depthscale.sims", "depthscale.derivations.report")) for m in loaded)
 
 
-def _imports(path: Path) -> set:
+def _package_of(path: Path) -> list:
+    """``["depthscale", "derivations", "report"]`` for derivations/report/figures.py (or its __init__)."""
+    return ["depthscale", *path.relative_to(ROOT).parent.parts]
+
+
+def _imports(path: Path, absolute_only: bool = False) -> set:
+    """Absolute names of the modules ``path`` imports (relative imports resolved against its package)."""
     import ast
 
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and not absolute_only:
+            base = _package_of(path)[: len(_package_of(path)) - node.level + 1]
+            if node.module:
+                names.add(".".join([*base, node.module]))
+            else:  # from . import fits: the submodules named
+                names.update(".".join([*base, a.name]) for a in node.names)
     return names
+
+
+def test_package_modules_import_each_other_relatively():
+    # a reader (or a tool reading imports as text) follows ``from ..sims.store import Store`` to
+    # sims/store.py; ``depthscale.sims`` names no folder
+    absolute = {
+        str(p.relative_to(ROOT)): sorted(m for m in _imports(p, absolute_only=True) if m.startswith("depthscale"))
+        for folder in ("theory", "sims", "derivations")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    }
+    assert {k: v for k, v in absolute.items() if v} == {}
+
+
+def test_resolved_imports_name_real_modules():
+    # the one-way check below reads these names: each must be a module that exists
+    import importlib.util
+
+    names = {m for f in ("theory", "sims", "derivations") for p in (ROOT / f).rglob("*.py") for m in _imports(p)}
+    ours = sorted(m for m in names if m.startswith("depthscale."))
+    assert "depthscale.sims.store" in ours and len(ours) > 50
+    assert [m for m in ours if importlib.util.find_spec(m) is None] == []
 
 
 @pytest.mark.parametrize(

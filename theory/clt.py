@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.theory._choices import CLT_MODELS
-from depthscale.theory._validate import SEED_MAX, check_choice, check_int, check_real
+from ._choices import CLT_MODELS
+from ._validate import SEED_MAX, check_choice, check_int, check_real
 
 # ---------------------------------------------------------------- argument checks
 

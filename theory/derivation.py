@@ -44,8 +44,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from depthscale.theory._validate import check_choice
-from depthscale.theory.derivation_index import BUILDERS
+from ._validate import check_choice
+from .derivation_index import BUILDERS
 
 __all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
 
@@ -333,7 +333,7 @@ class Step:
 
     # ---- the check ------------------------------------------------------------------------
     def _repr_markdown_(self) -> str:
-        from depthscale.theory.display import step_markdown
+        from .display import step_markdown
 
         return step_markdown(self)
 
@@ -512,7 +512,7 @@ class Derivation:
         return self._result
 
     def _repr_markdown_(self) -> str:
-        from depthscale.theory.display import derivation_markdown
+        from .display import derivation_markdown
 
         return derivation_markdown(self)
 
@@ -538,7 +538,7 @@ def build_derivation(name: str) -> Derivation:
     >>> build_derivation("modes").name
     'modes'
     """
-    from depthscale.theory._validate import check_choice
+    from ._validate import check_choice
 
     check_choice("name", name, tuple(DERIVATIONS))
     d = DERIVATIONS[name]()

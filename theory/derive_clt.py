@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from depthscale.theory.derivation import Derivation, Step
+from .derivation import Derivation, Step
 
 __all__ = ["clt_derivation"]
 

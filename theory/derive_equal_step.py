@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from depthscale.theory.derivation import Derivation, Step
-from depthscale.theory.infinite_sums import infinite_power_sum
+from .derivation import Derivation, Step
+from .infinite_sums import infinite_power_sum
 
 __all__ = ["equal_step_derivation"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from depthscale.theory.derivation import Derivation, Step
+from .derivation import Derivation, Step
 
 __all__ = ["free_polynomial_derivation"]
 

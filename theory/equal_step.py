@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaln, gammaln
 
-from depthscale.theory._validate import check_real
-from depthscale.theory.mode_sums import ModeRule, mode_rule, tail_error_bound
-from depthscale.theory.spectra import PowerLawSpectrum, as_depths
+from ._validate import check_real
+from .mode_sums import ModeRule, mode_rule, tail_error_bound
+from .spectra import PowerLawSpectrum, as_depths
 
 _EPS = np.finfo(np.float64).eps
 

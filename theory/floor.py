@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from depthscale.theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
+from ._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
 # Composite Gauss-Legendre rule on [-_X_MAX, _X_MAX]: the integrand is bounded by |x| phi(x), whose
 # mass beyond 12 is below 1e-30, and panels of width 0.05 resolve the order-statistic peak even at
@@ -177,7 +177,7 @@ class FloorResult:
     covariance: str = "population"
 
     def _repr_html_(self) -> str:
-        from depthscale.theory.display import floor_html
+        from .display import floor_html
 
         return floor_html(self)
 

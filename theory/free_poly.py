@@ -15,9 +15,9 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal
 from scipy.special import eval_jacobi, gammaln, roots_jacobi
 
-from depthscale.theory._validate import check_int, check_real
-from depthscale.theory.mode_sums import mode_rule
-from depthscale.theory.spectra import PowerLawSpectrum
+from ._validate import check_int, check_real
+from .mode_sums import mode_rule
+from .spectra import PowerLawSpectrum
 
 _EPS = np.finfo(np.float64).eps
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthscale.theory._validate import DEPTH_MAX, MODES_MAX, check_int
+from ._validate import DEPTH_MAX, MODES_MAX, check_int
 
 # column order of the table; the asymptotic laws are absent unless a > 0 and a + b > 1
 LINEAR_LAWS = (
@@ -48,9 +48,9 @@ def linear_law_columns(spec, depths) -> dict:
     # imported here: importing this module for LINEAR_LAWS stays cheap (CLI start-up)
     import numpy as np
 
-    from depthscale.theory.equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
-    from depthscale.theory.free_poly import free_continuum, free_discrete
-    from depthscale.theory.spectra import as_depths
+    from .equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
+    from .free_poly import free_continuum, free_discrete
+    from .spectra import as_depths
 
     Ls, _ = as_depths(depths, "depths")
     cols = {"constrained": r_con(spec, Ls)}
@@ -76,8 +76,8 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     for L in depth_list:
         check_int("depths", L, lo=1, hi=DEPTH_MAX)
     check_linear_work(check_int("d", d, lo=1, hi=MODES_MAX), depth_list)  # before any import or d-sized array
-    from depthscale.theory.linear_laws import linear_law_columns
-    from depthscale.theory.spectra import PowerLawSpectrum, as_depths
+    from .linear_laws import linear_law_columns
+    from .spectra import PowerLawSpectrum, as_depths
 
     Ls, _ = as_depths(depths, "depths")
     spec = PowerLawSpectrum(a, b, d, c_lambda, c_omega)

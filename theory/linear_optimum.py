@@ -69,8 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import eval_jacobi
 
-from depthscale.theory._choices import LINEAR_OPTIMUM_TASKS
-from depthscale.theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
+from ._choices import LINEAR_OPTIMUM_TASKS
+from ._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
 TASKS = LINEAR_OPTIMUM_TASKS
 DEPTH_LIMIT = 64  # deepest polynomial (the issue's range; the basis is stable well beyond)
@@ -456,7 +456,7 @@ def jacobi_start(a, b, d, P, L, seed=0, c_lambda=1.0):
     >>> js.zeta, bool(js.rho[0] == js.rho.max()), bool(1.0 < js.lam1 < 1.5)
     (1.0, True, True)
     """
-    from depthscale.theory.free_poly import JacobiSteps, jacobi_steps, leja_order
+    from .free_poly import JacobiSteps, jacobi_steps, leja_order
 
     a = check_real("a", a, lo=0, lo_open=True)
     b = check_real("b", b, lo=0)

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
-from depthscale.theory._validate import check_int, check_real
+from ._validate import check_int, check_real
 
 NODES = 32  # Gauss points per tail block: degree 63, so rho^-63 < 1e-35 for the ratio-2 blocks
 RATIO = 2.0  # last / first integer of a tail block

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.theory._validate import check_real
-from depthscale.theory.equal_step import log_abs_one_minus, reference_gammas
-from depthscale.theory.spectra import PowerLawSpectrum, as_depths
+from ._validate import check_real
+from .equal_step import log_abs_one_minus, reference_gammas
+from .spectra import PowerLawSpectrum, as_depths
 
 
 def _modes(spec: PowerLawSpectrum, k) -> tuple[np.ndarray, bool]:

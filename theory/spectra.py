@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from depthscale.theory._validate import MODES_MAX, check_int, check_real
+from ._validate import MODES_MAX, check_int, check_real
 
 
 @dataclass(frozen=True)

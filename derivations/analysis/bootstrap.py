@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis.fit_results import BootstrapResult
-from depthscale.derivations.analysis.fits import _vector, fit_offset_power
-from depthscale.theory._validate import check_int, check_real
+from ...theory._validate import check_int, check_real
+from .fit_results import BootstrapResult
+from .fits import _vector, fit_offset_power
 
 MIN_BOOT_SEEDS = 3
 

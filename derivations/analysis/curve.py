@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from depthscale.derivations.analysis import fits as _fits
-from depthscale.derivations.analysis.bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
-from depthscale.theory._choices import BASELINES, EASY_TASKS
-from depthscale.theory._validate import check_choice
-from depthscale.theory.spectra import PowerLawSpectrum
+from ...theory._choices import BASELINES, EASY_TASKS
+from ...theory._validate import check_choice
+from ...theory.spectra import PowerLawSpectrum
+from . import fits as _fits
+from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
 
 if TYPE_CHECKING:
-    from depthscale.sims.records import RunRecord
+    from ...sims.records import RunRecord
 
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
 FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
@@ -309,7 +309,7 @@ class Curve:
         return _replace(res, **extra) if extra else res
 
     def _repr_html_(self) -> str:
-        from depthscale.derivations.analysis.display import curve_html
+        from .display import curve_html
 
         return curve_html(self)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 import math
 
-from depthscale.derivations.formatting import format_estimate, format_interval, format_value
-from depthscale.theory.display import html_grid, html_table
+from ...theory.display import html_grid, html_table
+from ..formatting import format_estimate, format_interval, format_value
 
 LAWS = {"offset_power": "L0 + c L^-alpha", "power_law": "c L^-alpha", "gap": "L0 - C_L = c L^-alpha"}
 

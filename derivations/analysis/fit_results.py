@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from depthscale.theory._json import finite_number
-from depthscale.theory._validate import bad_argument, check_real
+from ...theory._json import finite_number
+from ...theory._validate import bad_argument, check_real
 
 
 # -------------------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ class FitResult:
         return (float(self.params[name] - q * se), float(self.params[name] + q * se))
 
     def _repr_html_(self) -> str:
-        from depthscale.derivations.analysis.display import fit_html  # display code apart from the numbers
+        from .display import fit_html  # display code apart from the numbers
 
         return fit_html(self)
 

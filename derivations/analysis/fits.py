@@ -17,8 +17,8 @@ import math
 import numpy as np
 from scipy import optimize
 
-from depthscale.derivations.analysis.fit_results import BootstrapResult, Comparison, FitResult, ProfileResult
-from depthscale.theory._validate import check_real
+from ...theory._validate import check_real
+from .fit_results import BootstrapResult, Comparison, FitResult, ProfileResult
 
 ALPHA_MAX = 20.0  # upper bound of fitted exponents: far beyond anything physical here
 _ALPHA_GRID = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import Curve, variant_name
-from depthscale.theory._choices import FLOOR_NAMES
+from ...theory._choices import FLOOR_NAMES
+from .curve import Curve, variant_name
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def gather_floors(curves, load_arrays) -> dict:
     and excesses averaged over the seeds (independent contexts, so errors add in quadrature).
     Floors are computed once per (task, seed, evaluation contexts).
     """
-    from depthscale.sims.config import TaskConfig
-    from depthscale.sims.reference_floors import excess_over_floors, reference_floors
+    from ...sims.config import TaskConfig
+    from ...sims.reference_floors import excess_over_floors, reference_floors
 
     cache: dict = {}
     out = {}

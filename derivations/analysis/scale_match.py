@@ -22,8 +22,8 @@ import io
 import math
 import statistics
 
-from depthscale.theory._choices import FLOOR_NAMES, TASKS
-from depthscale.theory._validate import check_choice, check_int, check_real
+from ...theory._choices import FLOOR_NAMES, TASKS
+from ...theory._validate import check_choice, check_int, check_real
 
 COLUMNS = ("task", "k", "a", "b", "L0")
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
@@ -120,7 +120,7 @@ def task_from(task, k, a, b, d, P, c_lambda=1.0, c_omega=1.0):
     >>> task_from("topk", 2, 0, 0, 16, 128).a
     0.0
     """
-    from depthscale.sims.config import TaskConfig
+    from ...sims.config import TaskConfig
 
     task = check_choice("task", task, TASK_CHOICES)
     d = check_int("d", d, lo=1, hi=100_000)
@@ -185,7 +185,7 @@ def scale_candidates(rows: list[dict], tasks: list, kw: dict) -> tuple[list[dict
     """
     import numpy as np  # not at module level: the command line imports this module for --help
 
-    from depthscale.sims.reference_floors import reference_floors
+    from ...sims.reference_floors import reference_floors
 
     d, P = tasks[0].d, tasks[0].P
     fls = [reference_floors(t, **kw) for t in tasks]

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import time
 
-from depthscale.derivations.analysis.scale_match import rank, scale_candidates, task_from
-from depthscale.theory._validate import check_memory
+from ...theory._validate import check_memory
+from .scale_match import rank, scale_candidates, task_from
 
 SEPARATION = 2.0
 RULE = "tied when score difference < 2 x s.e. of the difference (s.e. of the two candidates combined)"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis.reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
+from .reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 def derivation_checks() -> tuple[list, dict]:
     """Build and machine-check every derivation: (objects, {name: [(step title, passed)]})."""
-    from depthscale.theory.derivation import DERIVATIONS
+    from ...theory.derivation import DERIVATIONS
 
     objs, checks = [], {}
     for name, build in DERIVATIONS.items():
@@ -24,8 +24,8 @@ def derivation_checks() -> tuple[list, dict]:
 
 def slopes(spectra, d: int = 10**6) -> dict:
     """Local log-log slope of the equal-step law over L in [16, 256] for each (a, b) with a + b > 1."""
-    from depthscale.theory.equal_step import r_con
-    from depthscale.theory.spectra import PowerLawSpectrum
+    from ...theory.equal_step import r_con
+    from ...theory.spectra import PowerLawSpectrum
 
     out = {}
     for a, b in spectra:
@@ -39,8 +39,8 @@ def slopes(spectra, d: int = 10**6) -> dict:
 
 def linear_table(spectra, d: int, depths=DEPTHS) -> list:
     """The ``predict linear`` numbers for each spectrum (a table per spectrum)."""
-    from depthscale.theory.linear_laws import linear_law_columns
-    from depthscale.theory.spectra import PowerLawSpectrum
+    from ...theory.linear_laws import linear_law_columns
+    from ...theory.spectra import PowerLawSpectrum
 
     L = np.array(depths, dtype=np.int64)
     order = ("constrained", "constrained_opt", "free_discrete", "beta_form", "gamma_asymptote", "free_continuum")
@@ -64,7 +64,7 @@ def linear_table(spectra, d: int, depths=DEPTHS) -> list:
 
 def floors(conditions, contexts: int, seed: int = 0, covariance: str = "population") -> dict:
     """``T - h^T G^+ h`` for each (a, b, k, d, P): {key: (floor, stderr)} (``covariance``: see ``linear_floor``)."""
-    from depthscale.theory.floor import linear_floor
+    from ...theory.floor import linear_floor
 
     out = {}
     for a, b, k, d, P in sorted(set(conditions)):
@@ -82,7 +82,7 @@ def floor_reference(contexts: int, seed: int = 0) -> dict:
 
 def clt_table(sigma2: float = 1.0, shared: float = 0.5, depths=DEPTHS) -> dict:
     """Exact finite-L losses of the aggregation models M1, M2, M4 (AR(1), power law)."""
-    from depthscale.theory.clt import clt_loss
+    from ...theory.clt import clt_loss
 
     L = list(depths)
     cols = {

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from depthscale.derivations.claims.evidence import Evidence
-from depthscale.derivations.claims.verdicts import ClaimResult, decide, unidentified
+from .evidence import Evidence
+from .verdicts import ClaimResult, decide, unidentified
 
 _UNSET: object = object()
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.evidence import _select
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_estimate as est
+from ..formatting import format_estimate as est
+from .claim import Claim, claim
+from .evidence import _select
+from .verdicts import ClaimResult
 
 IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01

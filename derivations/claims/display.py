@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from depthscale.derivations.claims.verdicts import VERDICTS, ClaimResult, claim_cells
-from depthscale.theory.display import html_grid
+from ...theory.display import html_grid
+from .verdicts import VERDICTS, ClaimResult, claim_cells
 
 COLUMNS = ("id", "claim", "expected", "measured", "tolerance", "verdict", "reason")
 

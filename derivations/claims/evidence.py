@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from depthscale.derivations.analysis.curve import Curve
+from ..analysis.curve import Curve
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Evidence:
         """The reference floors of the protocol-study curves, paired with their runs (computed once from
         ``load_arrays`` and kept in ``theory["protocol_floors"]``, where the report's tables find them)."""
         if "protocol_floors" not in self.theory:
-            from depthscale.derivations.analysis import protocols
+            from ..analysis import protocols
 
             if self.load_arrays is None or not protocols.study_curves(self.curves):
                 return {}

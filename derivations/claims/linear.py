@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
-from depthscale.derivations.claims import linear_optimum
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.evidence import _select
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_percent as pct
-from depthscale.derivations.formatting import format_value as num
+from ..analysis.curve import EASY_TASKS, Curve
+from ..formatting import format_estimate as est
+from ..formatting import format_percent as pct
+from ..formatting import format_value as num
+from . import linear_optimum
+from .claim import Claim, claim
+from .evidence import _select
+from .verdicts import ClaimResult
 
 FLOOR_RTOL = 0.05
 SATURATION_RTOL = 0.02

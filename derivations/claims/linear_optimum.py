@@ -25,13 +25,13 @@ from importlib import resources
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS
-from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_percent as pct
-from depthscale.derivations.formatting import format_value as num
+from ..analysis.curve import EASY_TASKS
+from ..analysis.reference_values import LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
+from ..formatting import format_estimate as est
+from ..formatting import format_percent as pct
+from ..formatting import format_value as num
+from .claim import Claim, claim
+from .verdicts import ClaimResult
 
 OPTIMUM_RTOL = 0.10  # trained against the optimum at its own (d, P, L)
 EXPONENT_RTOL = 0.10  # the optimum's exponent at d = 128, P = 1024 against the paper's
@@ -50,8 +50,8 @@ def optimum_at(a, b, d, P, depths, contexts, seed=0, task="easy-fresh") -> dict:
     >>> sorted(out), all(v[1] > 0 for v in out.values())
     ([1, 2], True)
     """
-    from depthscale.sims.threads import one_blas_thread
-    from depthscale.theory.linear_optimum import linear_optimum
+    from ...sims.threads import one_blas_thread
+    from ...theory.linear_optimum import linear_optimum
 
     Ls = sorted(int(L) for L in depths if int(L) <= DEPTH_LIMIT)
     if not Ls:
@@ -118,7 +118,7 @@ def optimum_exponent(L, loss, se, seed: int = 0) -> tuple[float, float]:
     >>> round(a, 6), s < 1e-6
     (1.5, True)
     """
-    from depthscale.derivations.analysis.fits import fit_power_law
+    from ..analysis.fits import fit_power_law
 
     L = np.asarray(L, dtype=float)
     loss, se = np.asarray(loss, dtype=float), np.asarray(se, dtype=float)
@@ -287,8 +287,8 @@ def theory_tables(theory: dict, contexts: int) -> list:
 
 def figure_rows(cs, theory: dict) -> list:
     """One row per linear easy-task curve for the ``linear_optimum`` figure (trained seeds, optimum, laws)."""
-    from depthscale.theory.equal_step import gamma_opt
-    from depthscale.theory.free_poly import free_continuum
+    from ...theory.equal_step import gamma_opt
+    from ...theory.free_poly import free_continuum
 
     rows = []
     for c in cs:

@@ -11,10 +11,10 @@ whether any variant reaches the signed two-temperature floor on top-16 (its repo
 
 from __future__ import annotations
 
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.protocol_study import FLOOR_RTOL, _budget_note, _decided, _row_label, rows
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_estimate as est
+from ..formatting import format_estimate as est
+from .claim import Claim, claim
+from .protocol_study import FLOOR_RTOL, _budget_note, _decided, _row_label, rows
+from .verdicts import ClaimResult
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 

@@ -21,21 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from depthscale.derivations.analysis import fits
-from depthscale.derivations.analysis.curve import Curve
-from depthscale.derivations.analysis.fit_results import FitResult
-from depthscale.derivations.analysis.protocols import (
-    FLOOR_NAMES,
-    PROTOCOLS,
-    Protocol,
-    gather_floors,
-    protocol_of,
-    study_curves,
-    task_label,
-)
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult, in_range, unidentified
-from depthscale.derivations.formatting import format_estimate as est
+from ..analysis import fits
+from ..analysis.curve import Curve
+from ..analysis.fit_results import FitResult
+from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
+from ..formatting import format_estimate as est
+from .claim import Claim, claim
+from .verdicts import ClaimResult, in_range, unidentified
 
 
 def pct(x: float) -> str:

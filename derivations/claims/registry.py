@@ -12,18 +12,10 @@ tests/derivations/test_claims.py.
 
 from __future__ import annotations
 
-from depthscale.derivations.claims import (
-    controls,
-    linear,
-    linear_optimum,
-    paper_curves,
-    protocol_study,
-    softmax,
-    theory_checks,
-)
-from depthscale.derivations.claims.claim import Claim
-from depthscale.derivations.claims.evidence import Evidence
-from depthscale.derivations.claims.verdicts import ClaimResult, errored
+from . import controls, linear, linear_optimum, paper_curves, protocol_study, softmax, theory_checks
+from .claim import Claim
+from .evidence import Evidence
+from .verdicts import ClaimResult, errored
 
 REGISTRY: tuple[Claim, ...] = (
     *theory_checks.CLAIMS,

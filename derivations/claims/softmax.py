@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.evidence import _select
-from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, in_range, unidentified
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_interval
-from depthscale.derivations.formatting import format_value as num
+from ..analysis.curve import EASY_TASKS, Curve
+from ..formatting import format_estimate as est
+from ..formatting import format_interval
+from ..formatting import format_value as num
+from .claim import Claim, claim
+from .evidence import _select
+from .verdicts import MIN_EVAL, ClaimResult, in_range, unidentified
 
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
@@ -178,7 +178,7 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
 )
 def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     """Softmax top-2: the gap L0 - C_L decays near 1/L."""
-    from depthscale.derivations.analysis import fits
+    from ..analysis import fits
 
     out = []
     for c in (c for c in _softmax_top2(ev) if len(c.depths) >= 4):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from depthscale.derivations.claims.verdicts import ClaimResult
+from .verdicts import ClaimResult
 
 # the spelling of claims.json files written before expected/reason named these everywhere
 OLD_NAMES = {"theory": "expected", "theory_error": "expected_error", "detail": "reason"}
@@ -35,7 +35,7 @@ def claims_rows(claims: list[ClaimResult]) -> list[dict]:
 
 def claims_json(claims: list[ClaimResult]) -> bytes:
     """The bytes of ``claims.json`` (:func:`claims_rows`, strict JSON)."""
-    from depthscale.sims.store import json_text
+    from ...sims.store import json_text
 
     return (json_text(claims_rows(claims), indent=1) + "\n").encode("utf-8")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_percent as pct
+from ..formatting import format_percent as pct
+from .claim import Claim, claim
+from .verdicts import ClaimResult
 
 SLOPE_TOL = 0.05  # equal-step local slope against -zeta
 FLOOR_REFERENCE_RTOL = 0.03

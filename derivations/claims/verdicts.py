@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from depthscale.derivations.formatting import format_estimate, format_interval
-from depthscale.theory._json import finite_number
-from depthscale.theory._validate import check_choice
+from ...theory._json import finite_number
+from ...theory._validate import check_choice
+from ..formatting import format_estimate, format_interval
 
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
 
@@ -76,7 +76,7 @@ class ClaimResult:
 
     def _repr_html_(self) -> str:
         """A one-row claims table in a notebook (:class:`~depthscale.derivations.claims.display.ClaimTable`)."""
-        from depthscale.derivations.claims.display import ClaimTable
+        from .display import ClaimTable
 
         return ClaimTable(self)._repr_html_()
 

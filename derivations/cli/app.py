@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def to_json(obj) -> str:
     """Strict JSON text of ``obj``: NaN and infinities become ``null`` (see docs/user-guide.md)."""
-    from depthscale.sims.store import json_text
+    from ...sims.store import json_text
 
     return json_text(obj)
 

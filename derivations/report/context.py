@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from depthscale.derivations.claims.verdicts import VERDICTS, ClaimResult, claim_cells
-from depthscale.derivations.formatting import format_value
-from depthscale.theory._validate import bad_argument
-from depthscale.theory.derivation import Derivation
+from ...theory._validate import bad_argument
+from ...theory.derivation import Derivation
+from ..claims.verdicts import VERDICTS, ClaimResult, claim_cells
+from ..formatting import format_value
 
 LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

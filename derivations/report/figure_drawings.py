@@ -9,9 +9,10 @@ from collections.abc import Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from depthscale.derivations.analysis.curve import EASY_TASKS as _EASY
-from depthscale.derivations.analysis.curve import Curve, curves
-from depthscale.derivations.report.figure_parts import (
+from ...theory.spectra import PowerLawSpectrum
+from ..analysis.curve import EASY_TASKS as _EASY
+from ..analysis.curve import Curve, curves
+from .figure_parts import (
     _as_list,
     _bad,
     _colours,
@@ -30,7 +31,6 @@ from depthscale.derivations.report.figure_parts import (
     _records,
     _yerr,
 )
-from depthscale.theory.spectra import PowerLawSpectrum
 
 # ----------------------------------------------------------------------------------------------
 # builders: return a Figure or raise _NoFigure(reason)

@@ -11,8 +11,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from depthscale.derivations.analysis.curve import EASY_TASKS as _EASY
-from depthscale.derivations.analysis.curve import CurveKey, curve_key
+from ..analysis.curve import EASY_TASKS as _EASY
+from ..analysis.curve import CurveKey, curve_key
 
 _DPI = 100
 

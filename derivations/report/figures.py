@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from depthscale.derivations.report.figure_drawings import (
+from .figure_drawings import (
     _baselines,
     _decomposition,
     _exponents_vs_zeta,
@@ -36,7 +36,7 @@ from depthscale.derivations.report.figure_drawings import (
     _overview,
     _protocol_excess,
 )
-from depthscale.derivations.report.figure_parts import _bad, _NoFigure, _png
+from .figure_parts import _bad, _NoFigure, _png
 
 __all__ = [
     "FIGURES",

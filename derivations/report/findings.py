@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from depthscale.derivations.claims import theory_checks
-from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
+from ..claims import theory_checks
+from ..claims.verdicts import VERDICTS, claim_cells
 
 THEORY_CLAIMS = tuple(c.id for c in theory_checks.CLAIMS)  # the claims that run no simulation
 SHOWN = 3  # conditions quoted per claim; the rest are counted

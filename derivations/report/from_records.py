@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthscale.derivations.claims.stored import claims_json
+from ..claims.stored import claims_json
 
 
 def report_from_records(
@@ -27,9 +27,9 @@ def report_from_records(
 
     Returns ``{"paths": {"md", "html", "tex", "claims": path text}, "claims": [ClaimResult.to_dict()]}``.
     """
-    from depthscale.derivations.report.render import write_report
-    from depthscale.derivations.report.reporting import build_context
-    from depthscale.sims.threads import one_blas_thread
+    from ...sims.threads import one_blas_thread
+    from .render import write_report
+    from .reporting import build_context
 
     # The Monte Carlo floors multiply small matrices: a second BLAS thread gains little on an idle
     # machine, and next to a running sweep its spinning made a report about 30 times slower.

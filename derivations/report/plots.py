@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.formatting import format_estimate
-from depthscale.theory.linear_laws import LINEAR_LAWS, linear_law_columns
+from ...theory.linear_laws import LINEAR_LAWS, linear_law_columns
+from ..formatting import format_estimate
 
 # the laws that are losses (gamma_opt is a step size)
 LOSS_LAWS = tuple(k for k in LINEAR_LAWS if k != "gamma_opt")

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.analysis.protocols import FLOOR_NAMES, task_label
-from depthscale.derivations.claims.protocol_study import rows
-from depthscale.derivations.formatting import format_estimate as est
+from ..analysis.curve import curves
+from ..analysis.protocols import FLOOR_NAMES, task_label
+from ..claims.protocol_study import rows
+from ..formatting import format_estimate as est
 
 if TYPE_CHECKING:
-    from depthscale.sims.records import RunRecord
+    from ...sims.records import RunRecord
 
 
 # ------------------------------------------------------------------------------------------------ report pieces

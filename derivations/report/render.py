@@ -39,14 +39,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from depthscale.derivations.claims.verdicts import VERDICTS, claim_cells
-from depthscale.derivations.formatting import MISSING, format_estimate, format_interval, format_percent, format_value
-from depthscale.derivations.report.context import ReportContext, _bad, _view
-from depthscale.derivations.report.publish import check_target
-from depthscale.derivations.report.render_derivation import DERIVATION_CSS, render_derivation
-from depthscale.derivations.report.typeset import math_mathml, tex_escape
-from depthscale.theory._choices import FORMATS
-from depthscale.theory.derivation import Derivation
+from ...theory._choices import FORMATS
+from ...theory.derivation import Derivation
+from ..claims.verdicts import VERDICTS, claim_cells
+from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
+from .context import ReportContext, _bad, _view
+from .publish import check_target
+from .render_derivation import DERIVATION_CSS, render_derivation
+from .typeset import math_mathml, tex_escape
 
 __all__ = [
     "VERDICTS",
@@ -247,7 +247,7 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     ...
     ValueError: out=...: must be a directory (something else is in the way)
     """
-    from depthscale.derivations.report.publish import publish
+    from .publish import publish
 
     view, texts = _render(ctx)
     out = _check_out(out_dir)

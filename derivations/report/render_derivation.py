@@ -26,16 +26,8 @@ True
 
 from __future__ import annotations
 
-from depthscale.derivations.report.typeset import (
-    FORMATS,
-    html_escape,
-    math_latex,
-    math_mathml,
-    md_escape,
-    prose,
-    tex_escape,
-)
-from depthscale.theory._validate import check_choice
+from ...theory._validate import check_choice
+from .typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, prose, tex_escape
 
 __all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
 

@@ -14,14 +14,14 @@ import time
 
 import numpy as np
 
-from depthscale.derivations.analysis import reference_values, theory_numbers
-from depthscale.derivations.analysis.curve import BASELINES, Curve, curves
-from depthscale.derivations.claims import linear_optimum as linear_optimum_claims
-from depthscale.derivations.claims.registry import Evidence, evaluate_claims
-from depthscale.derivations.claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
-from depthscale.derivations.formatting import MISSING, format_estimate, format_interval
-from depthscale.derivations.report import figures, protocol_table
-from depthscale.derivations.report.findings import claim_findings, simulation_first
+from ..analysis import reference_values, theory_numbers
+from ..analysis.curve import BASELINES, Curve, curves
+from ..claims import linear_optimum as linear_optimum_claims
+from ..claims.registry import Evidence, evaluate_claims
+from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
+from ..formatting import MISSING, format_estimate, format_interval
+from . import figures, protocol_table
+from .findings import claim_findings, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 
@@ -278,7 +278,7 @@ def build_context(
     ``load_arrays(key)`` (``Store.load_arrays``) gives the runs' per-context errors, which the
     protocol study pairs with the reference floors; without it those comparisons are left out.
     """
-    from depthscale.derivations.report.context import ReportContext
+    from .context import ReportContext
 
     t0 = time.perf_counter()
     records = list(records)

@@ -33,9 +33,9 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 
-from depthscale.derivations.report.mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
-from depthscale.theory._choices import FORMATS
-from depthscale.theory._validate import check_choice
+from ...theory._choices import FORMATS
+from ...theory._validate import check_choice
+from .mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
 
 __all__ = ["md_escape", "html_escape", "tex_escape", "math_latex", "math_mathml", "prose", "FORMATS"]
 

@@ -6,8 +6,8 @@ from synthetic import curve
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.fits import fit_offset_power, fit_power_law
-from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.claims.display import ClaimTable
+from depthscale.derivations.claims.verdicts import ClaimResult
 
 L = 2.0 ** np.arange(7)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import sys
 
-from depthscale.derivations.cli.app import check_out_dir, check_out_file, emit
-from depthscale.theory._choices import FORMATS
-from depthscale.theory._validate import check_choice
+from ....theory._choices import FORMATS
+from ....theory._validate import check_choice
+from ..app import check_out_dir, check_out_file, emit
 
 
 def register(subparsers) -> None:
@@ -53,7 +53,7 @@ def _target(out: str, name: str, fmt: str) -> tuple[str, bool]:
 
 def handler(args) -> int:
     """Validate, check the derivation, render it, write it; see the module docstring for exit codes."""
-    from depthscale.theory.derivation_index import BUILDERS
+    from ....theory.derivation_index import BUILDERS
 
     name = check_choice("name", args.name, tuple(BUILDERS))  # before sympy is imported
     fmt = check_choice("format", args.format, FORMATS)
@@ -63,8 +63,8 @@ def handler(args) -> int:
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
-    from depthscale.derivations.report.render_derivation import render_derivation  # sympy: only once the paths are good
-    from depthscale.theory.derivation import build_derivation
+    from ....theory.derivation import build_derivation
+    from ...report.render_derivation import render_derivation  # sympy: only once the paths are good
 
     der = build_derivation(name)
     result = der.check()

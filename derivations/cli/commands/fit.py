@@ -9,7 +9,7 @@ Every fit says whether its parameters are identified (``"identified"`` in ``--js
 
 from __future__ import annotations
 
-from depthscale.derivations.cli.app import emit
+from ..app import emit
 
 
 def register(sub) -> None:
@@ -28,10 +28,10 @@ def register(sub) -> None:
 def handle(args) -> int:
     import numpy as np  # here, not at module level: `depthscale --help` stays free of numpy
 
-    from depthscale.derivations.cli.app import parse_list
-    from depthscale.sims.config import MODELS, TASKS
-    from depthscale.sims.store import Store
-    from depthscale.theory._validate import check_choice, check_int
+    from ....sims.config import MODELS, TASKS
+    from ....sims.store import Store
+    from ....theory._validate import check_choice, check_int
+    from ..app import parse_list
 
     if args.model is not None:
         check_choice("model", args.model, MODELS)
@@ -41,7 +41,7 @@ def handle(args) -> int:
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
-    from depthscale.derivations.analysis.curve import FIT_KINDS, curves  # scipy: only once the store is good
+    from ...analysis.curve import FIT_KINDS, curves  # scipy: only once the store is good
 
     for k in kinds:
         check_choice("kind", k, tuple(FIT_KINDS))
@@ -84,7 +84,7 @@ def fit_text(f) -> str:
     """One line for a fit: its parameters, or why there are none."""
     import numpy as np
 
-    from depthscale.derivations.formatting import format_estimate, format_value
+    from ...formatting import format_estimate, format_value
 
     if f.failure:
         return f"no fit ({f.failure})"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from depthscale.derivations.analysis.scale_match import infer_scale
-from depthscale.derivations.cli.app import emit, parse_list
-from depthscale.derivations.cli.commands.softmax_floor import add_floor_options, floor_options
-from depthscale.theory._validate import check_int
+from ....theory._validate import check_int
+from ...analysis.scale_match import infer_scale
+from ..app import emit, parse_list
+from .softmax_floor import add_floor_options, floor_options
 
 DEFAULT_CONTEXTS = 4096
 
@@ -77,10 +77,10 @@ def handle_infer_scale(args) -> int:
     ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
     Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
     kw = floor_options(args)
-    from depthscale.derivations.analysis.scale_match import read_floors
+    from ...analysis.scale_match import read_floors
 
     fit_follows = args.fit_contexts is None
-    from depthscale.derivations.analysis import scale_resolution as sr
+    from ...analysis import scale_resolution as sr
 
     cap = None if args.resolve is None else sr.check_resolve(args.resolve, kw, ds, Ps, fit_follows)
     rows = read_floors(_read(args.floors))

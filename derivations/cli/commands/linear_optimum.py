@@ -7,9 +7,9 @@ CLI turns into one line on stderr and exit status 2.
 
 from __future__ import annotations
 
-from depthscale.derivations.cli.app import emit, parse_list
-from depthscale.theory._choices import LINEAR_OPTIMUM_TASKS as TASKS
-from depthscale.theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ....theory._choices import LINEAR_OPTIMUM_TASKS as TASKS
+from ....theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ..app import emit, parse_list
 
 DEPTH_LIMIT = 64  # theory.linear_optimum.DEPTH_LIMIT, spelled out so that an argument error imports no numpy
 
@@ -53,8 +53,8 @@ def handle_linear_optimum(args) -> int:
     task = check_choice("task", args.task, TASKS)
     c_lambda = check_real("c_lambda", args.c_lambda, lo=0, lo_open=True)
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
-    from depthscale.sims.threads import one_blas_thread
-    from depthscale.theory.linear_optimum import linear_optimum  # refuses, before drawing, what would not fit
+    from ....sims.threads import one_blas_thread
+    from ....theory.linear_optimum import linear_optimum  # refuses, before drawing, what would not fit
 
     with one_blas_thread():  # small batched products and eigensolves: threads only contend
         res = linear_optimum(a, b, d, P, depths, contexts, seed, task=task, c_lambda=c_lambda, c_omega=c_omega)

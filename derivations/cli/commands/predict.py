@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import math
 
-from depthscale.derivations.cli.app import emit, parse_list
-from depthscale.derivations.cli.commands.linear_optimum import add_linear_optimum_parser
-from depthscale.derivations.cli.commands.softmax_floor import add_softmax_floor_parser
-from depthscale.theory._choices import CLT_MODELS
-from depthscale.theory._validate import (
-    D_MAX,
-    DEPTH_MAX,
-    MODES_MAX,
-    P_MAX,
-    SEED_MAX,
-    check_choice,
-    check_int,
-    check_real,
-)
-from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
-from depthscale.theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
+from ....theory._choices import CLT_MODELS
+from ....theory._validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ....theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
+from ....theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
+from ..app import emit, parse_list
+from .linear_optimum import add_linear_optimum_parser
+from .softmax_floor import add_softmax_floor_parser
 
 CLT_PARAM = {"iid": None, "equicorrelated": "rho", "ar1": "r", "powerlaw": "g"}
 
@@ -128,8 +119,8 @@ def handle_floor(args) -> int:
     c_omega = check_real("c_omega", args.c_omega, lo=0, lo_open=True)
     # theory.floor.COVARIANCES, spelled out so that an argument error imports no numpy
     covariance = check_choice("covariance", args.covariance, ("population", "context"))
-    from depthscale.sims.threads import one_blas_thread
-    from depthscale.theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
+    from ....sims.threads import one_blas_thread
+    from ....theory.floor import linear_floor  # refuses, before allocating, what would not fit in memory
 
     with one_blas_thread():  # small products: see report.write
         res = linear_floor(
@@ -183,7 +174,7 @@ def handle_clt(args) -> int:
     kw = clt_arguments(args.model, depths, args.sigma2, args.shared, args.rho, args.r, args.g)
     import numpy as np
 
-    from depthscale.theory.clt import clt_loss
+    from ....theory.clt import clt_loss
 
     with np.errstate(over="ignore"):  # an overflow is refused below, by name, not warned about
         losses = np.atleast_1d(clt_loss(**kw))

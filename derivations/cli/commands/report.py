@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from depthscale.derivations.cli.app import check_out_dir, emit
+from ..app import check_out_dir, emit
 
 
 def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
@@ -28,7 +28,7 @@ def add_report_options(p, floor_default: str = "3000", reference_default: str = 
 def check_out(out: str) -> Path:
     """The report directory: checked (exists and writable, or creatable, and not the current
     directory, which the report's swap would replace) before anything is computed."""
-    from depthscale.derivations.report.publish import check_target
+    from ...report.publish import check_target
 
     path = check_out_dir("out", out)
     check_target("out", path)
@@ -36,7 +36,7 @@ def check_out(out: str) -> Path:
 
 
 def check_contexts(args) -> None:
-    from depthscale.theory._validate import check_int
+    from ....theory._validate import check_int
 
     check_int("floor-contexts", args.floor_contexts, lo=10)
     check_int("reference-contexts", args.reference_contexts, lo=0)
@@ -48,7 +48,7 @@ def write(
     records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None, load_arrays=None
 ) -> dict:
     """:func:`~depthscale.derivations.report.from_records.report_from_records` with the options of ``args``."""
-    from depthscale.derivations.report.from_records import report_from_records
+    from ...report.from_records import report_from_records
 
     return report_from_records(
         records,
@@ -71,7 +71,7 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from depthscale.sims.store import Store
+    from ....sims.store import Store
 
     check_out(args.out)
     check_contexts(args)

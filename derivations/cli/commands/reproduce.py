@@ -14,9 +14,9 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from depthscale.derivations.cli.app import emit
-from depthscale.derivations.cli.commands.report import add_report_options, check_contexts, check_out, claims_text, write
-from depthscale.derivations.cli.commands.sweep import add_run_options, check_run_options, run_sweep
+from ..app import emit
+from .report import add_report_options, check_contexts, check_out, claims_text, write
+from .sweep import add_run_options, check_run_options, run_sweep
 
 PRESETS = ("smoke", "cpu", "protocol", "curves", "paper")
 # Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
@@ -56,7 +56,7 @@ def preset_runs(name: str) -> list:
     """The ``(RunConfig, seed)`` list of a preset grid."""
     import tomllib
 
-    from depthscale.sims.grid import load_grid
+    from ....sims.grid import load_grid
 
     with preset_path(name).open("rb") as fh:
         return load_grid(tomllib.load(fh))
@@ -68,8 +68,8 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
     >>> missing_sentence("smoke", [], {}) is None
     True
     """
-    from depthscale.sims.grid import run_key
-    from depthscale.sims.store import is_finished
+    from ....sims.grid import run_key
+    from ....sims.store import is_finished
 
     keys = {run_key(cfg, seed) for cfg, seed in runs}
     have = sum(is_finished(statuses.get(k)) for k in keys)
@@ -82,10 +82,10 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 
 
 def handle(args) -> int:
-    from depthscale.sims.config import CONTEXTS_VERSION
-    from depthscale.sims.store import Store, check_store_file
-    from depthscale.sims.sweeps import plan
-    from depthscale.theory._validate import check_choice
+    from ....sims.config import CONTEXTS_VERSION
+    from ....sims.store import Store, check_store_file
+    from ....sims.sweeps import plan
+    from ....theory._validate import check_choice
 
     check_choice("preset", args.preset, PRESETS)
     out = check_out(args.out)

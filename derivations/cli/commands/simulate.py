@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from depthscale.derivations.cli.app import emit
-from depthscale.sims.threads import check_threads
+from ....sims.threads import check_threads
+from ..app import emit
 
 VARIANTS = {
     # switch name -> ModelConfig field and value
@@ -26,7 +26,7 @@ CONFIG_OPTIONS = {
 
 
 def register(sub) -> None:
-    from depthscale.theory._validate import D_MAX, DEPTH_MAX, P_MAX
+    from ....theory._validate import D_MAX, DEPTH_MAX, P_MAX
 
     p = sub.add_parser("simulate", help="train one attention model and measure it")
     p.add_argument("--model", default="softmax", help="linear or softmax (default softmax)")
@@ -74,8 +74,8 @@ def register(sub) -> None:
 
 def build_config(args):
     """The RunConfig of the parsed arguments (raises ValueError naming a bad parameter)."""
-    from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
-    from depthscale.theory._validate import check_choice
+    from ....sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
+    from ....theory._validate import check_choice
 
     model_fields: dict = {}
     for v in args.variant:
@@ -91,20 +91,20 @@ def build_config(args):
 
 
 def handle(args) -> int:
-    from depthscale.theory._validate import SEED_MAX, check_int
+    from ....theory._validate import SEED_MAX, check_int
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
     threads = check_threads(args.threads, lo=0)
-    from depthscale.sims.runner import check_memory_of
+    from ....sims.runner import check_memory_of
 
     check_memory_of(config, prefetch=True)  # before anything is allocated
     import numba
 
     if threads:
         numba.set_num_threads(threads)
-    from depthscale.sims.measure import LOSS_KEYS
-    from depthscale.sims.runner import run
+    from ....sims.measure import LOSS_KEYS
+    from ....sims.runner import run
 
     # with a spare core, the next training batch is generated while the model computes
     record = run(config, seed, progress=not args.quiet and sys.stderr.isatty(), prefetch=numba.get_num_threads() > 1)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 
-from depthscale.derivations.analysis.scale_match import task_from
-from depthscale.derivations.cli.app import emit
-from depthscale.sims.threads import check_threads
-from depthscale.theory._validate import SEED_MAX, check_int, check_real
+from ....sims.threads import check_threads
+from ....theory._validate import SEED_MAX, check_int, check_real
+from ...analysis.scale_match import task_from
+from ..app import emit
 
 
 def add_floor_options(parser, contexts_default=None) -> None:
@@ -110,7 +110,7 @@ def add_softmax_floor_parser(sub) -> None:
 
 def floor_options(args) -> dict:
     """Validate the shared options; return the keyword arguments of ``reference_floors``."""
-    from depthscale.sims.reference_floors import MAX_TEMPERATURES, kappa_grid
+    from ....sims.reference_floors import MAX_TEMPERATURES, kappa_grid
 
     n_eval = check_int("contexts", args.contexts, lo=2, hi=10_000_000)
     n_fit = n_eval if args.fit_contexts is None else check_int("fit_contexts", args.fit_contexts, lo=2, hi=10_000_000)
@@ -164,7 +164,7 @@ def floors_json(fl) -> dict:
 def handle_softmax_floor(args) -> int:
     task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
     kw = floor_options(args)
-    from depthscale.sims.reference_floors import reference_floors
+    from ....sims.reference_floors import reference_floors
 
     t0 = time.perf_counter()
     fl = reference_floors(task, **kw)

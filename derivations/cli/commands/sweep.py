@@ -11,7 +11,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from depthscale.derivations.cli.app import emit
+from ..app import emit
 
 
 def register(sub) -> None:
@@ -81,8 +81,8 @@ def check_executor(executor: str | None, workers: int | None, scheduler: str | N
     Returns the executor's name. For dask, the scheduler must be an address ``[tcp://]host:port``
     that accepts a connection now, so an unreachable one fails before the store is made.
     """
-    from depthscale.sims.sweeps import EXECUTORS
-    from depthscale.theory._validate import check_choice, check_int
+    from ....sims.sweeps import EXECUTORS
+    from ....theory._validate import check_choice, check_int
 
     executor = executor or ("dask" if scheduler else "process")
     check_choice("executor", executor, EXECUTORS)
@@ -105,7 +105,7 @@ def check_executor(executor: str | None, workers: int | None, scheduler: str | N
 
 def check_run_options(args) -> tuple[str, float | None]:
     """The validated ``add_run_options`` values: the executor's name and the budget in seconds (or None)."""
-    from depthscale.sims.budget import parse_duration
+    from ....sims.budget import parse_duration
 
     executor = check_executor(args.executor, args.workers, args.scheduler)
     return executor, parse_duration(args.budget) if args.budget is not None else None
@@ -117,7 +117,7 @@ def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
     With stderr not a terminal (a log file), one line per finished run replaces the progress bar.
     Returns the sweep's result and whether such lines were written.
     """
-    from depthscale.sims.sweeps import plan, sweep
+    from ....sims.sweeps import plan, sweep
 
     log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, store, args.retry_failed)[0]))
     res = sweep(
@@ -174,9 +174,9 @@ def progress_lines(todo: int):
 
 
 def handle(args) -> int:
-    from depthscale.sims.config import CONTEXTS_VERSION
-    from depthscale.sims.grid import load_grid
-    from depthscale.sims.store import Store, check_store_file
+    from ....sims.config import CONTEXTS_VERSION
+    from ....sims.grid import load_grid
+    from ....sims.store import Store, check_store_file
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
@@ -186,7 +186,7 @@ def handle(args) -> int:
     check_store_file(args.store, "write", contexts)
     runs = load_grid(args.grid)
     if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
-        from depthscale.sims.runner import check_memory_of
+        from ....sims.runner import check_memory_of
 
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
