@@ -4,7 +4,7 @@ Public names are re-exported lazily: ``from depthscale.derivations import X`` im
 module that defines ``X``.
 """
 
-from ..theory._exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,

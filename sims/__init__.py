@@ -7,7 +7,7 @@ package level that name is the module.
 
 import os
 
-from ..theory._exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 # numba's OpenMP threads spin while waiting; on a loaded machine (a sweep on every core) each
 # parallel region then costs whole time slices (measured 250x slower). Sleep instead; must be

@@ -6,7 +6,7 @@ lazy exports) are project infrastructure kept here because theory is the bottom 
 imports them, none re-exports them.
 """
 
-from ._exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,

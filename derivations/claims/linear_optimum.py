@@ -44,7 +44,8 @@ _BOOT = 400  # parametric resamples of the Monte Carlo losses for the exponent's
 
 # ---------------------------------------------------------------- theory numbers
 def optimum_at(a, b, d, P, depths, contexts, seed=0, task="easy-fresh") -> dict:
-    """``{L: (loss, se, in_sample)}`` of the optimum at the depths ``<= 64`` (one BLAS thread).
+    """``{L: (loss, se, in_sample, equal_step, equal_step_se)}`` of the optimum (and of the best
+    equal-step predictor) at the depths ``<= 64`` (one BLAS thread).
 
     >>> out = optimum_at(2.0, 1.0, 8, 32, [1, 2], contexts=100)
     >>> sorted(out), all(v[1] > 0 for v in out.values())
@@ -58,7 +59,8 @@ def optimum_at(a, b, d, P, depths, contexts, seed=0, task="easy-fresh") -> dict:
         return {}
     with one_blas_thread():
         r = linear_optimum(a, b, d, P, Ls, contexts, seed, task=task)
-    return {int(L): (float(v), float(s), float(i)) for L, v, s, i in zip(r.depths, r.loss, r.se, r.in_sample)}
+    cols = zip(r.depths, r.loss, r.se, r.in_sample, r.equal_step, r.equal_step_se)
+    return {int(L): (float(v), float(s), float(i), float(e), float(es)) for L, v, s, i, e, es in cols}
 
 
 def optimum_numbers(cs, contexts: int, seed: int = 0) -> dict:
@@ -76,7 +78,7 @@ def write_reference(path, contexts: int = 2000, seed: int = 22, spectra=None) ->
     rows = []
     for a, b in spectra or LINEAR_EASY_EXPONENTS:
         got = optimum_at(a, b, REFERENCE_D, REFERENCE_P, REFERENCE_DEPTHS, contexts, seed)
-        rows += [(a, b, L, *got[L], contexts, seed) for L in REFERENCE_DEPTHS]
+        rows += [(a, b, L, *got[L][:3], contexts, seed) for L in REFERENCE_DEPTHS]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(_COLUMNS)
@@ -175,7 +177,7 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
                 why = "optimum not computed" + (" (L > 64)" if L > DEPTH_LIMIT else "")
                 out.append(claim.not_run(why, label, None, m, se))
                 continue
-            val, vse, ins = opt[int(L)]
+            val, vse, ins, *equal = opt[int(L)]
             se0 = se if np.isfinite(se) else 0.0
             ok = abs(m - val) <= OPTIMUM_RTOL * val + 2 * np.hypot(se0, vse)
             seeds = [r.get("final_loss") for r in c.records_at(int(L))]
@@ -184,6 +186,8 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
                 f"trained / optimum = {num(m / val)} (per seed {per_seed}); optimum {est(val, vse)}, "
                 f"in-sample bound {num(ins)}"
             )
+            if equal:  # what layers that all take one step reach at this (d, P)
+                det += f"; equal steps {est(equal[0], equal[1])} (trained / equal steps = {num(m / equal[0])})"
             out.append(claim.decided(label, ok, [c], det, val, m, se, expected_error=vse))
     return out
 
@@ -233,7 +237,7 @@ def limit_note(ev, c) -> str:
         return ""
     above = []
     for j, L in pairs:
-        val, vse, _ = opt[L]
+        val, vse = opt[L][:2]
         se = c.se[j] if np.isfinite(c.se[j]) else 0.0
         if c.mean[j] - val > OPTIMUM_RTOL * val + 2 * np.hypot(se, vse):
             above.append((L, c.mean[j] / val))

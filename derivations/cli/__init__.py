@@ -4,7 +4,7 @@ Public names are re-exported lazily: ``from depthscale.derivations.cli import X`
 module that defines ``X`` (standard library only, so start-up stays fast).
 """
 
-from ...theory._exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__, app="COMMANDS build_parser check_out_dir check_out_file emit main parse_list to_json version"

@@ -4,7 +4,7 @@ Public names are re-exported lazily: ``from depthscale.derivations.report import
 the module that defines ``X``. ``render_derivation`` is imported from its module of the same name.
 """
 
-from ...theory._exports import lazy_exports
+from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,

@@ -455,6 +455,9 @@ def _linear_optimum(rows) -> Figure:
             lo = np.where(lo > 0, lo, v)
             ax.fill_between(L, lo, v + 2 * se, color="C3", alpha=0.2, lw=0)
             ax.plot(L, v, "-", color="C3", marker=".", label="optimum at this (d, P) (band: in-sample to +2 s.e.)")
+            if all(len(opt[int(x)]) >= 4 for x in L):  # the best equal-step predictor, where computed
+                eq = np.array([opt[int(x)][3] for x in L], dtype=float)
+                ax.plot(L, eq, "-.", color="C2", marker=".", label="equal steps at this (d, P)")
         for j, (name, (Lg, val)) in enumerate(sorted((r.get("laws") or {}).items())):
             ax.plot(Lg, val, ("--", ":")[j % 2], color="0.35", lw=1, label=name)
         ax.set_xscale("log")

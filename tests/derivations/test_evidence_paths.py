@@ -69,7 +69,8 @@ def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_d
         theory = gather_theory(cs, 64, 0)[0]
         alone = evaluate_claims(Evidence(cs, theory, st.load_arrays))
         report = build_context(records, title="t", floor_contexts=64, reference_contexts=0, load_arrays=st.load_arrays)
-    assert [(r.id, r.verdict) for r in alone] == [(r.id, r.verdict) for r in report.claims]
+    # the same claims with the same verdicts (the report lists the theory checks last)
+    assert sorted((r.id, r.verdict) for r in alone) == sorted((r.id, r.verdict) for r in report.claims)
     # the floors reached both: the paired comparisons are decided, not left out
     beats = [r for r in alone if r.id.startswith("protocol-beats-convex")]
     assert len(beats) == 2 and all(r.verdict != "not run" for r in beats)
