@@ -14,12 +14,12 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha "
         "clt_table derivation_checks floor_reference linear_table slopes"
     ),
-    claims="Evidence REGISTRY evaluate_claims ClaimResult decide decisive",
+    claims="Evidence REGISTRY evaluate_claims ClaimResult ClaimTable decide decisive",
     report=(
         "build decomposition exponents_vs_zeta figure_entry floors mode_curves overview "
         "ReportContext format_estimate format_value render_report write_report "
         "latex_to_mathml math_latex math_mathml prose tex_escape "
-        "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws ClaimTable "
+        "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws "
         "claim_findings claim_of"
     ),
 )

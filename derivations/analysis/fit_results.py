@@ -159,7 +159,7 @@ class FitResult:
         ((0.0, inf), (-inf, inf))
         """
         if name not in self.params and name not in self.bounds:
-            raise ValueError(f"name={name!r}: must be one of {', '.join(self.params) or '(no parameters: no fit)'}")
+            bad_argument("name", name, f"one of {', '.join(self.params) or '(no parameters: no fit)'}")
         if name in self.bounds:
             lo, hi = self.bounds[name]
             return (float(lo), float(hi))

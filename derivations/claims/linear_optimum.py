@@ -269,8 +269,8 @@ def theory_tables(theory: dict, contexts: int) -> list:
         out.append(
             {
                 "title": f"Best depth-L polynomial in S = X^T X / P on the easy task (Monte Carlo, {contexts} fitting + "
-                f"{contexts} evaluation contexts): held-out loss and in-sample bound",
-                "columns": ["(a,b)", "task", "d", "P", "L", "optimum", "s.e.", "in-sample"],
+                f"{contexts} evaluation contexts): held-out loss and in-sample bound, and the best equal-step predictor",
+                "columns": ["(a,b)", "task", "d", "P", "L", "optimum", "s.e.", "in-sample", "equal steps", "s.e."],
                 "rows": rows,
             }
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...theory._validate import bad_argument
 from ...theory.linear_laws import LINEAR_LAWS, linear_law_columns
 from ..formatting import format_estimate
 
@@ -117,7 +118,7 @@ def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
         chosen = list(laws) if not isinstance(laws, str) else [laws]
         for law in chosen:
             if law not in available:
-                raise ValueError(f"laws: {law!r} must be one of {', '.join(available)} for this spectrum")
+                bad_argument("laws", law, f"one of {', '.join(available)} for this spectrum")
     L = np.asarray(depths, dtype=float)
     for law in chosen:
         ax.plot(L, cols[law], marker="o", ms=3, label=law)

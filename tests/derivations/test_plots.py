@@ -35,7 +35,7 @@ def test_linear_laws_choice_and_bad_input():
     spec = PowerLawSpectrum(a=2.0, b=1.0, d=500)
     ax = plot_linear_laws(spec, [1, 2, 4], ax=Figure().subplots(), laws=["free_discrete"], slopes=False)
     assert [line.get_label() for line in ax.lines] == ["free_discrete"]
-    with pytest.raises(ValueError, match=r"^laws: 'gamma_opt' must be one of constrained, "):
+    with pytest.raises(ValueError, match=r"^laws='gamma_opt': must be one of constrained, "):
         plot_linear_laws(spec, [1, 2], ax=Figure().subplots(), laws=["gamma_opt"])
     with pytest.raises(ValueError, match=r"^ax=3: must be a matplotlib Axes or None"):
         plot_linear_laws(spec, [1, 2], ax=3)
