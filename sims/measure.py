@@ -11,8 +11,8 @@ Definitions (per evaluation context, then averaged):
   standard error over contexts; ``sq_err`` the per-context squared errors.
 - Layer errors ``e_l = f_l - y*``, ``M_lm = E[e_l e_m]`` (``depthscale.theory.clt.decompose``):
   ``layer_losses = diag M``, ``A_L = tr(M)/L``, ``C_L`` the mean off-diagonal entry (``nan`` at
-  L = 1), ``gap = A_L - C_L`` and ``identity_residual = |R_L - C_L - gap/L| / R_L`` (at L = 1:
-  ``|R_L - A_L| / R_L``).
+  L = 1), ``gap = A_L - C_L`` and ``identity_residual = |R_L - C_L - gap/L| / max(R_L, A_L)`` (at L = 1:
+  ``|R_L - A_L| / max(R_L, A_L)``; ``depthscale.theory.clt.identity_residual``).
 - ``mode_losses[k] = E[omega_k ((O^T (t - v))_k)^2]`` with ``v = X^T c``, ``c`` the label weights;
   they sum to the loss averaged over the teacher ``beta`` for fixed inputs. ``None`` when the model
   is not linear in the labels (``label_weights`` returns ``None``).

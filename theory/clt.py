@@ -69,8 +69,7 @@ class Decomposition:
     C_L : mean cross-layer error product (nan for L = 1).
     gap : ``A_L - C_L`` (nan for L = 1).
     M : (L, L) second-moment matrix of the layer errors.
-    identity_residual : ``|R_L - (C_L + (A_L - C_L)/L)| / R_L`` (absolute when R_L = 0; for L = 1
-        the identity reads ``R_1 = A_1``).
+    identity_residual : :func:`identity_residual` of ``R_L, A_L, C_L``.
     disagreement : ``(1/(L-1)) sum_l E(f_l - yhat)^2`` (nan for L = 1).
     sq_err : (n,) per-context squared errors ``(yhat - y*)^2``.
     layer_losses : (L,) ``M_ll``.
@@ -86,6 +85,23 @@ class Decomposition:
     disagreement: float
     sq_err: np.ndarray
     layer_losses: np.ndarray
+
+
+def identity_residual(R, A, C, L) -> float:
+    """``|R_L - (C_L + (A_L - C_L)/L)| / max(R_L, A_L)`` (for L = 1, ``|R_1 - A_1| / max(R_1, A_1)``).
+
+    Relative to the larger of the loss and the mean layer loss, because the sums behind ``A_L`` and
+    ``C_L`` round at the scale of ``A_L`` (``|C_L| <= A_L``), which can exceed ``R_L`` by orders of
+    magnitude when the layers' errors cancel (a deep linear model at the Jacobi steps: ``A_L/R_L``
+    about 10^7). Absolute when both are 0.
+
+    >>> identity_residual(1.0, 3.0, 0.5, 2), identity_residual(1.0, 1.0, float("nan"), 1)
+    (0.25, 0.0)
+    """
+    predicted = A if L == 1 else C + (A - C) / L
+    scale = max(R, A)
+    diff = abs(R - predicted)
+    return float(diff / scale) if scale > 0 else float(diff)
 
 
 def decompose(f, target) -> Decomposition:
@@ -126,14 +142,11 @@ def decompose(f, target) -> Decomposition:
     A = trace / L
     if L > 1:
         C = (float(M.sum()) - trace) / (L * (L - 1))
-        predicted = C + (A - C) / L
         disagreement = float(np.sum(np.mean((e - e_bar[:, None]) ** 2, axis=0))) / (L - 1)
     else:
         C = float("nan")
-        predicted = A
         disagreement = float("nan")
-    diff = abs(R - predicted)
-    residual = diff / R if R > 0 else diff
+    residual = identity_residual(R, A, C, L)
     return Decomposition(
         L=L,
         R_L=R,

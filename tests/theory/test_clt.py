@@ -314,3 +314,20 @@ def test_maurey_bound_monte_carlo():
         assert abs(sq.mean() - maurey_bound(R_inf, var, L)) < 4 * se
     with pytest.raises(ValueError, match="var"):
         maurey_bound(0.0, -1.0, 3)
+
+
+def test_identity_residual_is_rounding_at_the_scale_of_the_layer_losses():
+    # two layers whose large errors cancel in their mean (A_L / R_L ~ 1e14): the sums behind A_L and
+    # C_L round at A_L's scale, so the residual relative to R_L alone would be ~1e-2 of pure rounding
+    from depthscale.theory.clt import decompose, identity_residual
+
+    rng = np.random.default_rng(0)
+    s, u = rng.standard_normal(4096), rng.standard_normal(4096)
+    y = rng.standard_normal(4096)
+    f = np.stack([y + s + 1e7 * u, y + s - 1e7 * u], axis=1)
+    dec = decompose(f, y)
+    assert dec.A_L / dec.R_L > 1e13
+    assert dec.identity_residual < 1e-12
+    assert dec.identity_residual == identity_residual(dec.R_L, dec.A_L, dec.C_L, 2)
+    # a real violation still shows: R_L off by 1 % of A_L
+    assert identity_residual(dec.R_L + 0.01 * dec.A_L, dec.A_L, dec.C_L, 2) > 1e-3
