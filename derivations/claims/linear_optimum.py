@@ -166,7 +166,8 @@ FAMILY = "linear_optimum"
 )
 def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
     """Linear attention, easy task: the trained loss equals the best depth-L polynomial in S at its own (d, P)."""
-    cs = [c for c in ev.curves if c.model == "linear" and c.task in EASY_TASKS and c.variant == "base"]
+    # the paper's model, from the small start or from the Jacobi steps (ModelConfig init="jacobi")
+    cs = [c for c in ev.curves if c.model == "linear" and c.task in EASY_TASKS and c.variant in ("base", "jacobi-init")]
     out = []
     for c in cs:
         opt = _optimum_of(ev.theory, c)
