@@ -172,7 +172,7 @@ def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
     out = {}
     for name, b, fitted in (
         ("single", floors.single, {"kappa": floors.single.kappa}),
-        ("pair", floors.mixture, {"kappas": floors.mixture.kappas, "gains": floors.mixture.gains}),
+        ("mixture", floors.mixture, {"kappas": floors.mixture.kappas, "gains": floors.mixture.gains}),
         ("convex", floors.convex, {"support": floors.convex.support, "weights": floors.convex.weights}),
     ):
         diff, diff_se = paired_difference(sq_err, b.sq_err)

@@ -490,9 +490,14 @@ class Store:
 
     def _decode(self, key: str, text: str) -> dict:
         try:
-            return json.loads(text)
+            rec = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
+        # records written before 0.2 call the two-temperature signed mixture "pair"
+        base = rec.get("baseline") if isinstance(rec, dict) else None
+        if isinstance(base, dict) and "pair" in base and "mixture" not in base:
+            base["mixture"] = base.pop("pair")
+        return rec
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""

@@ -16,6 +16,6 @@ LINEAR_OPTIMUM_TASKS = ("easy-fresh", "easy-exact")  # tasks the best depth-L po
 MODELS = ("linear", "softmax")  # attention models
 SCHEDULES = ("constant", "cosine", "plateau")  # learning-rate schedules
 FLOOR_NAMES = ("single", "convex", "mixture")  # reference floors of a softmax task (docs/reference-floors.md)
-BASELINES = ("single", "pair")  # temperature-only baselines stored with each softmax top-k run
+BASELINES = ("single", "mixture")  # temperature-only baselines stored with each softmax top-k run
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")  # layer-error correlation models (theory/clt.py)
 FORMATS = ("md", "html", "tex")  # rendered formats of a report or a derivation

@@ -315,7 +315,7 @@ class Curve:
 
     # ---- baselines
     def baseline(self, name: str) -> BaselineComparison | None:
-        """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"pair"``), or None."""
+        """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"mixture"``), or None."""
         if name not in BASELINES:
             check_choice("name", name, BASELINES)
         L = int(self.depths[-1])

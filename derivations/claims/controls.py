@@ -112,7 +112,7 @@ def depth_beats_single(claim: Claim, ev) -> list[ClaimResult]:
 )
 def depth_beats_pair(claim: Claim, ev) -> list[ClaimResult]:
     """The deepest model beats the best two-temperature mixture (to matter, beyond the single head)."""
-    return _beats(claim, ev, "pair")
+    return _beats(claim, ev, "mixture")
 
 
 CLAIMS = (identity, controls, depth_beats_single, depth_beats_pair)

@@ -303,13 +303,13 @@ def _floors(rows) -> Figure:
 
 
 def _baselines(rows) -> Figure:
-    rows = _as_list("rows", rows, "dicts with spectrum, L0, single, pair")
+    rows = _as_list("rows", rows, "dicts with spectrum, L0, single, mixture")
     good = []
     for i, r in enumerate(rows):
         if not isinstance(r, Mapping):
-            _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, pair")
+            _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, mixture")
         if math.isfinite(_num(r.get("L0"))) and (
-            math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("pair")))
+            math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("mixture")))
         ):
             good.append(r)
     if not good:
@@ -321,15 +321,15 @@ def _baselines(rows) -> Figure:
         for off, field, label, marker in (
             (-0.15, "L0", "fitted floor $L_0$", "o"),
             (0.0, "single", "best single temperature", "s"),
-            (0.15, "pair", "best two temperatures", "D"),
+            (0.15, "mixture", "best two temperatures", "D"),
         )
     ]
-    vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "pair")]
+    vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "mixture")]
     log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
     _spectrum_panel(axes[0, 0], names, losses, "loss", "floor and baselines", log=log)
     unpaired = False
     diffs = []
-    for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "pair", "$L_0$ - pair", "D")):
+    for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "mixture", "$L_0$ - mixture", "D")):
         ys, ses = [], []
         for r in good:
             diff, dse = _num(r.get(field + "_diff")), _num(r.get(field + "_diff_se"))

@@ -244,15 +244,15 @@ def floors(rows) -> bytes | None:
 def baselines(rows) -> bytes | None:
     """Fitted floor ``L0`` against the best single and two-temperature heads per spectrum, as PNG bytes.
 
-    ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``pair`` and their ``*_se``;
-    the paired differences ``single_diff``, ``single_diff_se``, ``pair_diff``, ``pair_diff_se``
+    ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``mixture`` and their ``*_se``;
+    the paired differences ``single_diff``, ``single_diff_se``, ``mixture_diff``, ``mixture_diff_se``
     (``L0`` minus baseline on the same evaluation contexts) are drawn when given, otherwise the
     difference is computed with independent errors and the panel says so.
 
     Examples
     --------
     >>> baselines([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
-    ...             "pair": 1.932, "pair_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
+    ...             "mixture": 1.932, "mixture_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
     b'\\x89PNG'
     """
     return _png_or_none("baselines", rows)

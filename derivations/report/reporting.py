@@ -147,7 +147,7 @@ def results_tables(cs: list[Curve]) -> list:
         beats = {n: b[n].diff < -2 * b[n].diff_se for n in BASELINES}
         regime = (
             "depth beats both"
-            if beats["pair"]
+            if beats["mixture"]
             else "depth beats one temperature only"
             if beats["single"]
             else "no room used by depth"
@@ -160,8 +160,8 @@ def results_tables(cs: list[Curve]) -> list:
                 format_estimate(c.mean[j], c.se[j]),
                 b["single"].loss,
                 format_estimate(b["single"].diff, b["single"].diff_se),
-                b["pair"].loss,
-                format_estimate(b["pair"].diff, b["pair"].diff_se),
+                b["mixture"].loss,
+                format_estimate(b["mixture"].diff, b["mixture"].diff_se),
                 regime,
             ]
         )

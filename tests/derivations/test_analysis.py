@@ -58,11 +58,11 @@ def test_baseline_averages_the_deepest_runs():
                 "diff": -0.1 + 0.01 * rng.standard_normal(),
                 "diff_se": 0.002 + 0.001 * rng.random(),
             }
-            for n in ("single", "pair")
+            for n in ("single", "mixture")
         }
     (c,) = curves(recs)
-    b = c.baseline("pair")
-    deep = [r["baseline"]["pair"] for r in recs if r["config"]["model"]["depth"] == 4]
+    b = c.baseline("mixture")
+    deep = [r["baseline"]["mixture"] for r in recs if r["config"]["model"]["depth"] == 4]
     assert b.depth == 4 and b.n_runs == 3
     assert b.loss == pytest.approx(np.mean([x["loss"] for x in deep]), rel=1e-14)
     assert b.diff == pytest.approx(np.mean([x["diff"] for x in deep]), rel=1e-14)

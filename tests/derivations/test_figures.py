@@ -126,12 +126,12 @@ def test_every_figure_returns_a_png_that_decodes(records):
             "L0_se": 0.01,
             "single": 1.978,
             "single_se": 0.01,
-            "pair": 1.932,
-            "pair_se": 0.01,
+            "mixture": 1.932,
+            "mixture_se": 0.01,
             "single_diff": -0.07,
             "single_diff_se": 0.008,
-            "pair_diff": -0.03,
-            "pair_diff_se": 0.008,
+            "mixture_diff": -0.03,
+            "mixture_diff_se": 0.008,
         }
     ]
     pngs = [
@@ -294,8 +294,8 @@ def test_baselines_paired_and_unpaired_differences():
         "L0_se": 0.03,
         "single": 1.978,
         "single_se": 0.04,
-        "pair": 1.932,
-        "pair_se": 0.04,
+        "mixture": 1.932,
+        "mixture_se": 0.04,
         "single_diff": -0.07,
         "single_diff_se": 0.008,
     }
@@ -304,7 +304,7 @@ def test_baselines_paired_and_unpaired_differences():
     assert "unpaired" in ax.get_title()  # the pair difference had to be computed without pairing
     ys = sorted(float(ln.get_ydata()[0]) for ln in ax.lines if is_data(ln))
     assert ys == pytest.approx(sorted([-0.07, 1.90 - 1.932]))
-    row.update(pair_diff=-0.03, pair_diff_se=0.01)
+    row.update(mixture_diff=-0.03, mixture_diff_se=0.01)
     fig, _ = figures.build("baselines", [row])
     assert "unpaired" not in fig.axes[1].get_title()
 

@@ -402,3 +402,24 @@ def test_reading_a_store_with_a_wal_and_no_shm_on_read_only_media(tmp_path):
         if os.path.isdir(os.path.join(base, "media")):
             os.chmod(os.path.join(base, "media"), 0o755)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_records_written_with_the_old_baseline_name_read_as_mixture(tmp_path):
+    # stores written before 0.2 call the two-temperature signed mixture "pair"
+    import json
+    import sqlite3
+
+    from depthscale.sims.store import Store
+
+    path = tmp_path / "old.sqlite"
+    with Store(path, mode="write") as st:
+        st.put({"key": "k-0", "config": {}, "seed": 0, "status": "ok", "baseline": {"single": {"loss": 1.0}}})
+    con = sqlite3.connect(path)
+    (text,) = con.execute("SELECT record FROM runs WHERE key='k-0'").fetchone()
+    rec = json.loads(text)
+    rec["baseline"]["pair"] = {"loss": 0.5}
+    con.execute("UPDATE runs SET record=? WHERE key='k-0'", (json.dumps(rec),))
+    con.commit()
+    con.close()
+    got = Store(path).get("k-0")
+    assert got["baseline"] == {"single": {"loss": 1.0}, "mixture": {"loss": 0.5}}
