@@ -60,7 +60,9 @@ class RunRecord(TypedDict, total=False):
     qk_similarity: float | None
     selection_error_pct: dict[str, float] | None
     n_contexts: int
-    baseline: dict[str, Baseline]  # "single", "mixture", "convex" (stores written before 0.2: "pair" for "mixture", renamed on reading)
+    baseline: dict[
+        str, Baseline
+    ]  # "single", "mixture", "convex" (stores written before 0.2: "pair" for "mixture", renamed on reading)
     arrays: dict[str, Any]  # "sq_err" (per-context squared errors), "theta" (trained parameters)
     code_version: str
 

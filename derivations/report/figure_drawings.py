@@ -329,7 +329,10 @@ def _baselines(rows) -> Figure:
     _spectrum_panel(axes[0, 0], names, losses, "loss", "floor and baselines", log=log)
     unpaired = False
     diffs = []
-    for off, field, label, marker in ((-0.1, "single", "$L_0$ - single", "s"), (0.1, "mixture", "$L_0$ - mixture", "D")):
+    for off, field, label, marker in (
+        (-0.1, "single", "$L_0$ - single", "s"),
+        (0.1, "mixture", "$L_0$ - mixture", "D"),
+    ):
         ys, ses = [], []
         for r in good:
             diff, dse = _num(r.get(field + "_diff")), _num(r.get(field + "_diff_se"))

@@ -122,7 +122,13 @@ def test_baseline_claim_uses_paired_differences():
     for r in recs:
         r["baseline"] = {
             "single": {"kappa": 10.0, "loss": 0.6, "se": 0.01, "diff": r["final_loss"] - 0.6, "diff_se": 0.002},
-            "mixture": {"kappas": [5.0, 20.0], "loss": 0.5, "se": 0.01, "diff": r["final_loss"] - 0.5, "diff_se": 0.002},
+            "mixture": {
+                "kappas": [5.0, 20.0],
+                "loss": 0.5,
+                "se": 0.01,
+                "diff": r["final_loss"] - 0.5,
+                "diff_se": 0.002,
+            },
         }
     rows = verdicts(recs)
     single = by_prefix(rows, "depth-beats-single")[0]
