@@ -6,7 +6,9 @@ A run's cost is modelled as ``rate x units``, with units proportional to its ari
   step costs about ``a + b L`` with ``a/b = 19`` (25 ms at L = 1, 104 ms at L = 64 on one core).
   Width enters about linearly, not squared: the step's flops are ``P N (4 d + 6 L) + 6 L N^2`` per
   context, and BLAS runs wider products faster; at L = 64, batch 256, N = 64 measured 2.8 times
-  N = 16, which ``N d`` counts as 4 (the safe side).
+  N = 16, which ``N d`` counts as 4 (the safe side). With a trainable context update every layer
+  also moves the P context tokens, each attending over the P keys: a layer's term grows by the
+  factor ``1 + P`` (flop count; not yet timed).
 - ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
   of one; a lockstep group trains one pool, so only its largest depth counts.
 - linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``
@@ -38,7 +40,11 @@ def run_units(config) -> float:
     N = config.model.n(d)
     if config.model.ensemble:
         return float(config.train.steps) * config.train.batch * P * N * d * 20 * L
-    per_context = d * d * (P + 8 * N * L) if config.model.model == "linear" else P * N * d * (19 + L)
+    if config.model.model == "linear":
+        per_context = d * d * (P + 8 * N * L)
+    else:
+        per_layer = 1 + P if config.model.context_update else 1
+        per_context = P * N * d * (19 + L * per_layer)
     return float(config.train.steps) * config.train.batch * per_context
 
 
