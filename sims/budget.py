@@ -63,8 +63,8 @@ def _steps_key(config) -> tuple:
 
 def rates(records) -> dict:
     """Seconds per unit by ``(kind, d, P)`` and by kind, from finished (``ok``) records with
-    ``wall_seconds``; and under ``("steps", kind, d, P, schedule)`` the largest fraction of the step
-    cap such runs used."""
+    ``wall_seconds``; and under :func:`_steps_key` the largest fraction of the step cap such runs
+    used."""
     from .config import RunConfig
 
     seen: dict = {}

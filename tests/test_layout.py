@@ -62,7 +62,8 @@ def _imports(path: Path, absolute_only: bool = False) -> set:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module)
         elif isinstance(node, ast.ImportFrom) and not absolute_only:
-            base = _package_of(path)[: len(_package_of(path)) - node.level + 1]
+            package = _package_of(path)
+            base = package[: len(package) - node.level + 1]
             if node.module:
                 names.add(".".join([*base, node.module]))
             else:  # from . import fits: the submodules named

@@ -12,7 +12,8 @@ x_test``, with ``S = X^T X / P`` and ``u = X^T y / P``. For isotropic layers (``
     yhat = beta^T p(S) x_test,   p(S) = S q(S) = sum_{r=1..L} a_r S^r,
 
 a polynomial without constant term whose coefficients are shared by all contexts (they are the
-model's weights). Any coefficients are reachable: the roots of ``1 - p`` are the layers' steps.
+model's weights). Real roots of ``1 - p`` are the layers' steps (``gamma_l = L / root``); the
+optimum's polynomial may have complex ones, which isotropic layers cannot take.
 
 The loss of one context, integrated over ``beta ~ N(0, Omega)`` and the query, is
 ``tr(Omega R C R)`` with ``R = I - p(S)`` and ``C = Sigma`` (``easy-fresh``: a fresh query
@@ -31,7 +32,7 @@ becomes ``sum_k lambda_k omega_k (1 - p(lambda_k))^2``: the exact discrete free 
 Estimator
 ---------
 - Basis: ``psi_j(mu) = mu T_j(2 mu / top - 1)``, Chebyshev polynomials on ``[0, top]`` for the
-  eigenvalues ``mu`` of ``S / s`` (``s`` the Marchenko-Pastur edge scale), ``top`` 5 % above the
+  eigenvalues ``mu`` of ``S / s`` (``s`` the Marchenko-Pastur edge scale), ``top`` 25 % above the
   largest eigenvalue of separate pilot contexts. The span is that of ``S, ..., S^L`` whatever
   ``top``; at d = 32, P = 256, L = 32 the weighted design has condition number about 1e5, where
   monomials lose everything past degree ~10. (A basis orthonormal for the pooled diagonal measure
