@@ -11,14 +11,12 @@ FLOOR_REFERENCE_RTOL = 0.03
 
 
 # ---------------------------------------------------------------- theory-only claims
-FAMILY = "theory_checks"
 
 
 @claim(
     "derivations-checked",
     "Every derivation step is machine-checked",
     tolerance="all steps",
-    family=FAMILY,
     missing=None,  # claims on theory numbers a report may leave out: no row without them
 )
 def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
@@ -36,7 +34,6 @@ def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     "equal-step-slope",
     "Equal-step depth law has local slope -zeta over L in [16, 256]",
     tolerance=f"± {SLOPE_TOL}",
-    family=FAMILY,
     missing=None,
 )
 def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
@@ -58,7 +55,6 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
     "floor-reference",
     "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
     tolerance=f"{FLOOR_REFERENCE_RTOL:.0%}",
-    family=FAMILY,
     missing=None,
 )
 def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
