@@ -141,14 +141,14 @@ class Claim:
 
 
 def claim(
-    id: str, statement: str, *, tolerance: str, expected=None, missing: str | None = ""
+    id: str, statement: str, *, tolerance: str, expected=None, missing: str | None = "", family: str | None = None
 ) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
     """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record,
-    whose family is the module that defines ``evaluate``."""
+    whose family is, unless given, the module that defines ``evaluate``."""
 
     def wrap(evaluate):
-        family = evaluate.__module__.rsplit(".", 1)[-1]
-        return Claim(id, statement, tolerance, family, evaluate, expected, missing)
+        fam = family or evaluate.__module__.rsplit(".", 1)[-1]
+        return Claim(id, statement, tolerance, fam, evaluate, expected, missing)
 
     return wrap
 
