@@ -1,7 +1,7 @@
 """Throughput of the sweep executor with 1 and with 2 process workers (target: 2 workers >= 1.8x).
 
 A batch of small identical runs (one configuration, different seeds; each run trains, evaluates
-and fits the baselines, as ``depthscale.sims.runner.run`` does) goes through
+and fits the reference floors, as ``depthscale.sims.runner.run`` does) goes through
 ``depthscale.sims.sweeps.sweep`` into a temporary store, once with ``workers=1`` and once with
 ``workers=2`` (a process pool, one numba and one BLAS thread per worker). Throughput is runs per
 wall-clock second, worker start-up included.

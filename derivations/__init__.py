@@ -9,7 +9,7 @@ from depthscale.theory._exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     analysis=(
-        "BaselineComparison Curve curve_key curves variant_name "
+        "FloorComparison Curve curve_key curves variant_name "
         "BootstrapResult Comparison FitResult ProfileResult additive_predict bootstrap_over_seeds compare_alpha_one "
         "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha "
         "clt_table derivation_checks floor_reference linear_table slopes"

@@ -16,7 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    baselines=(
+    temperature_heads=(
         "SingleHead TwoHeads fit_single_head fit_two_heads head_inputs head_outputs optimal_gains paired_difference"
     ),
     reference_floors="ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture",

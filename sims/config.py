@@ -33,7 +33,7 @@ _LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0}
 
 # Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
 # within one version; stores record it so a sweep never mixes versions (evaluation contexts must be
-# shared by the runs and baselines it compares). 1: numpy PCG64 bits + LAPACK QR; 2: counter-based
+# shared by the runs and reference floors it compares). 1: numpy PCG64 bits + LAPACK QR; 2: counter-based
 # SplitMix64 streams per context + Gram-Schmidt.
 CONTEXTS_VERSION = 2
 

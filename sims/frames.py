@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..theory._validate import check_choice
-from .store import check_store_file, flatten
+from .store import check_store_file, current_spelling, flatten
 
 KINDS = ("runs", "layer_losses", "mode_losses", "train_curve")
 FIRST = ("key", "seed", "status", "reason")
@@ -49,7 +49,8 @@ def read_only_uri(path) -> str:
 
 
 def read_records(path) -> list[dict]:
-    """Every run record of the store at ``path`` (without the per-context arrays), in key order."""
+    """Every run record of the store at ``path`` (without the per-context arrays), in key order, with
+    today's field names (:func:`~depthscale.sims.store.current_spelling`)."""
     check_store_file(path, "read")
     con = sqlite3.connect(read_only_uri(path), uri=True)
     try:
@@ -59,7 +60,7 @@ def read_records(path) -> list[dict]:
     out = []
     for key, text in rows:
         try:
-            out.append(json.loads(text))
+            out.append(current_spelling(json.loads(text)))
         except json.JSONDecodeError as exc:
             raise ValueError(f"store={str(path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
     return out
@@ -76,7 +77,7 @@ def to_frame(store_or_path, kind: str = "runs"):
     kind : {"runs", "layer_losses", "mode_losses", "train_curve"}
         ``"runs"``: one row per run with its scalar fields: ``key``, ``seed``, ``status``,
         ``reason``, the configuration as ``config.task.a``, ``config.model.depth``, ... and the
-        measurements (``final_loss``, ``A_L``, ``C_L``, ``baseline.single.loss``, ...); lists are
+        measurements (``final_loss``, ``A_L``, ``C_L``, ``floors.single.loss``, ...); lists are
         left out. The other kinds are long tables with one row per list entry and the columns
         ``key``, ``seed`` and: ``layer`` (1..L) and ``loss`` (``M_ll``); ``mode`` (1..d) and
         ``loss``; ``step`` and ``loss`` (smoothed training loss). Join them to the runs on ``key``.

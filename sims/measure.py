@@ -3,7 +3,7 @@
 Works with any model obeying the engine contract (``layer_outputs``, ``label_weights``,
 ``attention``, ``qk_norms``). Evaluation contexts come from
 ``depthscale.sims.tasks.eval_batches(task, n, seed)``: they depend only on the task and the seed,
-so models of different depth and the baselines are compared context by context (paired).
+so models of different depth and the reference floors are compared context by context (paired).
 
 Definitions (per evaluation context, then averaged):
 

@@ -15,16 +15,16 @@ Examples
 from typing import Any, Required, TypedDict
 
 
-class Baseline(TypedDict, total=False):
-    """One temperature-only reference of a run, paired on its evaluation contexts (``diff = R_L - loss``)."""
+class Floor(TypedDict, total=False):
+    """One reference floor of a run, paired on its evaluation contexts (``diff = R_L - loss``)."""
 
     loss: float
     se: float
     diff: float
     diff_se: float
     kappa: float  # single
-    kappas: list[float]  # pair
-    gains: list[float]  # pair
+    kappas: list[float]  # mixture
+    gains: list[float]  # mixture
     support: list[float]  # convex
     weights: list[float]  # convex
 
@@ -60,13 +60,13 @@ class RunRecord(TypedDict, total=False):
     qk_similarity: float | None
     selection_error_pct: dict[str, float] | None
     n_contexts: int
-    baseline: dict[
-        str, Baseline
-    ]  # "single", "mixture", "convex" (stores written before 0.2: "pair" for "mixture", renamed on reading)
+    # "single", "mixture", "convex"; older stores spell the field "baseline" and "mixture" "pair",
+    # both renamed on reading (Store)
+    floors: dict[str, Floor]
     arrays: dict[str, Any]  # "sq_err" (per-context squared errors), "theta" (trained parameters)
     code_version: str
 
 
 RUN_RECORD_FIELDS = frozenset(RunRecord.__annotations__)
 
-__all__ = ["RunRecord", "Baseline", "RUN_RECORD_FIELDS"]
+__all__ = ["RunRecord", "Floor", "RUN_RECORD_FIELDS"]

@@ -3,7 +3,7 @@
 Three floors, each a predictor built from temperature-only heads
 ``p(kappa) = softmax_i(kappa cos(x_test, x_i))``:
 
-- ``single``: one head with its least-squares gain (``depthscale.sims.baselines``);
+- ``single``: one head with its least-squares gain (``depthscale.sims.temperature_heads``);
 - ``convex``: the best non-negative mixture ``sum_j v_j p(kappa_j) . y`` over a log grid of
   temperatures (non-negative least squares). The base model averages its layers with weights 1/L
   and one shared gain, so as L grows it can reach any non-negative mixture of single-layer rules and
@@ -29,7 +29,8 @@ from scipy.optimize import minimize, nnls
 
 from ..theory._choices import FLOOR_NAMES
 from ..theory._validate import check_int, check_real
-from .baselines import (
+from .config import TaskConfig
+from .temperature_heads import (
     KAPPA_RANGE,
     N_GRID,
     HeadMixture,
@@ -44,7 +45,6 @@ from .baselines import (
     optimal_gains,
     paired_difference,
 )
-from .config import TaskConfig
 
 MAX_TEMPERATURES = 8  # K of the signed mixture: each extra temperature costs a Nelder-Mead in K dimensions
 
@@ -157,7 +157,7 @@ def fit_signed_mixture(
 ) -> tuple[tuple, tuple, float]:
     """Best signed mixture of ``K`` temperatures on the given contexts.
 
-    ``K = 2`` is ``depthscale.sims.baselines.fit_two_heads``. For ``K > 2`` the ``K - 1`` solution is
+    ``K = 2`` is ``depthscale.sims.temperature_heads.fit_two_heads``. For ``K > 2`` the ``K - 1`` solution is
     extended greedily by the grid temperature that lowers the least-squares loss most, then all ``K``
     log-kappas are refined by Nelder-Mead (kept only if better), so the fitting loss never increases
     with ``K``. Returns ``(kappas, gains, loss)`` with kappas increasing. ``single_kappa`` and
@@ -166,7 +166,7 @@ def fit_signed_mixture(
     Examples
     --------
     >>> from depthscale.sims.tasks import make_batch
-    >>> from depthscale.sims.baselines import head_inputs
+    >>> from depthscale.sims.temperature_heads import head_inputs
     >>> b = make_batch(TaskConfig(task="topk", k=2, d=4, P=16), 256, np.random.default_rng(0))
     >>> cos, y, t = head_inputs(b)
     >>> bool(fit_signed_mixture(cos, y, t, 3)[2] <= fit_signed_mixture(cos, y, t, 2)[2] + 1e-12)

@@ -1,4 +1,4 @@
-"""One run: train a model, measure it on fresh evaluation contexts, compare with the baselines.
+"""One run: train a model, measure it on fresh evaluation contexts, compare with the reference floors.
 
 ``run(config, seed)`` is a pure function of its arguments returning a JSON-able record (a
 :class:`~depthscale.sims.records.RunRecord`, docs/engine-contract.md), so sweeps can farm it out to any executor.
@@ -65,7 +65,7 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         measure = _checkpoint_measure(task, tcfg, seed)
         results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
     floors = None
-    if any(res.status == "ok" for res in results):  # the group's baselines, fitted once
+    if any(res.status == "ok" for res in results):  # the group's reference floors, fitted once
         from .reference_floors import reference_floors
 
         with one_blas_thread():
@@ -87,7 +87,7 @@ def _checkpoint_measure(task, tcfg, seed: int):
 
 
 def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
-    """The record of one trained run: training summary, evaluation, baselines, parameters."""
+    """The record of one trained run: training summary, evaluation, reference floors, parameters."""
     from .measure import evaluate
 
     task, tcfg = config.task, config.train
@@ -108,10 +108,10 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
     if res.status == "ok":
         with one_blas_thread():  # evaluation numbers independent of the BLAS pool (and fast)
             ev = evaluate(model, res.theta, task, tcfg.eval_contexts, seed)
-            baseline = _baseline_summary(floors, np.asarray(ev["sq_err"], np.float64))
+            against = _floor_summary(floors, np.asarray(ev["sq_err"], np.float64))
         sq_err = np.asarray(ev.pop("sq_err"), dtype=np.float64)
         record.update(cast(RunRecord, {k: _plain(v) for k, v in ev.items()}))
-        record["baseline"] = baseline
+        record["floors"] = against
         # the trained parameters, so later measurements need no retraining
         # float32 halves the store; errors beyond its range (a blown-up but finite run) stay float64
         fits32 = np.all(sq_err <= np.finfo(np.float32).max)
@@ -163,11 +163,11 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
     )
 
 
-def _baseline_summary(floors, sq_err: np.ndarray) -> dict:
+def _floor_summary(floors, sq_err: np.ndarray) -> dict:
     """The run against the reference floors of its task on the same contexts: ``single`` (best
-    temperature head), ``pair`` (best two-temperature mixture) and ``convex`` (best non-negative
+    temperature head), ``mixture`` (best two-temperature mixture) and ``convex`` (best non-negative
     mixture over the temperature grid), each with its loss and the paired difference ``R_L - floor``."""
-    from .baselines import paired_difference
+    from .temperature_heads import paired_difference
 
     out = {}
     for name, b, fitted in (

@@ -493,11 +493,7 @@ class Store:
             rec = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
-        # records written before 0.2 call the two-temperature signed mixture "pair"
-        base = rec.get("baseline") if isinstance(rec, dict) else None
-        if isinstance(base, dict) and "pair" in base and "mixture" not in base:
-            base["mixture"] = base.pop("pair")
-        return rec
+        return current_spelling(rec)
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
@@ -595,9 +591,24 @@ class Store:
         return len(recs)
 
 
+def current_spelling(rec):
+    """A stored record with today's field names, renamed in place: older records spell the reference
+    floors ``baseline``, and those written before 0.2 the two-temperature signed mixture ``pair``.
+
+    >>> current_spelling({"key": "k-0", "baseline": {"single": {"loss": 1.0}, "pair": {"loss": 0.5}}})
+    {'key': 'k-0', 'floors': {'single': {'loss': 1.0}, 'mixture': {'loss': 0.5}}}
+    """
+    if isinstance(rec, dict) and "baseline" in rec and "floors" not in rec:
+        rec["floors"] = rec.pop("baseline")
+    floors = rec.get("floors") if isinstance(rec, dict) else None
+    if isinstance(floors, dict) and "pair" in floors and "mixture" not in floors:
+        floors["mixture"] = floors.pop("pair")
+    return rec
+
+
 def is_finished(status: str | None) -> bool:
     """A run counts as done (skipped by a resumed sweep) unless it is absent or failed."""
     return status is not None and status != "failed"
 
 
-__all__ = ["Store", "STATUSES", "flatten", "is_finished", "json_text", "check_store_file"]
+__all__ = ["Store", "STATUSES", "current_spelling", "flatten", "is_finished", "json_text", "check_store_file"]

@@ -378,7 +378,7 @@ def eval_batches(task: TaskConfig, n: int, seed: int, chunk: int = 1024, dtype=n
     """Yield the ``n`` evaluation contexts of ``(task, seed)`` in chunks of at most ``chunk``.
 
     They depend only on ``task`` and ``seed`` (``rng_for(task, seed, "eval")``), not on ``chunk``,
-    so models of different depth, and the baselines, are measured on the same contexts.
+    so models of different depth, and the reference floors, are measured on the same contexts.
 
     Examples
     --------

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("depthscale.sims.reference_floors", "FLOOR_NAMES", "FLOOR_NAMES"),
         ("depthscale.derivations.analysis.protocols", "FLOOR_NAMES", "FLOOR_NAMES"),
         ("depthscale.derivations.analysis.curve", "EASY_TASKS", "EASY_TASKS"),
-        ("depthscale.derivations.analysis.curve", "BASELINES", "BASELINES"),
+        ("depthscale.derivations.analysis.curve", "FLOOR_NAMES", "FLOOR_NAMES"),
         ("depthscale.derivations.analysis.scale_match", "TASKS", "TASKS"),
         ("depthscale.theory.clt", "CLT_MODELS", "CLT_MODELS"),
         ("depthscale.derivations.cli.commands.predict", "CLT_MODELS", "CLT_MODELS"),

@@ -15,7 +15,7 @@ EASY_TASKS = ("easy-exact", "easy-fresh")  # the tasks whose target is the plain
 LINEAR_OPTIMUM_TASKS = ("easy-fresh", "easy-exact")  # tasks the best depth-L polynomial is computed for
 MODELS = ("linear", "softmax")  # attention models
 SCHEDULES = ("constant", "cosine", "plateau")  # learning-rate schedules
-FLOOR_NAMES = ("single", "convex", "mixture")  # reference floors of a softmax task (docs/reference-floors.md)
-BASELINES = ("single", "mixture")  # temperature-only baselines stored with each softmax top-k run
+# reference floors of a softmax task (docs/reference-floors.md), stored with each run on it
+FLOOR_NAMES = ("single", "convex", "mixture")
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")  # layer-error correlation models (theory/clt.py)
 FORMATS = ("md", "html", "tex")  # rendered formats of a report or a derivation

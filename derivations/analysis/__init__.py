@@ -8,7 +8,7 @@ from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    curve="BASELINES EASY_TASKS FIT_KINDS BaselineComparison Curve CurveKey curve_key curve_label curves variant_name",
+    curve="EASY_TASKS FIT_KINDS FloorComparison Curve CurveKey curve_key curve_label curves variant_name",
     fit_results="BootstrapResult Comparison FitResult ProfileResult",
     fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
     bootstrap="bootstrap_over_seeds",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ...theory._choices import BASELINES, EASY_TASKS
+from ...theory._choices import EASY_TASKS, FLOOR_NAMES
 from ...theory._validate import check_choice
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
@@ -117,10 +117,10 @@ def curve_key(record: RunRecord) -> CurveKey:
 
 
 @dataclass(frozen=True)
-class BaselineComparison:
-    """The deepest model against one temperature-only head, averaged over the seeds at that depth.
+class FloorComparison:
+    """The deepest model against one reference floor, averaged over the seeds at that depth.
 
-    ``diff`` is the mean paired difference ``R_L - baseline`` (same evaluation contexts per run)
+    ``diff`` is the mean paired difference ``R_L - floor`` (same evaluation contexts per run)
     and ``diff_se`` its standard error; the runs' errors are independent across seeds, so both
     standard errors combine as ``sqrt(sum se^2) / n``.
     """
@@ -313,18 +313,18 @@ class Curve:
 
         return curve_html(self)
 
-    # ---- baselines
-    def baseline(self, name: str) -> BaselineComparison | None:
-        """The deepest model against the temperature-only head ``name`` (``"single"`` or ``"mixture"``), or None."""
-        if name not in BASELINES:
-            check_choice("name", name, BASELINES)
+    # ---- reference floors
+    def floor(self, name: str) -> FloorComparison | None:
+        """The deepest model against the reference floor ``name`` (one of ``FLOOR_NAMES``), or None."""
+        if name not in FLOOR_NAMES:
+            check_choice("name", name, FLOOR_NAMES)
         L = int(self.depths[-1])
-        recs = [r for r in self.records_at(L) if r.get("baseline") and name in r["baseline"]]
+        recs = [r for r in self.records_at(L) if r.get("floors") and name in r["floors"]]
         if not recs:
             return None
-        b = [r["baseline"][name] for r in recs]
+        b = [r["floors"][name] for r in recs]
         n = len(b)
-        return BaselineComparison(
+        return FloorComparison(
             name,
             L,
             float(np.mean([x["loss"] for x in b])),
@@ -403,13 +403,4 @@ def _settings(record: RunRecord) -> dict:
     }
 
 
-__all__ = [
-    "EASY_TASKS",
-    "FIT_KINDS",
-    "BaselineComparison",
-    "Curve",
-    "curve_key",
-    "curve_label",
-    "curves",
-    "variant_name",
-]
+__all__ = ["EASY_TASKS", "FIT_KINDS", "FloorComparison", "Curve", "curve_key", "curve_label", "curves", "variant_name"]

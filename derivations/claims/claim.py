@@ -11,7 +11,7 @@ the condition's label, a fit that cannot be used gives ``not run`` or ``indicati
 Examples
 --------
 >>> from depthscale.derivations.claims.evidence import Evidence
->>> @claim("demo", "Some curve exists", tolerance="none", family="demo", missing="no curves")
+>>> @claim("demo", "Some curve exists", tolerance="none", missing="no curves")
 ... def demo(c, ev):
 ...     return [c.result("", 1, len(ev.curves), None, "pass", "counted")] if ev.curves else []
 >>> [(r.id, r.verdict, r.reason) for r in demo(Evidence([], {}))]
@@ -42,7 +42,7 @@ class Claim:
     tolerance : str
         How close the measurement must be (the ``tolerance`` column; docs/claims.md lists the same text).
     family : str
-        The module of ``derivations/claims/`` that holds it.
+        The module of ``derivations/claims/`` that holds it (its ``evaluate``'s module).
     evaluate : callable
         ``evaluate(claim, ev) -> list[ClaimResult]``: one result per condition tested.
     expected : object
@@ -141,14 +141,37 @@ class Claim:
 
 
 def claim(
-    id: str, statement: str, *, tolerance: str, family: str, expected=None, missing: str | None = ""
+    id: str, statement: str, *, tolerance: str, expected=None, missing: str | None = "", family: str | None = None
 ) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
-    """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record."""
+    """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record,
+    whose family is, unless given, the module that defines ``evaluate``."""
 
     def wrap(evaluate):
-        return Claim(id, statement, tolerance, family, evaluate, expected, missing)
+        fam = family or evaluate.__module__.rsplit(".", 1)[-1]
+        return Claim(id, statement, tolerance, fam, evaluate, expected, missing)
 
     return wrap
 
 
-__all__ = ["Claim", "claim"]
+def evaluated_with(evaluate: Callable[..., list[ClaimResult]], name: str, /, **params) -> Callable:
+    """``evaluate(claim, ev, **params)`` as the ``evaluate(claim, ev)`` of one claim, named ``name`` in
+    ``evaluate``'s module: one evaluation declared as several claims that differ in ``params``.
+
+    >>> def count(c, ev, least):
+    ...     return [c.result("", least, len(ev.curves), None, "pass", "counted")] if len(ev.curves) >= least else []
+    >>> two = claim("two", "Two curves exist", tolerance="none", missing="fewer")(evaluated_with(count, "two", least=2))
+    >>> from depthscale.derivations.claims.evidence import Evidence
+    >>> two.__name__, [r.verdict for r in two(Evidence([], {}))]
+    ('two', ['not run'])
+    """
+
+    def bound(claim: Claim, ev: Evidence) -> list[ClaimResult]:
+        return evaluate(claim, ev, **params)
+
+    bound.__name__ = bound.__qualname__ = name
+    bound.__module__ = evaluate.__module__
+    bound.__doc__ = evaluate.__doc__
+    return bound
+
+
+__all__ = ["Claim", "claim", "evaluated_with"]

@@ -11,7 +11,7 @@ from ..formatting import format_estimate as est
 from ..formatting import format_percent as pct
 from ..formatting import format_value as num
 from . import linear_optimum
-from .claim import Claim, claim
+from .claim import Claim, claim, evaluated_with
 from .evidence import _select
 from .verdicts import ClaimResult
 
@@ -22,14 +22,12 @@ PARALLEL_RHO = 0.5
 
 
 # ---------------------------------------------------------------- claims on linear attention
-FAMILY = "linear"
 
 
 @claim(
     "linear-exponent",
     "Linear easy-task exponent between zeta and 2 zeta",
     tolerance="2 s.e.",
-    family=FAMILY,
     expected="zeta <= alpha <= 2 zeta",
     missing="no linear easy-task runs in this sweep",
 )
@@ -92,49 +90,40 @@ def _mode_order(c: Curve):
     return float(spearmanr(np.arange(len(ratio)), ratio).statistic)
 
 
-def _modes(claim: Claim, ev, model: str, tasks, ok) -> list[ClaimResult]:
-    """Mode-learning order of each curve with mode losses at two or more depths."""
+def _modes(claim: Claim, ev, model: str, tasks, op: str, rho_bound: float) -> list[ClaimResult]:
+    """Mode-learning order of each curve with mode losses at two or more depths, against ``op rho_bound``."""
     out = []
     for c in (c for c in _select(ev, model, tasks) if len(c.depths) >= 2):
         rho = _mode_order(c)
         if rho is None or not np.isfinite(rho):
             continue
         det = f"Spearman rho of the loss ratio L={int(c.depths[-1])} vs L={int(c.depths[0])} per mode"
-        out.append(claim.decided(c.label, ok(rho), [c], det, claim.expected, rho, None))
+        ok = rho >= rho_bound if op == ">=" else rho <= rho_bound
+        out.append(claim.decided(c.label, ok, [c], det, claim.expected, rho, None))
     return out
 
 
-@claim(
-    "linear-sequential-modes",
-    "Linear attention learns spectral modes sequentially with depth",
-    tolerance=f"Spearman(k, mode loss ratio) >= {SEQUENTIAL_RHO}",
-    family=FAMILY,
-    expected="sequential",
-    missing="no linear runs with mode losses at two or more depths",
+# one evaluation, one claim per model: linear attention learns the modes one after another with
+# depth, softmax attention in parallel
+linear_sequential_modes, softmax_parallel_modes = (
+    claim(
+        f"{model}-{order}-modes",
+        f"{model.capitalize()} attention learns spectral modes {order}ly with depth",
+        tolerance=f"Spearman(k, mode loss ratio) {op} {rho_bound}",
+        expected=order,
+        missing=f"no {model} runs with mode losses at two or more depths",
+    )(evaluated_with(_modes, f"{model}_{order}_modes", model=model, tasks=tasks, op=op, rho_bound=rho_bound))
+    for model, order, tasks, op, rho_bound in (
+        ("linear", "sequential", EASY_TASKS, ">=", SEQUENTIAL_RHO),
+        ("softmax", "parallel", ("topk",), "<=", PARALLEL_RHO),
+    )
 )
-def linear_sequential_modes(claim: Claim, ev) -> list[ClaimResult]:
-    """Linear attention learns spectral modes one after another with depth."""
-    return _modes(claim, ev, "linear", EASY_TASKS, lambda rho: rho >= SEQUENTIAL_RHO)
-
-
-@claim(
-    "softmax-parallel-modes",
-    "Softmax attention learns spectral modes parallelly with depth",
-    tolerance=f"Spearman(k, mode loss ratio) <= {PARALLEL_RHO}",
-    family=FAMILY,
-    expected="parallel",
-    missing="no softmax runs with mode losses at two or more depths",
-)
-def softmax_parallel_modes(claim: Claim, ev) -> list[ClaimResult]:
-    """Softmax attention learns spectral modes in parallel with depth."""
-    return _modes(claim, ev, "softmax", ("topk",), lambda rho: rho <= PARALLEL_RHO)
 
 
 @claim(
     "linear-floor",
     "Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P",
     tolerance=f"{FLOOR_RTOL:.0%} + 2 s.e.",
-    family=FAMILY,
     expected="T - h^T G^+ h",
     missing="no linear top-k runs",
 )
@@ -167,7 +156,6 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     "linear-saturation",
     "Linear attention saturates on the difficult task",
     tolerance=f"<= {SATURATION_RTOL}",
-    family=FAMILY,
     expected="no gain with depth",
     missing=None,  # the floor claim says when there are no runs
 )

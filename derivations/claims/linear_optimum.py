@@ -153,14 +153,10 @@ def _optimum_of(theory: dict, c) -> dict:
     return theory.get("linear_optimum", {}).get((c.a, c.b, c.d, c.P, c.task), {})
 
 
-FAMILY = "linear_optimum"
-
-
 @claim(
     "linear-optimum",
     "Trained linear loss equals the best polynomial sum_{r<=L} a_r S^r (S = X^T X / P) at its (d, P, L)",
     tolerance=f"{OPTIMUM_RTOL:.0%} + 2 s.e.",
-    family=FAMILY,
     expected="the optimum",
     missing="no linear easy-task runs",
 )
@@ -197,7 +193,6 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
     "linear-exponent-finite",
     "Exponent of the best depth-L polynomial in S at d=128, P=1024 equals the paper's trained exponent",
     tolerance=f"{EXPONENT_RTOL:.0%}",
-    family=FAMILY,
     expected="paper's exponent",
     missing="reference optimum not loaded",
 )

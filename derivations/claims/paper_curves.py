@@ -19,14 +19,10 @@ from .verdicts import ClaimResult
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 
 
-FAMILY = "paper_curves"
-
-
 @claim(
     "protocol-shallow-above-single",
     "The one-layer model's loss R_1 lies above the best single temperature head (paired)",
     tolerance="2 s.e.",
-    family=FAMILY,
     missing="no protocol-study runs at L = 1 with stored errors",
 )
 def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
@@ -53,7 +49,6 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     f"Top-16: a variant's deep model (L >= {DEEP_DEPTH}) reaches within {FLOOR_RTOL:.0%} of the signed "
     "two-temperature floor",
     tolerance="2 s.e.",
-    family=FAMILY,
     missing=f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors",
 )
 def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:

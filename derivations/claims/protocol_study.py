@@ -106,7 +106,6 @@ def _budget_note(row: ProtocolRow) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ claims
-FAMILY = "protocol_study"
 NO_RUNS = "no protocol-study runs in this sweep"
 FIT = "R_inf + c L^-alpha"
 
@@ -123,7 +122,6 @@ def _decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, m
     "protocol-inverse-depth",
     f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]",
     tolerance="2 s.e.",
-    family=FAMILY,
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -158,7 +156,6 @@ def _depth_span(c: Curve) -> str:
     "protocol-amplitude",
     "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L",
     tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)",
-    family=FAMILY,
     expected=RHO_PASS,
     missing=NO_RUNS,
 )
@@ -200,7 +197,6 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
     "(A_L - C_L flat in depth, as the central-limit mechanism assumes)",
     tolerance="2 s.e.",
-    family=FAMILY,
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -236,7 +232,6 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     "protocol-cosine-not-inverse",
     "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])",
     tolerance="outside, 2 s.e.",
-    family=FAMILY,
     expected=ALPHA_RANGE,
     missing="no cosine-protocol runs",
 )
@@ -261,7 +256,6 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     "protocol-beats-convex",
     f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)",
     tolerance="< -2 paired s.e.",
-    family=FAMILY,
     missing=f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors",
 )
 def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
@@ -286,7 +280,6 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     "protocol-floor",
     f"R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)",
     tolerance=f"{FLOOR_RTOL:.0%}",
-    family=FAMILY,
     missing="no protocol-study runs",
 )
 def floor_reached(claim: Claim, ev) -> list[ClaimResult]:

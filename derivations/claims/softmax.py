@@ -19,14 +19,12 @@ GAP_ALPHA_RANGE = (0.7, 1.3)
 
 
 # ---------------------------------------------------------------- claims on softmax attention
-FAMILY = "softmax"
 
 
 @claim(
     "softmax-easy-one-layer",
     "One softmax layer solves the easy task (MSE <= 1e-3 E[y*^2], top-1 mass >= 0.99)",
     tolerance="both bounds",
-    family=FAMILY,
     expected="exact retrieval",
     missing="no one-layer softmax easy-exact runs",
 )
@@ -59,7 +57,6 @@ def _softmax_top2(ev) -> list[Curve]:
     "softmax-top2-exponent",
     "Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum",
     tolerance=f"± {SOFTMAX_ALPHA_TOL}",
-    family=FAMILY,
     expected=1.0,
     missing="no softmax top-2 runs",
 )
@@ -95,7 +92,6 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
     "exponent-spread",
     "Softmax exponents vary little across spectra while linear exponents spread by >= 2",
     tolerance="both bounds",
-    family=FAMILY,
     expected=f"softmax <= {SPREAD_TOL}, linear >= {LINEAR_SPREAD_MIN}",
     missing="fewer than two softmax top-2 spectra fitted",
 )
@@ -138,7 +134,6 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
     "topk-slower",
     "Top-16 scales more slowly with depth than top-2",
     tolerance="alpha(top-k) < alpha(top-2)",
-    family=FAMILY,
     expected="alpha(top-k) < alpha(top-2)",
     missing="no matching top-k (k > 2) and top-2 softmax curves",
 )
@@ -172,7 +167,6 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
     "clt-convergence",
     "C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L",
     tolerance=f"in {GAP_ALPHA_RANGE}",
-    family=FAMILY,
     expected=1.0,
     missing="no softmax top-2 curve with >= 4 depths",
 )
@@ -209,7 +203,6 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     "softmax-below-linear",
     "The softmax floor lies below the linear floor on the same spectrum",
     tolerance="ratio < 1 (paper: 0.03-0.17)",
-    family=FAMILY,
     missing="no softmax top-k curve with a linear floor at the same scale",
 )
 def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..formatting import format_percent as pct
 from .claim import Claim, claim
 from .verdicts import ClaimResult
@@ -11,16 +13,11 @@ FLOOR_REFERENCE_RTOL = 0.03
 
 
 # ---------------------------------------------------------------- theory-only claims
-FAMILY = "theory_checks"
+# claims on theory numbers a report may leave out: no "not run" row without them
+theory_claim = partial(claim, missing=None)
 
 
-@claim(
-    "derivations-checked",
-    "Every derivation step is machine-checked",
-    tolerance="all steps",
-    family=FAMILY,
-    missing=None,  # claims on theory numbers a report may leave out: no row without them
-)
+@theory_claim("derivations-checked", "Every derivation step is machine-checked", tolerance="all steps")
 def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     """Every step of the derivations is verified by sympy simplification or an mpmath check."""
     d = ev.theory.get("derivations")
@@ -32,12 +29,8 @@ def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     return [claim.result("", float(n), float(n - len(bad)), None, "pass" if not bad else "fail", reason)]
 
 
-@claim(
-    "equal-step-slope",
-    "Equal-step depth law has local slope -zeta over L in [16, 256]",
-    tolerance=f"± {SLOPE_TOL}",
-    family=FAMILY,
-    missing=None,
+@theory_claim(
+    "equal-step-slope", "Equal-step depth law has local slope -zeta over L in [16, 256]", tolerance=f"± {SLOPE_TOL}"
 )
 def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
     """The equal-step law's local slope against -zeta (a finite sum, exact: decided by theory alone)."""
@@ -54,12 +47,10 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
     ]
 
 
-@claim(
+@theory_claim(
     "floor-reference",
     "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
     tolerance=f"{FLOOR_REFERENCE_RTOL:.0%}",
-    family=FAMILY,
-    missing=None,
 )
 def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
     """The paper's five top-2 floors recomputed by Monte Carlo."""

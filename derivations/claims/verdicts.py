@@ -43,7 +43,7 @@ class ClaimResult:
         The statement tested.
     expected : float, (float, float), str or None
         What the measurement is compared with: a theory value, an interval of them, or a reference
-        (a baseline's loss, the paper's value); a string when it is a condition (``"< 0"``).
+        (a reference floor's loss, the paper's value); a string when it is a condition (``"< 0"``).
     measured : float or None
         The measured value (None when not measured).
     error : float or None

@@ -302,7 +302,7 @@ def _floors(rows) -> Figure:
     return fig
 
 
-def _baselines(rows) -> Figure:
+def _room_for_depth(rows) -> Figure:
     rows = _as_list("rows", rows, "dicts with spectrum, L0, single, mixture")
     good = []
     for i, r in enumerate(rows):
@@ -313,7 +313,7 @@ def _baselines(rows) -> Figure:
         ):
             good.append(r)
     if not good:
-        raise _NoFigure("no spectrum with a fitted floor L0 and a baseline loss")
+        raise _NoFigure("no spectrum with a fitted floor L0 and a reference floor")
     fig, axes = _new(11, 4.6, 1, 2)
     names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
     losses = [
@@ -326,7 +326,7 @@ def _baselines(rows) -> Figure:
     ]
     vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "mixture")]
     log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
-    _spectrum_panel(axes[0, 0], names, losses, "loss", "floor and baselines", log=log)
+    _spectrum_panel(axes[0, 0], names, losses, "loss", "fitted and reference floors", log=log)
     unpaired = False
     diffs = []
     for off, field, label, marker in (
@@ -345,7 +345,7 @@ def _baselines(rows) -> Figure:
             ses.append(dse)
         diffs.append((off, label, marker, ys, ses))
     title = "paired differences" + (" (some unpaired: independent s.e.)" if unpaired else "")
-    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the baseline)", title)
+    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the reference floor)", title)
     axes[0, 1].axhline(0, color="0.3", lw=1)
     fig.suptitle("Room for depth: fitted floor against temperature-only heads")
     return fig

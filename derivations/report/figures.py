@@ -27,7 +27,6 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from .figure_drawings import (
-    _baselines,
     _decomposition,
     _exponents_vs_zeta,
     _floors,
@@ -35,6 +34,7 @@ from .figure_drawings import (
     _mode_curves,
     _overview,
     _protocol_excess,
+    _room_for_depth,
 )
 from .figure_parts import _bad, _NoFigure, _png
 
@@ -47,7 +47,7 @@ __all__ = [
     "mode_curves",
     "decomposition",
     "floors",
-    "baselines",
+    "room_for_depth",
     "linear_optimum",
 ]
 
@@ -78,10 +78,10 @@ FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
         _floors,
         "Measured loss floors against reference or theory values, with error bars; the line is equality.",
     ),
-    "baselines": (
-        _baselines,
-        "Fitted floor L0 against the best single temperature-only head and the best two-temperature "
-        "mixture per spectrum; right: differences with paired standard errors.",
+    "room_for_depth": (
+        _room_for_depth,
+        "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
+        "two-temperature mixture, per spectrum; right: differences with paired standard errors.",
     ),
     "linear_optimum": (
         _linear_optimum,
@@ -134,9 +134,9 @@ def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict
 
     Examples
     --------
-    >>> e = figure_entry("baselines", [])
+    >>> e = figure_entry("room_for_depth", [])
     >>> e["png"] is None, e["why_missing"]
-    (True, 'no spectrum with a fitted floor L0 and a baseline loss')
+    (True, 'no spectrum with a fitted floor L0 and a reference floor')
     """
     fig, why = build(name, *args, **kwargs)
     return {
@@ -241,21 +241,22 @@ def floors(rows) -> bytes | None:
     return _png_or_none("floors", rows)
 
 
-def baselines(rows) -> bytes | None:
-    """Fitted floor ``L0`` against the best single and two-temperature heads per spectrum, as PNG bytes.
+def room_for_depth(rows) -> bytes | None:
+    """Fitted floor ``L0`` against the reference floors ``single`` and ``mixture`` (the best single and
+    two-temperature heads) per spectrum, as PNG bytes.
 
     ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``mixture`` and their ``*_se``;
     the paired differences ``single_diff``, ``single_diff_se``, ``mixture_diff``, ``mixture_diff_se``
-    (``L0`` minus baseline on the same evaluation contexts) are drawn when given, otherwise the
+    (``L0`` minus the reference floor on the same evaluation contexts) are drawn when given, otherwise the
     difference is computed with independent errors and the panel says so.
 
     Examples
     --------
-    >>> baselines([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
+    >>> room_for_depth([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
     ...             "mixture": 1.932, "mixture_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
     b'\\x89PNG'
     """
-    return _png_or_none("baselines", rows)
+    return _png_or_none("room_for_depth", rows)
 
 
 def linear_optimum(rows) -> bytes | None:

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..analysis import reference_values, theory_numbers
-from ..analysis.curve import BASELINES, Curve, curves
+from ..analysis.curve import Curve, curves
 from ..claims import linear_optimum as linear_optimum_claims
 from ..claims.registry import Evidence, evaluate_claims
 from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
@@ -24,6 +24,9 @@ from . import figures, protocol_table
 from .findings import claim_findings, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
+# the reference floors (theory/_choices.py FLOOR_NAMES) the room-for-depth table and figure compare
+# with: the best single temperature head, and the best two-temperature mixture beyond it
+ROOM_FLOORS = ("single", "mixture")
 
 
 def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int) -> tuple[dict, list, list]:
@@ -91,7 +94,8 @@ def _fit_row(c: Curve) -> list:
 
 
 def results_tables(cs: list[Curve]) -> list:
-    """The per-run table, the fits table and the baselines table."""
+    """The per-run table, the fits table and the room-for-depth table (the deepest model against the
+    reference floors of ``ROOM_FLOORS``)."""
     rows = []
     for c in cs:
         A, C = c.field_mean("A_L"), c.field_mean("C_L")
@@ -140,11 +144,11 @@ def results_tables(cs: list[Curve]) -> list:
     for c in cs:
         if c.model != "softmax" or c.task != "topk":
             continue
-        found = {n: c.baseline(n) for n in BASELINES}
+        found = {n: c.floor(n) for n in ROOM_FLOORS}
         b = {n: v for n, v in found.items() if v is not None}
-        if len(b) < len(BASELINES):
+        if len(b) < len(ROOM_FLOORS):
             continue
-        beats = {n: b[n].diff < -2 * b[n].diff_se for n in BASELINES}
+        beats = {n: b[n].diff < -2 * b[n].diff_se for n in ROOM_FLOORS}
         regime = (
             "depth beats both"
             if beats["mixture"]
@@ -228,7 +232,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
     for c in cs:
         if c.model != "softmax" or c.task != "topk" or c.variant != "base":
             continue
-        bs = {n: c.baseline(n) for n in BASELINES}
+        bs = {n: c.floor(n) for n in ROOM_FLOORS}
         if all(v is None for v in bs.values()):
             continue
         f = fits.get(c.key)
@@ -247,7 +251,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
         figures.figure_entry("mode_curves", records),
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
-        figures.figure_entry("baselines", base_rows),
+        figures.figure_entry("room_for_depth", base_rows),
         figures.figure_entry("linear_optimum", linear_optimum_claims.figure_rows(cs, theory)),
         *(
             [figures.figure_entry("protocol_excess", study)]

@@ -1,4 +1,4 @@
-"""Curves: which runs form one, the fits they own, the baselines they average."""
+"""Curves: which runs form one, the fits they own, the reference floors they average."""
 
 import math
 
@@ -47,29 +47,30 @@ def test_too_few_depths_is_a_fit_with_a_reason():
     assert not f.identified and "< 4" in f.reason
 
 
-def test_baseline_averages_the_deepest_runs():
+def test_floor_averages_the_deepest_runs():
     recs = curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2), depths=(1, 4))
     rng = np.random.default_rng(3)
     for r in recs:
-        r["baseline"] = {
+        r["floors"] = {
             n: {
                 "loss": 0.6 + 0.01 * rng.standard_normal(),
                 "se": 0.01 + 0.001 * rng.random(),
                 "diff": -0.1 + 0.01 * rng.standard_normal(),
                 "diff_se": 0.002 + 0.001 * rng.random(),
             }
-            for n in ("single", "mixture")
+            for n in ("single", "mixture", "convex")
         }
     (c,) = curves(recs)
-    b = c.baseline("mixture")
-    deep = [r["baseline"]["mixture"] for r in recs if r["config"]["model"]["depth"] == 4]
+    b = c.floor("mixture")
+    deep = [r["floors"]["mixture"] for r in recs if r["config"]["model"]["depth"] == 4]
     assert b.depth == 4 and b.n_runs == 3
     assert b.loss == pytest.approx(np.mean([x["loss"] for x in deep]), rel=1e-14)
     assert b.diff == pytest.approx(np.mean([x["diff"] for x in deep]), rel=1e-14)
     assert b.diff_se == pytest.approx(math.sqrt(sum(x["diff_se"] ** 2 for x in deep)) / 3, rel=1e-12)
     assert b.loss_se == pytest.approx(math.sqrt(sum(x["se"] ** 2 for x in deep)) / 3, rel=1e-12)
     with pytest.raises(ValueError, match="name"):
-        c.baseline("triple")
+        c.floor("triple")
+    assert c.floor("convex").n_runs == 3  # every reference floor of theory/_choices.py FLOOR_NAMES
 
 
 def test_curve_key_names_its_fields_from_the_configuration():

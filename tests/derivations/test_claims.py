@@ -117,10 +117,10 @@ def test_softmax_below_linear_without_linear_runs_uses_the_context_floor():
     assert by_prefix(above, "softmax-below-linear")[0].verdict == "fail"
 
 
-def test_baseline_claim_uses_paired_differences():
+def test_floor_claim_uses_paired_differences():
     recs = curve(lambda L: 0.5 + 0.4 / L)
     for r in recs:
-        r["baseline"] = {
+        r["floors"] = {
             "single": {"kappa": 10.0, "loss": 0.6, "se": 0.01, "diff": r["final_loss"] - 0.6, "diff_se": 0.002},
             "mixture": {
                 "kappas": [5.0, 20.0],
@@ -135,7 +135,7 @@ def test_baseline_claim_uses_paired_differences():
     pair = by_prefix(rows, "depth-beats-pair")[0]
     assert single.verdict == "pass"  # 0.506 - 0.6 < 0
     assert pair.verdict == "fail"  # 0.506 - 0.5 > 0
-    # the expected column holds the baseline's loss, the measured column the deepest model's loss
+    # the expected column holds the floor's loss, the measured column the deepest model's loss
     deepest = np.mean([r["final_loss"] for r in recs if r["config"]["model"]["depth"] == 64])
     assert single.expected == pytest.approx(0.6) and pair.expected == pytest.approx(0.5)
     assert single.measured == pytest.approx(deepest, rel=1e-12)

@@ -140,7 +140,7 @@ def test_every_figure_returns_a_png_that_decodes(records):
         figures.mode_curves(records),
         figures.decomposition(records),
         figures.floors(floor_rows),
-        figures.baselines(base_rows),
+        figures.room_for_depth(base_rows),
     ]
     # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
     expected = [(850, 1100), (500, 650), (460, 1100), (460, 1100), (550, 650), (460, 1100)]
@@ -287,7 +287,7 @@ def test_decomposition_uses_depth_two_and_up_and_the_exact_terms(records):
     np.testing.assert_allclose(cl.get_ydata(), L0 + 0.2 * c * x ** (-alpha), rtol=1e-12)
 
 
-def test_baselines_paired_and_unpaired_differences():
+def test_room_for_depth_paired_and_unpaired_differences():
     row = {
         "spectrum": "(0,0)",
         "L0": 1.90,
@@ -299,13 +299,13 @@ def test_baselines_paired_and_unpaired_differences():
         "single_diff": -0.07,
         "single_diff_se": 0.008,
     }
-    fig, _ = figures.build("baselines", [row])
+    fig, _ = figures.build("room_for_depth", [row])
     ax = fig.axes[1]
     assert "unpaired" in ax.get_title()  # the pair difference had to be computed without pairing
     ys = sorted(float(ln.get_ydata()[0]) for ln in ax.lines if is_data(ln))
     assert ys == pytest.approx(sorted([-0.07, 1.90 - 1.932]))
     row.update(mixture_diff=-0.03, mixture_diff_se=0.01)
-    fig, _ = figures.build("baselines", [row])
+    fig, _ = figures.build("room_for_depth", [row])
     assert "unpaired" not in fig.axes[1].get_title()
 
 
@@ -317,7 +317,7 @@ def test_missing_data_gives_none_and_a_reason():
         ("mode_curves", (failed,)),
         ("decomposition", ([make_record(depth=1)],)),
         ("floors", ([{"label": "x", "measured": None, "reference": 1.0}],)),
-        ("baselines", ([],)),
+        ("room_for_depth", ([],)),
         ("exponents_vs_zeta", ([],)),
     ]:
         fig, why = figures.build(name, *args)

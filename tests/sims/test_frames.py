@@ -32,7 +32,7 @@ RECORDS = [
         layer_losses=[1.5, 0.5],
         mode_losses=[0.1, 0.2, 0.3],
         train_curve=[[0, 2.0], [40, 1.0]],
-        baseline={"single": {"loss": 0.75}},
+        floors={"single": {"loss": 0.75}},
     ),
     _record("a-0", 0, 1, final_loss=0.5, layer_losses=[2.0], mode_losses=None, train_curve=[[0, 3.0]]),
 ]
@@ -53,8 +53,8 @@ def test_runs_one_row_per_run_with_config_and_nested_scalars(store):
     assert list(df.columns[:4]) == ["key", "seed", "status", "reason"]
     assert list(df["config.model.depth"]) == [1, 2]
     assert list(df["final_loss"]) == [0.5, 0.25]
-    assert df.loc[1, "baseline.single.loss"] == 0.75
-    assert pd.isna(df.loc[0, "baseline.single.loss"]) and pd.isna(df.loc[1, "C_L"])
+    assert df.loc[1, "floors.single.loss"] == 0.75
+    assert pd.isna(df.loc[0, "floors.single.loss"]) and pd.isna(df.loc[1, "C_L"])
     assert not {"layer_losses", "mode_losses", "train_curve"} & set(df.columns)
 
 

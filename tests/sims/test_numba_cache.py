@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL_MODULES = ("softmax_kernels", "linear_kernels", "tasks", "baselines")
+KERNEL_MODULES = ("softmax_kernels", "linear_kernels", "tasks", "temperature_heads")
 
 
 def _package_dirs() -> list[Path]:

@@ -25,7 +25,7 @@ def make_record(key="h1-0", depth=2, seed=0, status="ok", loss=0.5, model="softm
         "converged": True,
         "final_loss": loss,
         "layer_losses": [loss] * depth,
-        "baseline": {"single": {"loss": 0.7, "diff": loss - 0.7}},
+        "floors": {"single": {"loss": 0.7, "diff": loss - 0.7}},
         "nan_field": float("nan"),
     }
     if status == "ok":
@@ -117,7 +117,7 @@ def test_exports(tmp_path):
     assert rows[0]["status"] == "ok" and float(rows[0]["final_loss"]) == 0.5
     assert rows[1]["reason"] == "boom" and float(rows[1]["final_loss"]) == 0.25
     assert rows[0]["config.model.depth"] == "2" and rows[0]["config.task.task"] == "topk"
-    assert float(rows[0]["baseline.single.diff"]) == pytest.approx(-0.2)
+    assert float(rows[0]["floors.single.diff"]) == pytest.approx(-0.2)
     assert "layer_losses" not in rows[0]  # lists are not flat scalars
     data = json.loads((tmp_path / "r.json").read_text())
     assert [d["key"] for d in data] == ["h1-0", "h1-1"] and "arrays" not in data[0]
@@ -404,22 +404,43 @@ def test_reading_a_store_with_a_wal_and_no_shm_on_read_only_media(tmp_path):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_records_written_with_the_old_baseline_name_read_as_mixture(tmp_path):
-    # stores written before 0.2 call the two-temperature signed mixture "pair"
+def _store_with_raw_record(path, rec: dict) -> None:
+    """A store holding ``rec`` exactly as given (JSON text written past ``Store.put``)."""
     import json
     import sqlite3
 
     from depthscale.sims.store import Store
 
-    path = tmp_path / "old.sqlite"
     with Store(path, mode="write") as st:
-        st.put({"key": "k-0", "config": {}, "seed": 0, "status": "ok", "baseline": {"single": {"loss": 1.0}}})
+        st.put({"key": rec["key"], "config": {}, "seed": 0, "status": "ok"})
     con = sqlite3.connect(path)
-    (text,) = con.execute("SELECT record FROM runs WHERE key='k-0'").fetchone()
-    rec = json.loads(text)
-    rec["baseline"]["pair"] = {"loss": 0.5}
-    con.execute("UPDATE runs SET record=? WHERE key='k-0'", (json.dumps(rec),))
+    con.execute("UPDATE runs SET record=? WHERE key=?", (json.dumps(rec), rec["key"]))
     con.commit()
     con.close()
-    got = Store(path).get("k-0")
-    assert got["baseline"] == {"single": {"loss": 1.0}, "mixture": {"loss": 0.5}}
+
+
+def test_records_written_with_the_old_pair_name_read_as_mixture(tmp_path):
+    # stores written before 0.2 call the two-temperature signed mixture "pair" (and the field "baseline")
+    from depthscale.sims.store import Store
+
+    old = {"single": {"loss": 1.0}, "pair": {"loss": 0.5}}
+    _store_with_raw_record(
+        tmp_path / "old.sqlite", {"key": "k-0", "config": {}, "seed": 0, "status": "ok", "baseline": old}
+    )
+    got = Store(tmp_path / "old.sqlite").get("k-0")
+    assert got["floors"] == {"single": {"loss": 1.0}, "mixture": {"loss": 0.5}}
+
+
+def test_records_written_with_the_old_baseline_field_read_as_floors(tmp_path):
+    # stores written before the vocabulary settled on "reference floor" name the field "baseline"
+    from depthscale.sims.frames import to_frame
+    from depthscale.sims.store import Store
+
+    floors = {"single": {"loss": 1.0, "diff": -0.25}, "mixture": {"loss": 0.75, "diff": 0.0}}
+    rec = {"key": "k-0", "config": {}, "seed": 0, "status": "ok", "final_loss": 0.75, "baseline": floors}
+    _store_with_raw_record(tmp_path / "old.sqlite", rec)
+    with Store(tmp_path / "old.sqlite") as st:
+        for got in (st.get("k-0"), next(st.records()), st.record("k-0")):
+            assert "baseline" not in got and got["floors"] == floors
+    frame = to_frame(tmp_path / "old.sqlite")  # the read-only reader of frames, past Store
+    assert frame.loc[0, "floors.single.diff"] == -0.25 and not any(c.startswith("baseline") for c in frame.columns)

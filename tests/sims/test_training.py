@@ -103,7 +103,7 @@ def test_run_record_has_contract_fields():
         *LOSS_KEYS,
         "mode_losses",
         "top1_mass",
-        "baseline",
+        "floors",
         "arrays",
     ):
         assert key in rec, key
@@ -112,8 +112,8 @@ def test_run_record_has_contract_fields():
     # R_L is the mean of the stored per-context squared errors; the identity holds
     assert float(np.mean(rec["arrays"]["sq_err"].astype(float))) == pytest.approx(rec["final_loss"], rel=1e-5)
     assert rec["final_loss"] == pytest.approx(rec["C_L"] + (rec["A_L"] - rec["C_L"]) / 2, rel=1e-10)
-    # paired difference against the single-head baseline is consistent with the two losses
-    b = rec["baseline"]["single"]
+    # paired difference against the single-head reference floor is consistent with the two losses
+    b = rec["floors"]["single"]
     assert b["diff"] == pytest.approx(rec["final_loss"] - b["loss"], rel=1e-6, abs=1e-9)
     assert run(cfg, 0)["final_loss"] == rec["final_loss"]
 

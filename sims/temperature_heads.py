@@ -1,4 +1,4 @@
-"""Temperature-only attention baselines ("room for depth", docs/sources.md, the pilots).
+"""Temperature-only attention heads, the pieces of the reference floors ("room for depth", docs/sources.md, the pilots).
 
 Single head: ``yhat = g * softmax_i(kappa * cos(x_test, x_i)) . y``. For a fixed ``kappa`` the best
 gain is the least-squares one, ``g = E[s y*] / E[s^2]`` with ``s = p(kappa) . y``, and the loss is
@@ -301,6 +301,8 @@ def head_contexts(task, seed, n_fit, n_eval, chunk, threads):
     cached per (task, seed, n_fit, n_eval) so that every head fitted to a task shares them."""
     key = (task, seed, n_fit, n_eval)
     if key not in _CACHE:
+        # the stream keeps the label of the old name "baseline": the label seeds the fitting contexts,
+        # so renaming it would change every stored floor
         fit = [
             head_inputs(b)
             for b in batches(task, n_fit, rng_for(task, seed, "baseline-fit"), chunk=chunk, threads=threads)

@@ -1,10 +1,14 @@
-"""Checks of the temperature-only baselines against brute-force references (scipy, dense grids)."""
+"""Checks of the temperature-only heads against brute-force references (scipy, dense grids)."""
 
 import numpy as np
 import pytest
 from scipy import optimize, special
 
-from depthscale.sims.baselines import (
+from depthscale.sims.config import TaskConfig
+from depthscale.sims.measure import evaluate
+from depthscale.sims.reference_floors import reference_floors
+from depthscale.sims.tasks import make_batch
+from depthscale.sims.temperature_heads import (
     fit_single_head,
     fit_two_heads,
     head_inputs,
@@ -12,10 +16,6 @@ from depthscale.sims.baselines import (
     optimal_gains,
     paired_difference,
 )
-from depthscale.sims.config import TaskConfig
-from depthscale.sims.measure import evaluate
-from depthscale.sims.reference_floors import reference_floors
-from depthscale.sims.tasks import make_batch
 
 TASK = TaskConfig(task="topk", k=2, a=0.5, b=0.5, d=6, P=24)
 
@@ -109,8 +109,8 @@ def test_easy_exact_large_kappa_is_exact():
     assert h.loss < 1e-8 * np.mean(t**2) and h.gain == pytest.approx(1.0, rel=1e-6) and h.kappa > 100
 
 
-def test_baseline_errors_pair_with_evaluate():
-    """sq_err of the baseline and of measure.evaluate refer to the same contexts, in order."""
+def test_head_errors_pair_with_evaluate():
+    """sq_err of a temperature head and of measure.evaluate refer to the same contexts, in order."""
 
     class Head:
         def __init__(self, kappa, gain):

@@ -1,0 +1,37 @@
+"""Claim declarations: a claim's family is the module that declares it, also for claims declared
+from one evaluation with several parameter sets (claim.evaluated_with)."""
+
+import importlib
+
+import pytest
+
+from depthscale.derivations.claims.claim import claim, evaluated_with
+from depthscale.derivations.claims.evidence import Evidence
+from depthscale.derivations.claims.registry import REGISTRY
+
+FAMILIES = ("controls", "linear", "linear_optimum", "paper_curves", "protocol_study", "softmax", "theory_checks")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_claim_of_a_family_module_names_that_module(family):
+    module = importlib.import_module(f"depthscale.derivations.claims.{family}")
+    assert {c.family for c in module.CLAIMS} == {family}
+    # and the module binds each claim under its evaluate's name (what notebooks look claims up by)
+    assert all(getattr(module, c.__name__) is c for c in module.CLAIMS)
+
+
+def test_the_registry_holds_every_family_claim_once():
+    declared = [c for f in FAMILIES for c in importlib.import_module(f"depthscale.derivations.claims.{f}").CLAIMS]
+    assert sorted(c.id for c in declared) == sorted(c.id for c in REGISTRY)
+
+
+def test_one_evaluation_declared_twice_keeps_its_parameters_apart():
+    def count_at_least(c, ev, least):
+        n = len(ev.theory)
+        return [c.result("", least, n, None, "pass" if n >= least else "fail", f"{n} entries")]
+
+    one = claim("one", "At least one entry", tolerance=">= 1")(evaluated_with(count_at_least, "one", least=1))
+    two = claim("two", "At least two entries", tolerance=">= 2")(evaluated_with(count_at_least, "two", least=2))
+    ev = Evidence([], {"slopes": {}})
+    assert [r.verdict for r in one(ev)] == ["pass"] and [r.verdict for r in two(ev)] == ["fail"]
+    assert (one.__name__, one.family) == ("one", __name__.rsplit(".", 1)[-1])
