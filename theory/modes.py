@@ -36,9 +36,10 @@ def mode_loss(spec: PowerLawSpectrum, L, gamma=None, modes=None) -> np.ndarray:
     Parameters
     ----------
     spec : PowerLawSpectrum
-    L, gamma
-        Depths and step(s), as in :func:`~depthscale.theory.equal_step.r_con` (default: the reference
-        step ``L / lambda_1``).
+    L : int or sequence of int
+        Depths, as in :func:`~depthscale.theory.equal_step.r_con`.
+    gamma : float or sequence, optional
+        Step(s), as in :func:`~depthscale.theory.equal_step.r_con` (default: the reference step ``L / lambda_1``).
     modes : sequence of int, optional
         1-based mode indices (default: all d modes).
 
