@@ -254,6 +254,49 @@ def _context_attention(Xh, Ml, Vl, G, A, AV, ib):
     np.dot(A, Vl, AV)
 
 
+@njit(cache=True, inline="always")
+def _softmax_back(p, dp, dz, scale):
+    """Back through ``p = softmax(z)`` scaled by ``scale``: ``dz = p scale (dp - p . dp)`` (dz may be dp)."""
+    s = 0.0
+    for i in range(p.shape[0]):
+        s += p[i] * dp[i]
+    for i in range(p.shape[0]):
+        dz[i] = p[i] * scale * (dp[i] - s)
+
+
+@njit(cache=True, inline="always")
+def _readout_back(Wo, h, target, coef, unit, dh, dWo):
+    """The readout ``yhat = W_o . h`` and its residual ``res`` (1 if ``unit``, else ``coef (yhat - target)``).
+
+    Sets ``dh = res W_o`` and adds ``res h`` to ``dWo``; returns ``res``.
+    """
+    yhat = 0.0
+    for a in range(h.shape[0]):
+        yhat += Wo[a] * h[a]
+    res = 1.0 if unit else coef * (yhat - target)
+    for a in range(h.shape[0]):
+        dh[a] = res * Wo[a]
+        dWo[a] += res * h[a]
+    return res
+
+
+@njit(cache=True, inline="always")
+def _add_labels_back(dWy, dH, y):
+    """Back through the label embedding ``H_ia = y_i W_y,a``: ``dWy += dH^T y``."""
+    for a in range(dH.shape[1]):
+        acc = 0.0
+        for i in range(dH.shape[0]):
+            acc += dH[i, a] * y[i]
+        dWy[a] += acc
+
+
+@njit(cache=True)
+def _back_scratch(P, N, d, dt):
+    """Scratch of a backward pass: (P, N) and (N, d) product temporaries, a P- and an N-vector in ``dt``, and
+    an N-vector in float64 (scalar sums before rounding to ``dt``)."""
+    return np.empty((P, N), dt), np.empty((N, d), dt), np.empty(P, dt), np.empty(N, dt), np.empty(N, np.float64)
+
+
 @njit(cache=True, parallel=True)
 def core_pass(
     X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn
@@ -370,14 +413,10 @@ def ctx_pass(
         dV = np.empty((P, N), dt)
         dXh = np.empty((P, N), dt)
         dG = np.empty((P, N), dt)
-        tPN = np.empty((P, N), dt)
         tNN = np.empty((N, N), dt)
-        tNd = np.empty((N, d), dt)
         ht = np.empty(N, dt)
         dht = np.empty(N, dt)
-        dp = np.empty(P, dt)
-        du = np.empty(N, dt)
-        dxt_l = np.empty(N, np.float64)  # float64 as the scalar sums it holds
+        tPN, tNd, dp, du, dxt_l = _back_scratch(P, N, d, dt)
         for b in range(b0, b1):
             np.dot(X[b], WxT, Xh)
             _rms_rows(Xh, r, eps, S, ones, rowsum)
@@ -406,14 +445,7 @@ def ctx_pass(
                 attn[b, :, :] = ps
             if not want_grad:
                 continue
-            yhat = 0.0
-            for a in range(N):
-                yhat += Wo[a] * ht[a]
-            res = 1.0 if unit else coef * (yhat - target[b])
-            res_out[b] = res
-            for a in range(N):
-                dht[a] = res * Wo[a]
-                dWo_acc[c, a] += res * ht[a]
+            res_out[b] = _readout_back(Wo, ht, target[b], coef, unit, dht, dWo_acc[c])
             dHy[:, :] = 0.0
             dXh[:, :] = 0.0
             for l in range(L - 1, -1, -1):
@@ -435,23 +467,17 @@ def ctx_pass(
                             dV[i, a] += mL * tPN[i, a]
                     np.dot(dHy, Vs[l].T, dA)
                     for i in range(P):
-                        rs = 0.0
-                        for j in range(P):
-                            rs += A[i, j] * dA[i, j]
-                        for j in range(P):
-                            dA[i, j] = A[i, j] * mL * (dA[i, j] - rs)
+                        _softmax_back(A[i], dA[i], dA[i], mL)
                     np.dot(dA, Xh, dG)
                     _add_product(dXh, dA.T, G, tPN)
                     _add_product(dM_acc[c, l], Xh.T, dG, tNN)
                     _add_product(dXh, dG, M[l].T, tPN)
                 # the test token's attention of layer l
                 np.dot(Vs[l], dht, dp)
-                pdp = 0.0
                 for i in range(P):
                     dp[i] /= L
-                    pdp += ps[l, i] * dp[i]
+                _softmax_back(ps[l], dp, dp, 1.0)  # now dz
                 for i in range(P):
-                    dp[i] = ps[l, i] * (dp[i] - pdp)  # now dz
                     for a in range(N):
                         dXh[i, a] += dp[i] * us[l, a]
                 np.dot(Xh.T, dp, du)
@@ -466,11 +492,7 @@ def ctx_pass(
                 for a in range(N):
                     ci += dHy[i, a] * Wy[a]
                 c_out[b, i] = ci
-            for a in range(N):
-                acc = 0.0
-                for i in range(P):
-                    acc += dHy[i, a] * y[b, i]
-                dWy_acc[c, a] += acc
+            _add_labels_back(dWy_acc[c], dHy, y[b])
             _rms_rows_back(dXh, Xh, r, S, ones, rowsum)
             _add_product(dWx_acc[c], dXh.T, X[b], tNd)
 
@@ -526,13 +548,9 @@ def single_pass(
         dZ = np.empty((L, P), dt)
         dC = np.empty((L, N), dt)
         dHh = np.empty((P, N), dt)
-        tPN = np.empty((P, N), dt)
-        tNd = np.empty((N, d), dt)
         dh = np.empty(N, dt)
-        dp = np.empty(P, dt)
-        du = np.empty(N, dt)
         dhh = np.empty(N, dt)
-        dhh64 = np.empty(N, np.float64)  # the scalar sums before rounding to dt
+        tPN, tNd, dp, du, dhh64 = _back_scratch(P, N, d, dt)
         for b in range(b0, b1):
             np.dot(X[b], WxT, Hh)
             for i in range(P):
@@ -570,14 +588,7 @@ def single_pass(
                 attn[b, :, :] = ps
             if not want_grad:
                 continue
-            yhat = 0.0
-            for a in range(N):
-                yhat += Wo[a] * hs[L, a]
-            res = coef * (yhat - target[b])
-            res_out[b] = res
-            for a in range(N):
-                dh[a] = res * Wo[a]
-                dWo_acc[c, a] += res * hs[L, a]
+            res_out[b] = _readout_back(Wo, hs[L], target[b], coef, False, dh, dWo_acc[c])
             for l in range(L - 1, -1, -1):
                 lv = l if Lv > 1 else 0
                 # v = W_v c, h^l = h^(l-1) + v / L
@@ -590,11 +601,7 @@ def single_pass(
                     dC[l, j] = acc
                 # c = Hhat^T p
                 np.dot(Hh, dC[l], dp)
-                pdp = 0.0
-                for i in range(P):
-                    pdp += ps[l, i] * dp[i]
-                for i in range(P):
-                    dZ[l, i] = ps[l, i] * (dp[i] - pdp)
+                _softmax_back(ps[l], dp, dZ[l], 1.0)
                 np.dot(Hh.T, dZ[l], du)
                 # u = M^T hhat, then the test token's RMS norm
                 _test_attention_back(M[l], hh[l], du, dM_acc[c, l], dhh64)
@@ -612,8 +619,4 @@ def single_pass(
             _add_product(dHh, dZ.T, us, tPN)
             _rms_rows_back(dHh, Hh, r, S, ones, rowsum)
             _add_product(dWx_acc[c], dHh.T, X[b], tNd)
-            for a in range(N):
-                acc = 0.0
-                for i in range(P):
-                    acc += dHh[i, a] * y[b, i]
-                dWy_acc[c, a] += acc
+            _add_labels_back(dWy_acc[c], dHh, y[b])

@@ -118,6 +118,8 @@ def clt_derivation() -> Derivation:
     Returns
     -------
     Derivation
+        The exact decomposition (M0) and the layer disagreement first, then the loss under each
+        aggregation model M1-M4.
 
     Examples
     --------

@@ -46,13 +46,13 @@ def equal_step_derivation() -> Derivation:
     Returns
     -------
     Derivation
-        Eight machine-checkable steps; the exponent of the last one is zeta.
+        Nine machine-checkable steps; the exponent of the last one is zeta.
 
     Examples
     --------
     >>> der = equal_step_derivation()
-    >>> der.steps[-1].rhs
-    zeta
+    >>> len(der.steps), der.steps[-1].rhs
+    (9, zeta)
     """
     spectra = {lam_k[k]: c_lambda * k ** (-a), omega_k[k]: c_omega * k ** (-b)}
     R_def = sp.Sum(lam_k[k] * omega_k[k] * (1 - gamma * lam_k[k] / L) ** (2 * L), (k, 1, d))

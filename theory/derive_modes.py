@@ -38,6 +38,8 @@ def modes_derivation() -> Derivation:
     Returns
     -------
     Derivation
+        From one mode's loss at the reference step to the superposition of characteristic depths; the
+        last step's right side is the exponent zeta, as for equal steps.
 
     Examples
     --------

@@ -37,9 +37,9 @@ def mode_loss(spec: PowerLawSpectrum, L, gamma=None, modes=None) -> np.ndarray:
     ----------
     spec : PowerLawSpectrum
     L : int or sequence of int
-        Depths ``>= 1``.
+        Depths, as in :func:`~depthscale.theory.equal_step.r_con`.
     gamma : float or sequence, optional
-        Step(s) in ``(0, 2L/lambda_1)``; default the reference step ``L / lambda_1``.
+        Step(s), as in :func:`~depthscale.theory.equal_step.r_con` (default: the reference step ``L / lambda_1``).
     modes : sequence of int, optional
         1-based mode indices (default: all d modes).
 

@@ -1,5 +1,8 @@
 """The command line called in-process, for the tests of its subcommands."""
 
+import sys
+import types
+
 from depthscale.derivations.cli.app import main
 
 
@@ -18,3 +21,37 @@ def with_option(argv, flag, value):
     else:
         argv += [flag, value]
     return argv
+
+
+def option_name(flag):
+    """The parameter an option sets, as error messages name it: ``--c-omega`` -> ``c_omega``."""
+    return flag[2:].replace("-", "_")
+
+
+def given(argv):
+    """The ``--name value`` pairs of ``argv`` whose value is a number, as ``{name: float(value)}``."""
+    out = {}
+    for flag, value in zip(argv, argv[1:]):
+        if flag.startswith("--"):
+            try:
+                out[option_name(flag)] = float(value)
+            except ValueError:
+                pass
+    return out
+
+
+def rejects(capsys, argv, flag, value):
+    """``depthscale ARGV`` with ``flag`` set to ``value`` exits 2, prints nothing to stdout and one line to
+    stderr that names the parameter (``name=``)."""
+    code, out, err = run(capsys, with_option(argv, flag, value))
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"{option_name(flag)}=" in err, err
+
+
+def forbid(monkeypatch, module, function):
+    """Stand in for ``module`` with one whose ``function`` fails the test when called: input the command
+    rejects must be rejected before any work."""
+
+    def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
+        raise AssertionError(f"{function} called with invalid input")
+
+    monkeypatch.setitem(sys.modules, module, types.SimpleNamespace(**{function: must_not_run}))

@@ -52,3 +52,38 @@ def curve(law, seeds=(0, 1, 2), depths=DEPTHS, noise=0.002, rng=None, **kw):
     return [
         record(depth=L, seed=s, loss=law(L) * (1 + noise * rng.standard_normal()), **kw) for s in seeds for L in depths
     ]
+
+
+def protocol_records(protocol, model, fields, depths, k=2, seeds=(0, 1)):
+    """Records of one study protocol on the top-k task (d = 16, P = 128), one per (seed, depth).
+
+    ``model``: the model section without the depth; ``fields(L, wiggle)``: the measured values
+    (``final_loss`` and the rest), with ``wiggle`` a scatter around 1 that survives the seed mean, so
+    the curves' errors are finite.
+    """
+    out = []
+    for seed in seeds:
+        for j, L in enumerate(depths):
+            wiggle = 1 + 0.002 * (-1) ** j * (1 + 0.5 * seed)
+            train = {
+                "schedule": protocol.schedule,
+                "lr": protocol.lr,
+                "batch": protocol.batch,
+                "steps": protocol.steps,
+                "eval_contexts": 10240,
+            }
+            out.append(
+                {
+                    "key": f"{protocol.name}-{k}-{L}-{seed}",
+                    "status": "ok",
+                    "seed": seed,
+                    "converged": True,
+                    **fields(L, wiggle),
+                    "config": {
+                        "task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
+                        "model": {**model, "depth": L},
+                        "train": train,
+                    },
+                }
+            )
+    return out

@@ -5,7 +5,7 @@ import types
 import mpmath as mp
 import numpy as np
 import pytest
-from cli_calls import run, with_option
+from cli_calls import forbid, given, rejects, run
 
 from depthscale.derivations.cli.app import main
 
@@ -111,42 +111,26 @@ def test_floor_passes_arguments_and_prints_contract(capsys, monkeypatch):
     code, out, _ = run(capsys, argv)
     assert code == 0
     assert json.loads(out) == {"floor": 1.25, "stderr": 0.01, "degree": 3, "covariance": "population"}
-    assert seen == dict(
-        a=0.5,
-        b=0.25,
-        k=2,
-        d=128,
-        P=1024,
-        contexts=300,
-        seed=7,
-        degree=3,
-        c_lambda=1.0,
-        c_omega=1.0,
-        covariance="population",
-    )
+    assert seen == {**given(argv), "c_lambda": 1.0, "c_omega": 1.0, "covariance": "population"}
     code, out, _ = run(capsys, argv + ["--covariance", "context"])
     assert code == 0 and json.loads(out)["covariance"] == "context" == seen["covariance"]
 
 
 @pytest.mark.parametrize(
-    "change, name",
+    "change",
     [
-        (("--k", "2000"), "k"),
-        (("--contexts", "1"), "contexts"),
-        (("--degree", "0"), "degree"),
-        (("--a", "-2"), "a"),
-        (("--seed", "-1"), "seed"),
-        (("--covariance", "sample"), "covariance"),
+        ("--k", "2000"),
+        ("--contexts", "1"),
+        ("--degree", "0"),
+        ("--a", "-2"),
+        ("--seed", "-1"),
+        ("--covariance", "sample"),
     ],
 )
-def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
-    def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
-        raise AssertionError("linear_floor called with invalid input")
-
-    monkeypatch.setitem(sys.modules, "depthscale.theory.floor", types.SimpleNamespace(linear_floor=must_not_run))
+def test_floor_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change):
+    forbid(monkeypatch, "depthscale.theory.floor", "linear_floor")
     argv = "predict floor --a 1 --b 1 --k 2 --d 16 --P 64 --contexts 10 --seed 0 --degree 4 --json".split()
-    code, out, err = run(capsys, with_option(argv, *change))
-    assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
+    rejects(capsys, argv, *change)
 
 
 def test_floor_real_module_small_run(capsys):
@@ -185,7 +169,7 @@ def test_clt_passes_arguments_and_prints_contract(capsys, monkeypatch):
     ],
 )
 def test_clt_bad_input(capsys, monkeypatch, extra, name):
-    monkeypatch.setitem(sys.modules, "depthscale.theory.clt", types.SimpleNamespace(clt_loss=None))
+    forbid(monkeypatch, "depthscale.theory.clt", "clt_loss")
     code, out, err = run(
         capsys, ["predict", "clt", "--depths", "1,2", "--sigma2", "1", "--shared", "0", *extra, "--json"]
     )
@@ -294,28 +278,22 @@ def test_linear_optimum_passes_arguments_and_prints_contract(capsys, monkeypatch
 
 
 @pytest.mark.parametrize(
-    "change, name",
+    "change",
     [
-        (("--depths", "1,65"), "depths"),
-        (("--depths", "0"), "depths"),
-        (("--depths", "2,2"), "depths"),
-        (("--contexts", "1"), "contexts"),
-        (("--task", "topk"), "task"),
-        (("--P", "0"), "P"),
-        (("--b", "-1"), "b"),
-        (("--seed", "-1"), "seed"),
-        (("--c-omega", "0"), "c_omega"),
+        ("--depths", "1,65"),
+        ("--depths", "0"),
+        ("--depths", "2,2"),
+        ("--contexts", "1"),
+        ("--task", "topk"),
+        ("--P", "0"),
+        ("--b", "-1"),
+        ("--seed", "-1"),
+        ("--c-omega", "0"),
     ],
 )
-def test_linear_optimum_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change, name):
-    def must_not_run(*args, **kw):  # pragma: no cover - reaching it is the failure
-        raise AssertionError("linear_optimum called with invalid input")
-
-    monkeypatch.setitem(
-        sys.modules, "depthscale.theory.linear_optimum", types.SimpleNamespace(linear_optimum=must_not_run)
-    )
-    code, out, err = run(capsys, with_option(LINEAR_OPTIMUM.split(), *change))
-    assert code == 2 and out == "" and err.count("\n") == 1 and f"{name}=" in err
+def test_linear_optimum_bad_input_is_rejected_before_any_work(capsys, monkeypatch, change):
+    forbid(monkeypatch, "depthscale.theory.linear_optimum", "linear_optimum")
+    rejects(capsys, LINEAR_OPTIMUM.split(), *change)
 
 
 def test_linear_optimum_real_module_small_run(capsys):

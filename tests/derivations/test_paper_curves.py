@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims import paper_curves as pc
@@ -22,37 +23,17 @@ def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
         model["ensemble"] = True
     elif protocol.variant == "per-layer-value":
         model["value"] = "per-layer"
-    out = []
-    for seed in seeds:
-        for j, L in enumerate(DEPTHS):
-            wiggle = 1 + 0.002 * (-1) ** j * (1 + 0.5 * seed)
-            rec = {
-                "key": f"{protocol.name}-{k}-{L}-{seed}",
-                "status": "ok",
-                "seed": seed,
-                "converged": True,
-                "final_loss": law(L) * wiggle,
-                "gap": 0.3 if L > 1 else 0.0,
-                "A_L": 2.5,
-                "config": {
-                    "task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
-                    "model": {**model, "depth": L},
-                    "train": {
-                        "schedule": protocol.schedule,
-                        "lr": protocol.lr,
-                        "batch": protocol.batch,
-                        "steps": protocol.steps,
-                        "eval_contexts": 10240,
-                    },
-                },
-            }
-            if checkpoints:
-                rec["checkpoints"] = [
-                    {"step": s, "final_loss": f(L) * wiggle, "final_loss_se": 0.001, "A_L": 2.5, "C_L": 2.2, "gap": 0.3}
-                    for s, f in checkpoints.items()
-                ]
-            out.append(rec)
-    return out
+
+    def fields(L, wiggle):
+        out = {"final_loss": law(L) * wiggle, "gap": 0.3 if L > 1 else 0.0, "A_L": 2.5}
+        if checkpoints:
+            out["checkpoints"] = [
+                {"step": s, "final_loss": f(L) * wiggle, "final_loss_se": 0.001, "A_L": 2.5, "C_L": 2.2, "gap": 0.3}
+                for s, f in checkpoints.items()
+            ]
+        return out
+
+    return protocol_records(protocol, model, fields, DEPTHS, k, seeds)
 
 
 def _evidence(recs, floors, excess):

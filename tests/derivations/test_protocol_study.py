@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims import protocol_study as ps
@@ -15,34 +16,16 @@ DEPTHS = (1, 2, 4, 8, 16, 32)
 
 
 def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1), gap_growth=0.0):
-    out = []
-    for seed in seeds:
-        for j, L in enumerate(DEPTHS):
-            wiggle = 1 + 0.002 * (-1) ** j * (1 + 0.5 * seed)  # scatter that survives the seed mean: finite errors
-            out.append(
-                {
-                    "key": f"{protocol.name}-{k}-{L}-{seed}",
-                    "status": "ok",
-                    "seed": seed,
-                    "converged": True,
-                    "final_loss": (R_inf + c * L**-alpha) * wiggle,
-                    "gap": gap * L**gap_growth * wiggle if L > 1 else 0.0,
-                    "A_L": 3.0 - 2 * gap,
-                    "qk_similarity": 0.5,
-                    "config": {
-                        "task": {"task": "topk", "k": k, "a": 0.0, "b": 0.0, "d": 16, "P": 128},
-                        "model": {"model": "softmax", "depth": L, "init_scale": protocol.init_scale},
-                        "train": {
-                            "schedule": protocol.schedule,
-                            "lr": protocol.lr,
-                            "batch": protocol.batch,
-                            "steps": protocol.steps,
-                            "eval_contexts": 10240,
-                        },
-                    },
-                }
-            )
-    return out
+    def fields(L, wiggle):
+        return {
+            "final_loss": (R_inf + c * L**-alpha) * wiggle,
+            "gap": gap * L**gap_growth * wiggle if L > 1 else 0.0,
+            "A_L": 3.0 - 2 * gap,
+            "qk_similarity": 0.5,
+        }
+
+    model = {"model": "softmax", "init_scale": protocol.init_scale}
+    return protocol_records(protocol, model, fields, DEPTHS, k, seeds)
 
 
 P = {p.name: p for p in ps.PROTOCOLS}

@@ -59,22 +59,13 @@ def test_runs_one_row_per_run_with_config_and_nested_scalars(store):
 
 
 def test_long_tables_hold_every_list_entry(store):
+    runs = {"key": ["a-0", "b-1", "b-1"], "seed": [0, 1, 1]}  # one entry of run a-0, two of b-1
     layers = to_frame(store, "layer_losses")
-    assert layers.to_dict("list") == {
-        "key": ["a-0", "b-1", "b-1"],
-        "seed": [0, 1, 1],
-        "layer": [1, 1, 2],
-        "loss": [2.0, 1.5, 0.5],
-    }
+    assert layers.to_dict("list") == {**runs, "layer": [1, 1, 2], "loss": [2.0, 1.5, 0.5]}
     modes = to_frame(store, "mode_losses")
     assert modes.to_dict("list") == {"key": ["b-1"] * 3, "seed": [1] * 3, "mode": [1, 2, 3], "loss": [0.1, 0.2, 0.3]}
     curve = to_frame(store, "train_curve")
-    assert curve.to_dict("list") == {
-        "key": ["a-0", "b-1", "b-1"],
-        "seed": [0, 1, 1],
-        "step": [0, 0, 40],
-        "loss": [3.0, 2.0, 1.0],
-    }
+    assert curve.to_dict("list") == {**runs, "step": [0, 0, 40], "loss": [3.0, 2.0, 1.0]}
 
 
 def test_a_store_object_and_an_open_writer_are_read_through(tmp_path):

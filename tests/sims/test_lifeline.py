@@ -1,14 +1,12 @@
 """A process tied to its parent with exit_with_parent ends when the parent is killed: by the kernel's
 parent-death signal on Linux, and by the watchdog thread alone where there is none."""
 
-import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
+from subprocs import all_exit, kill_survivors, running
 
 CHILD = textwrap.dedent(
     """
@@ -32,20 +30,6 @@ PARENT = textwrap.dedent(
 )
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
 @pytest.mark.parametrize("how", ["both", "watchdog-only"])
 def test_a_child_exits_when_its_parent_is_killed(tmp_path, how):
     if how == "both" and not sys.platform.startswith("linux"):
@@ -59,16 +43,11 @@ def test_a_child_exits_when_its_parent_is_killed(tmp_path, how):
     )
     try:
         child = int(parent.stdout.readline())
-        assert _running(child)
+        assert running(child)
     finally:
         parent.kill()  # SIGKILL: the parent cannot stop its child itself
         parent.wait(timeout=30)
     try:
-        for _ in range(600):
-            if not _running(child):
-                break
-            time.sleep(0.05)
-        assert not _running(child), "the child outlived its parent"
+        assert all_exit([child], 600, 0.05), "the child outlived its parent"
     finally:
-        if _running(child):
-            os.kill(child, signal.SIGKILL)
+        kill_survivors([child])

@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from subprocs import integrity, sigkill_after
+from subprocs import all_exit, integrity, kill_survivors, running, sigkill_after
 
 from depthscale.sims.grid import load_grid, run_key
 from depthscale.sims.store import Store
@@ -402,21 +402,6 @@ ORPHANING_DRIVER = textwrap.dedent(
 )
 
 
-def _running(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie nobody has reaped yet has stopped running)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
 def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
     (tmp_path / "hangmod.py").write_text(HANGING_MODULE)
     (tmp_path / "driver.py").write_text(ORPHANING_DRIVER)
@@ -436,17 +421,11 @@ def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
                 break
             time.sleep(0.1)
         assert len(workers) == 2 and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
-        assert all(_running(pid) for pid in workers)
+        assert all(running(pid) for pid in workers)
     finally:
         proc.kill()  # kill -9 of the sweep's main process only, not its process group
         proc.wait(timeout=30)
     try:
-        for _ in range(600):
-            if not any(_running(pid) for pid in workers):
-                break
-            time.sleep(0.1)
-        assert not any(_running(pid) for pid in workers), "orphaned pool workers still running"
+        assert all_exit(workers, 600, 0.1), "orphaned pool workers still running"
     finally:
-        for pid in workers:  # on failure, do not leave them computing
-            if _running(pid):
-                os.kill(pid, signal.SIGKILL)
+        kill_survivors(workers)
