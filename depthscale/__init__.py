@@ -32,7 +32,7 @@ The five entry points::
     with Store("runs.sqlite", mode="read") as store:
         records = list(store.records())
     fitted = curves(records)  # one Curve per condition; each owns its FitResults
-    claims = evaluate_claims(Evidence(fitted, theory={}))  # ClaimResults with verdicts
+    claims = evaluate_claims(Evidence(fitted))  # ClaimResults with verdicts (no theory numbers given)
     write_report(build_context(records, title="My sweep"), "report")  # Markdown, HTML, LaTeX
 
 Examples

@@ -105,7 +105,7 @@ display(deep.pivot_table(index="protocol", columns="task", values="final_loss").
 with Store(CPU, mode="read") as store:
     records = list(store.records())
 softmax_exponent = next(claim for claim in REGISTRY if claim.__name__ == "softmax_exponent")
-decided = softmax_exponent(Evidence(curves(records), theory={}))
+decided = softmax_exponent(Evidence(curves(records)))
 reported = {c["id"]: c for c in json.loads((Path("..") / "docs" / "cpu-report" / "claims.json").read_text())}
 display(
     pd.DataFrame(

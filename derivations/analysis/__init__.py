@@ -13,6 +13,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
     bootstrap="bootstrap_over_seeds",
     protocols="FLOOR_NAMES PROTOCOLS Protocol gather_floors protocol_of study_curves",
-    theory_numbers="clt_table derivation_checks floor_reference linear_table slopes",
+    theory_numbers="TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes",
     scale_match="match_score rank read_floors",
 )

@@ -2,11 +2,76 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
 import numpy as np
 
+from ...theory._validate import bad_argument
 from .reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_P
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+# keys of the theory numbers: plain tuples (claim ids print them), named here for the types
+Spectrum = tuple[float, float]  # (a, b)
+FloorKey = tuple[float, float, int, int, int]  # (a, b, k, d, P)
+OptimumKey = tuple[float, float, int, int, str]  # (a, b, d, P, task)
+
+
+@dataclass(frozen=True)
+class TheoryNumbers:
+    """The theory numbers claims are tested on (``Evidence.theory``), one field per kind; an empty
+    field means "not computed" and its claims say so.
+
+    Attributes
+    ----------
+    derivations : ``{name: [(step title, passed)]}`` (:func:`derivation_checks`); ``None``: not checked
+        (no ``derivations-checked`` row), ``{}``: no derivations.
+    slopes : ``{(a, b): (slope, zeta)}``, the equal-step law's local slope (:func:`slopes`).
+    floor : ``{(a, b, k, d, P): (value, se)}``, the population floor ``T - h^T G^+ h`` (:func:`floors`).
+    floor_context : the same keys: floors of polynomials in the context covariance, the class a
+        trained model has at its P.
+    floor_reference : ``{(a, b): (value, se, paper)}``, the paper's top-2 floors recomputed
+        (:func:`floor_reference`).
+    linear_optimum : ``{(a, b, d, P, task): {L: (loss, se, in_sample, equal_step, equal_step_se)}}``,
+        the best depth-L polynomial in S at a linear easy-task curve's (d, P)
+        (``claims.linear_optimum.optimum_numbers``).
+    linear_optimum_reference : ``{(a, b): (alpha, se, alpha_in_sample, paper, contexts)}``, the
+        optimum's exponent at the paper's scale (``claims.linear_optimum.reference_exponents``).
+    protocol_floors : ``{curve key: {"floors", "excess"}}`` (``analysis.protocols.gather_floors``);
+        ``None``: not gathered yet (``Evidence.protocol_floors`` gathers and keeps them).
+
+    Examples
+    --------
+    >>> th = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
+    >>> th.slopes[(2.0, 1.0)], th.floor, th.protocol_floors is None
+    ((-0.99, 1.0), {}, True)
+    >>> TheoryNumbers.from_mapping({"slopes": {}}) == TheoryNumbers()
+    True
+    >>> TheoryNumbers.from_mapping({"floor_contxt": {}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: theory=['floor_contxt']: must be keys among derivations, slopes, floor, floor_context, ...
+    """
+
+    derivations: dict[str, list[tuple[str, bool]]] | None = None
+    slopes: dict[Spectrum, tuple[float, float]] = field(default_factory=dict)
+    floor: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
+    floor_context: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
+    floor_reference: dict[Spectrum, tuple[float, float, float]] = field(default_factory=dict)
+    linear_optimum: dict[OptimumKey, dict[int, tuple[float, ...]]] = field(default_factory=dict)
+    linear_optimum_reference: dict[Spectrum, tuple[float, float, float, float, int]] = field(default_factory=dict)
+    protocol_floors: dict[str, dict] | None = None
+
+    @classmethod
+    def from_mapping(cls, numbers: Mapping) -> TheoryNumbers:
+        """The theory numbers of a mapping keyed by field name (the form ``Evidence.theory`` had
+        before it was typed); a key that names no field is refused, not ignored."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(str(k) for k in numbers if k not in names)
+        if unknown:
+            bad_argument("theory", unknown, "keys among " + ", ".join(names))
+        return cls(**numbers)
 
 
 def derivation_checks() -> tuple[list, dict]:

@@ -137,7 +137,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     out = []
     for c in _select(ev, "linear", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)
-        th = ev.theory.get("floor_context", {}).get(key)
+        th = ev.theory.floor_context.get(key)
         j = int(np.nanargmax(c.depths))
         m, se = c.mean[j], c.se[j]
         if th is None:
@@ -145,7 +145,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
             continue
         val, tse = th
         bound = FLOOR_RTOL * val + 2 * np.sqrt(tse**2 + (se if np.isfinite(se) else 0) ** 2)
-        pop = ev.theory.get("floor", {}).get(key)
+        pop = ev.theory.floor.get(key)
         beside = f"; population floor {num(pop[0])}, trained {pct((m - pop[0]) / pop[0])} from it" if pop else ""
         det = f"deepest run L={int(c.depths[j])}; relative difference {pct((m - val) / val)}{beside}"
         out.append(claim.decided(c.label, abs(m - val) <= bound, [c], det, val, m, se, expected_error=tse))
@@ -163,7 +163,7 @@ def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
     """Linear attention on the difficult task gains little between L_max/4 (or the previous depth) and L_max."""
     out = []
     for c in _select(ev, "linear", ("topk",)):
-        if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.get("floor_context", {}):
+        if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.floor_context:
             continue  # decided beside the floor, as the floor's companion
         j = int(np.nanargmax(c.depths))
         i = max(int(np.searchsorted(c.depths, c.depths[j] / 4)), 0)

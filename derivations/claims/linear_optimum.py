@@ -27,6 +27,7 @@ import numpy as np
 
 from ..analysis.curve import EASY_TASKS
 from ..analysis.reference_values import LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
+from ..analysis.theory_numbers import TheoryNumbers
 from ..formatting import format_estimate as est
 from ..formatting import format_percent as pct
 from ..formatting import format_value as num
@@ -149,8 +150,8 @@ def reference_exponents(ref: dict | None = None) -> dict:
 
 
 # ---------------------------------------------------------------- claims
-def _optimum_of(theory: dict, c) -> dict:
-    return theory.get("linear_optimum", {}).get((c.a, c.b, c.d, c.P, c.task), {})
+def _optimum_of(theory: TheoryNumbers, c) -> dict[int, tuple[float, ...]]:
+    return theory.linear_optimum.get((c.a, c.b, c.d, c.P, c.task), {})
 
 
 @claim(
@@ -199,7 +200,7 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
 def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
     """The optimum's depth exponent at d = 128, P = 1024 matches the paper's trained Table 2 exponents."""
     out = []
-    for (a, b), (alpha, se, alpha_in, paper, n) in sorted((ev.theory.get("linear_optimum_reference") or {}).items()):
+    for (a, b), (alpha, se, alpha_in, paper, n) in sorted(ev.theory.linear_optimum_reference.items()):
         rel = (alpha - paper) / paper
         # a Monte Carlo number, no training: decided whenever 2 s.e. clear the bound either way
         ok = (
@@ -253,12 +254,12 @@ CLAIMS = (linear_optimum_claim, linear_exponent_finite)
 
 
 # ---------------------------------------------------------------- report pieces
-def theory_tables(theory: dict, contexts: int) -> list:
+def theory_tables(theory: TheoryNumbers, contexts: int) -> list:
     """The optimum at the runs' scale and the exponents at d = 128, P = 1024, as report tables."""
     out = []
     rows = [
         [f"({a:g},{b:g})", task, d, P, L, *vals]
-        for (a, b, d, P, task), per in sorted(theory.get("linear_optimum", {}).items())
+        for (a, b, d, P, task), per in sorted(theory.linear_optimum.items())
         for L, vals in sorted(per.items())
     ]
     if rows:
@@ -270,7 +271,7 @@ def theory_tables(theory: dict, contexts: int) -> list:
                 "rows": rows,
             }
         )
-    ref = theory.get("linear_optimum_reference")
+    ref = theory.linear_optimum_reference
     if ref:
         out.append(
             {
@@ -285,7 +286,7 @@ def theory_tables(theory: dict, contexts: int) -> list:
     return out
 
 
-def figure_rows(cs, theory: dict) -> list:
+def figure_rows(cs, theory: TheoryNumbers) -> list:
     """One row per linear easy-task curve for the ``linear_optimum`` figure (trained seeds, optimum, laws)."""
     from ...theory.equal_step import gamma_opt
     from ...theory.free_poly import free_continuum

@@ -68,7 +68,7 @@ class ProtocolRow:
 
 
 def rows(ev) -> list[ProtocolRow]:
-    """The study's rows from the evidence (curves and ``theory["protocol_floors"]``)."""
+    """The study's rows from the evidence (curves and ``theory.protocol_floors``)."""
     floors = ev.protocol_floors()
     out = []
     for p, c in study_curves(ev.curves):

@@ -208,7 +208,7 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
 def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
     """The softmax floor lies below the linear floor on the same spectrum and scale."""
     lin = {(c.a, c.b, c.k, c.d, c.P): c for c in _select(ev, "linear", ("topk",))}
-    theory = ev.theory.get("floor_context", {})
+    theory = ev.theory.floor_context
     out = []
     for c in _select(ev, "softmax", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)

@@ -20,7 +20,7 @@ theory_claim = partial(claim, missing=None)
 @theory_claim("derivations-checked", "Every derivation step is machine-checked", tolerance="all steps")
 def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     """Every step of the derivations is verified by sympy simplification or an mpmath check."""
-    d = ev.theory.get("derivations")
+    d = ev.theory.derivations
     if d is None:
         return []
     bad = [f"{name}: {step}" for name, steps in d.items() for step, ok in steps if not ok]
@@ -43,7 +43,7 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
             "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
             "finite sum at d = 10^6",
         )
-        for key, (slope, zeta) in sorted(ev.theory.get("slopes", {}).items())
+        for key, (slope, zeta) in sorted(ev.theory.slopes.items())
     ]
 
 
@@ -55,7 +55,7 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
 def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
     """The paper's five top-2 floors recomputed by Monte Carlo."""
     out = []
-    for key, (val, se, ref) in sorted(ev.theory.get("floor_reference", {}).items()):
+    for key, (val, se, ref) in sorted(ev.theory.floor_reference.items()):
         rel = (val - ref) / ref
         verdict = "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail"
         out.append(claim.result(f"(a,b)={key}", ref, val, se, verdict, f"relative difference {pct(rel)}"))

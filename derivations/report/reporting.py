@@ -16,6 +16,7 @@ import numpy as np
 
 from ..analysis import reference_values, theory_numbers
 from ..analysis.curve import Curve, curves
+from ..analysis.theory_numbers import TheoryNumbers
 from ..claims import linear_optimum as linear_optimum_claims
 from ..claims.registry import Evidence, evaluate_claims
 from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
@@ -29,45 +30,45 @@ DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tabl
 ROOM_FLOORS = ("single", "mixture")
 
 
-def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int) -> tuple[dict, list, list]:
-    """Theory numbers for the conditions of these curves: (evidence dict, derivation objects, tables)."""
+def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int) -> tuple[TheoryNumbers, list, list]:
+    """Theory numbers for the conditions of these curves: (evidence numbers, derivation objects, tables)."""
     derivs, checks = theory_numbers.derivation_checks()
     lin_spectra = sorted({(c.a, c.b) for c in cs if c.model == "linear" and c.easy}) or DEFAULT_LINEAR_SPECTRA
     topk = sorted({(c.a, c.b, c.k, c.d, c.P) for c in cs if c.task == "topk"})
-    theory = {
-        "derivations": checks,
-        "slopes": theory_numbers.slopes(lin_spectra),
-        "floor": theory_numbers.floors(topk, floor_contexts) if topk else {},
+    theory = TheoryNumbers(
+        derivations=checks,
+        slopes=theory_numbers.slopes(lin_spectra),
+        floor=theory_numbers.floors(topk, floor_contexts) if topk else {},
         # the floor of the class a trained model has at its P: polynomials in its context covariance
-        "floor_context": theory_numbers.floors(topk, floor_contexts, covariance="context") if topk else {},
-    }
-    if reference_contexts:
-        theory["floor_reference"] = theory_numbers.floor_reference(reference_contexts)
-        theory["linear_optimum_reference"] = linear_optimum_claims.reference_exponents()  # cached (see module)
-    # the best depth-L polynomial in S at each linear easy-task curve's own (d, P), as many contexts as the floors
-    theory["linear_optimum"] = linear_optimum_claims.optimum_numbers(cs, floor_contexts)
+        floor_context=theory_numbers.floors(topk, floor_contexts, covariance="context") if topk else {},
+        floor_reference=theory_numbers.floor_reference(reference_contexts) if reference_contexts else {},
+        # the optimum's exponents at the paper's scale, read from a cached file (see the module)
+        linear_optimum_reference=linear_optimum_claims.reference_exponents() if reference_contexts else {},
+        # the best depth-L polynomial in S at each linear easy-task curve's own (d, P), as many contexts as the floors
+        linear_optimum=linear_optimum_claims.optimum_numbers(cs, floor_contexts),
+    )
     d_lin = max([c.d for c in cs if c.model == "linear"] or [128])
     tables = theory_numbers.linear_table(lin_spectra, d_lin)
     tables.append(theory_numbers.clt_table())
     tables += linear_optimum_claims.theory_tables(theory, floor_contexts)
-    if theory["floor"]:
+    if theory.floor:
         tables.append(
             {
                 "title": f"Linear floor T - h^T G^+ h (Monte Carlo, {floor_contexts} contexts, degree 4): "
                 "features Sigma^r q (population, the paper's) and S^r q with S = X^T X / P (context)",
                 "columns": ["(a,b)", "k", "d", "P", "population", "s.e.", "context", "s.e."],
                 "rows": [
-                    [f"({a:g},{b:g})", k, d, P, v, s, *theory["floor_context"][(a, b, k, d, P)]]
-                    for (a, b, k, d, P), (v, s) in theory["floor"].items()
+                    [f"({a:g},{b:g})", k, d, P, v, s, *theory.floor_context[(a, b, k, d, P)]]
+                    for (a, b, k, d, P), (v, s) in theory.floor.items()
                 ],
             }
         )
-    if "floor_reference" in theory:
+    if theory.floor_reference:
         tables.append(
             {
                 "title": f"Paper's top-2 floors recomputed (d=128, P=1024, {reference_contexts} contexts)",
                 "columns": ["(a,b)", "this toolkit", "s.e.", "paper"],
-                "rows": [[f"({a:g},{b:g})", v, s, ref] for (a, b), (v, s, ref) in theory["floor_reference"].items()],
+                "rows": [[f"({a:g},{b:g})", v, s, ref] for (a, b), (v, s, ref) in theory.floor_reference.items()],
             }
         )
     return theory, derivs, tables
@@ -188,7 +189,7 @@ def results_tables(cs: list[Curve]) -> list:
     return out
 
 
-def figure_entries(records, cs: list[Curve], theory: dict) -> list:
+def figure_entries(records, cs: list[Curve], theory: TheoryNumbers) -> list:
     """Every figure of the report, the overview first."""
     fits = {c.key: fit for c in cs if (fit := c.default_fit()).identified}
     exp_rows = [
@@ -206,8 +207,8 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
     floor_rows = []
     for c in cs:
         key = (c.a, c.b, c.k, c.d, c.P)
-        if c.model == "linear" and c.task == "topk" and key in theory.get("floor_context", {}):
-            v, s = theory["floor_context"][key]
+        if c.model == "linear" and c.task == "topk" and key in theory.floor_context:
+            v, s = theory.floor_context[key]
             floor_rows.append(
                 {
                     "label": f"({c.a:g},{c.b:g}) d={c.d}",
@@ -218,7 +219,7 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
                     "group": "trained linear vs context floor",
                 }
             )
-    for (a, b), (v, s, ref) in theory.get("floor_reference", {}).items():
+    for (a, b), (v, s, ref) in theory.floor_reference.items():
         floor_rows.append(
             {
                 "label": f"({a:g},{b:g})",
@@ -241,9 +242,9 @@ def figure_entries(records, cs: list[Curve], theory: dict) -> list:
             "L0": f.params["L0"] if f is not None else np.nan,
             "L0_se": f.se["L0"] if f is not None else np.nan,
         }
-        for n, b in bs.items():
-            if b is not None:
-                row[n], row[n + "_se"] = b.loss, b.loss_se
+        for n, fl in bs.items():
+            if fl is not None:
+                row[n], row[n + "_se"] = fl.loss, fl.loss_se
         base_rows.append(row)
     return [
         figures.figure_entry("overview", cs, fits),
@@ -317,7 +318,7 @@ def build_context(
         derivations=derivs,
         theory_tables=theory_tables,
         results_tables=results_tables(cs),
-        figures=figure_entries(records, cs, theory),
+        figures=figure_entries(records, cs, ev.theory),  # with the protocol floors the claims gathered
         claims=simulation_first(claims),
         notes=notes,
         findings=claim_findings(claims),

@@ -75,6 +75,9 @@ def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_d
     beats = [r for r in alone if r.id.startswith("protocol-beats-convex")]
     assert len(beats) == 2 and all(r.verdict != "not run" for r in beats)
     assert all(r.verdict != "error" for r in alone)
+    # and the report's figures were drawn with the floors its claims gathered
+    (fig,) = [f for f in report.figures if f["name"] == "single_excess"]
+    assert fig["png"] is not None, fig["why_missing"]
 
 
 def test_without_load_arrays_the_paired_claims_say_not_run(tmp_path, cheap_derivations):

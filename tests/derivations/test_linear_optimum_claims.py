@@ -6,6 +6,7 @@ from synthetic import curve
 
 from depthscale.derivations.analysis import curves
 from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS
+from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims import Evidence, evaluate_claims
 from depthscale.derivations.claims.linear_optimum import (
     figure_rows,
@@ -108,7 +109,7 @@ def test_reference_cache_is_reproduced_by_an_independent_run():
 
 def test_figure_draws_every_seed_the_optimum_and_the_laws():
     recs = linear(lambda L: 0.15 * L**-1.2)
-    rows = figure_rows(curves(recs), {"linear_optimum": optimum(lambda L: 0.1 * L**-1.5)})
+    rows = figure_rows(curves(recs), TheoryNumbers(linear_optimum=optimum(lambda L: 0.1 * L**-1.5)))
     assert len(rows) == 1 and sorted(rows[0]["seeds"]) == ["0", "1"] and sorted(rows[0]["optimum"]) == list(DEPTHS)
     assert set(rows[0]["laws"]) == {"equal step (optimal step)", "free continuum"}
     fig, why = figures.build("linear_optimum", rows)

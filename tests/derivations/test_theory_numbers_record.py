@@ -1,0 +1,55 @@
+"""The typed theory numbers claims read (``Evidence.theory``): a misspelled kind is refused, never
+silently read as "not computed"; protocol floors are gathered once and kept in the evidence."""
+
+import pytest
+from synthetic import curve
+
+from depthscale.derivations.analysis import protocols
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
+from depthscale.derivations.claims.registry import Evidence, evaluate_claims
+
+KEY = (0.5, 0.5, 2, 8, 32)  # (a, b, k, d, P) of the synthetic linear top-2 curve
+
+
+def _linear_floor_verdict(theory):
+    recs = curve(lambda L: 1.0, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2, 4, 16, 64))
+    rows = evaluate_claims(Evidence(curves(recs), theory))
+    return next(r.verdict for r in rows if r.id.startswith("linear-floor"))
+
+
+def test_the_typed_numbers_and_their_mapping_decide_the_same_claim():
+    # the runs sit at loss 1.0: a floor of 1.0 passes, 1.3 fails, none leaves the claim not run
+    assert _linear_floor_verdict(TheoryNumbers(floor_context={KEY: (1.0, 0.001)})) == "pass"
+    assert _linear_floor_verdict({"floor_context": {KEY: (1.0, 0.001)}}) == "pass"
+    assert _linear_floor_verdict(TheoryNumbers(floor_context={KEY: (1.3, 0.001)})) == "fail"
+    assert _linear_floor_verdict(TheoryNumbers()) == "not run"
+
+
+def test_a_misspelled_kind_of_number_is_refused_not_read_as_missing():
+    # an untyped dict with "floor_contxt" left the linear-floor claim "not run" without a word
+    with pytest.raises(ValueError, match=r"^theory=\['floor_contxt'\]: must be keys among derivations, slopes"):
+        Evidence([], {"floor_contxt": {KEY: (1.0, 0.001)}})
+    with pytest.raises(TypeError, match="floor_contxt"):
+        TheoryNumbers(floor_contxt={KEY: (1.0, 0.001)})  # type: ignore[call-arg]
+
+
+def test_theory_that_is_no_mapping_is_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"^theory=None: must be a TheoryNumbers or a mapping of its field names$"):
+        Evidence([], None)
+
+
+def test_protocol_floors_are_gathered_once_and_kept_in_the_evidence(monkeypatch):
+    gathered = {"run-key": {"floors": {"single": (1.0, 0.01)}, "excess": {}}}
+    calls = []
+    monkeypatch.setattr(protocols, "study_curves", lambda cs: [("protocol", c) for c in cs])
+    monkeypatch.setattr(protocols, "gather_floors", lambda cs, load: calls.append(len(cs)) or gathered)
+    theory = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
+    ev = Evidence(["a curve"], theory, load_arrays=lambda key: None)
+    assert ev.protocol_floors() is gathered and ev.protocol_floors() is gathered
+    assert calls == [1]  # the second call reads what the first kept
+    # kept beside the other numbers, in the evidence's own record (the caller's is not changed)
+    assert ev.theory.protocol_floors is gathered and ev.theory.slopes == theory.slopes
+    assert theory.protocol_floors is None
+    # evidence built on those numbers, without the arrays, finds the floors there
+    assert Evidence(["a curve"], ev.theory).protocol_floors() is gathered
