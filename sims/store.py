@@ -592,7 +592,7 @@ class Store:
 
 
 def current_spelling(rec):
-    """A stored record with today's field names, renamed in place: older records spell the reference
+    """A stored record with today's field names, renamed in place: records written before 0.3 spell the reference
     floors ``baseline``, and those written before 0.2 the two-temperature signed mixture ``pair``.
 
     >>> current_spelling({"key": "k-0", "baseline": {"single": {"loss": 1.0}, "pair": {"loss": 0.5}}})
