@@ -54,23 +54,24 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
 def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """Top-16: some variant's deep model (L >= 16) reaches within 3 % of the signed two-temperature floor
     (the ``mixture`` reference floor, which the base model with one shared value map cannot represent),
-    or none does; the closest is named."""
-    cands = []
+    or none does; the closest is named. "None does" needs every variant run deep: one run only at
+    shallower depths leaves the claim indicative, with its deepest run's distance named."""
+    cands, shallow = [], []
     for r in rows(ev):
-        deep = [L for L in r.excess if L >= DEEP_DEPTH and "mixture" in r.excess[L]]
-        if r.curve.k != 16 or not deep or "mixture" not in r.floors:
+        measured = [L for L in r.excess if "mixture" in r.excess[L]]
+        if r.curve.k != 16 or not measured or "mixture" not in r.floors:
             continue
-        L = max(deep)
+        L = max(measured)
         diff, se = r.excess[L]["mixture"]
         floor = r.floors["mixture"][0]
-        cands.append((diff / floor, se / floor, L, r))
+        (cands if L >= DEEP_DEPTH else shallow).append((diff / floor, se / floor, L, r))
     if not cands:
         return []
     rel, rel_se, L, best = min(cands, key=lambda c: c[0])
     # within 3 % (above or below) by 2 s.e., or further above it by 2 s.e. for every variant
     if abs(rel) + 2 * rel_se <= FLOOR_RTOL:
         ok: bool | None = True
-    elif all(c[0] - 2 * c[1] > FLOOR_RTOL for c in cands):
+    elif all(c[0] - 2 * c[1] > FLOOR_RTOL for c in cands) and not shallow:
         ok = False
     else:
         ok = None
@@ -79,6 +80,10 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
         f"{rel:+.1%} ± {rel_se:.1%} of it; others: "
         + ", ".join(f"{c[3].protocol.name} L={c[2]} {c[0]:+.1%}" for c in cands if c[3] is not best)
     )
+    if shallow and ok is None:
+        det += "; not run at L >= 16: " + ", ".join(
+            f"{c[3].protocol.name} (at L = {c[2]}: {c[0]:+.1%} ± {c[1]:.1%})" for c in shallow
+        )
     return [_decided(claim, "", ok, [c[3] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, rel_se)]
 
 

@@ -23,6 +23,8 @@ def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
         model["ensemble"] = True
     elif protocol.variant == "per-layer-value":
         model["value"] = "per-layer"
+    elif protocol.variant == "context-update":
+        model["context_update"] = True
 
     def fields(L, wiggle):
         out = {"final_loss": law(L) * wiggle, "gap": 0.3 if L > 1 else 0.0, "A_L": 2.5}
@@ -66,6 +68,25 @@ def test_top16_signed_floor_names_the_closest_variant():
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and r.measured == pytest.approx(0.30 / 1.70)
     assert pc.top16_signed_floor(Evidence([], {}))[0].verdict == "not run"
+
+
+def test_top16_signed_floor_is_undecided_while_a_variant_has_no_deep_run():
+    # "none reaches it" needs every variant deep: a variant run only at L <= 4 leaves it open (named),
+    # while a deep variant within 3 % still passes
+    deep = curves(_records(P["plateau"], lambda L: 2.0, k=16))
+    cu = curves(_records(P["plateau-context-update"], lambda L: 1.9, k=16)[:3])  # seed 0, L = 1, 2, 4
+    cs = deep + cu
+
+    def decide(deep_excess):
+        excess = {c.key: {16: {"mixture": (deep_excess, 0.005)}} for c in deep}
+        excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
+        th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+        return pc.top16_signed_floor(Evidence(cs, th))[0]
+
+    far = decide(0.30)
+    assert far.verdict == "indicative" and "plateau-context-update (at L = 4: +11.8%" in far.reason
+    assert far.measured == pytest.approx(0.30 / 1.70)
+    assert decide(0.01).verdict == "pass"
 
 
 def test_checkpoint_table_fits_the_law_of_each_step():
