@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..formatting import format_estimate as est
 from .claim import Claim, claim
-from .protocol_study import FLOOR_RTOL, _budget_note, _decided, _row_label, rows
+from .protocol_study import FLOOR_RTOL, ProtocolRow, _budget_note, _decided, _row_label, rows
 from .verdicts import ClaimResult
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
@@ -56,7 +56,9 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     (the ``mixture`` reference floor, which the base model with one shared value map cannot represent),
     or none does; the closest is named. "None does" needs every variant run deep: one run only at
     shallower depths leaves the claim indicative, with its deepest run's distance named."""
-    cands, shallow = [], []
+    # (distance above the floor, its s.e., both relative to the floor; depth; study row)
+    cands: list[tuple[float, float, int, ProtocolRow]] = []
+    shallow: list[tuple[float, float, int, ProtocolRow]] = []
     for r in rows(ev):
         measured = [L for L in r.excess if "mixture" in r.excess[L]]
         if r.curve.k != 16 or not measured or "mixture" not in r.floors:
