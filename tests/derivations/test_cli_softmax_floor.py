@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from cli_calls import rejects, run
+from cli_calls import option_name, rejection, run
 
 from depthscale.derivations.analysis.scale_match import match_score, rank, read_floors
 from depthscale.derivations.cli.commands.infer_scale import example_floors_text
@@ -88,7 +88,7 @@ def test_softmax_floor_contract_and_values(capsys):
     ],
 )
 def test_softmax_floor_bad_input(capsys, change):
-    rejects(capsys, ARGS, *change)
+    assert f"{option_name(change[0])}=" in rejection(capsys, ARGS, *change)
 
 
 def test_softmax_floor_easy_task_uses_the_run_contexts(capsys):
