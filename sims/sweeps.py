@@ -361,8 +361,12 @@ def sweep(
                 if deadline is not None and time.perf_counter() + cost.job_seconds(configs, rate_by_kind) > deadline:
                     out_of_budget = True
                     break
+                try:
+                    fut = ex.submit(_call, job_fn, configs, seed, limit)
+                except cf.BrokenExecutor as exc:  # a worker died before its result was seen
+                    raise _Broken(str(exc) or type(exc).__name__) from None
                 queue.pop()
-                pending[ex.submit(_call, job_fn, configs, seed, limit)] = (members, seed)
+                pending[fut] = (members, seed)
             if (
                 out_of_budget
                 and deadline is not None

@@ -1,5 +1,6 @@
 """Sweeps: resume, failures and retries, executors (serial, process, dask), SIGKILL and SIGINT."""
 
+import concurrent.futures as cf
 import os
 import signal
 import sqlite3
@@ -165,6 +166,29 @@ def test_worker_crash_is_recorded_and_rest_resumes(tmp_path, runs):
         assert all(st.status(run_key(c, s)) != "ok" for c, s in runs if s == 2)
         res2 = sweep(runs, st, run_fn=fake_run, executor="serial", quiet=True, retry_failed=True)
         assert res2.done + res2.skipped == 12 and res2.done == 12 - res.done
+
+
+class BreaksOnThirdSubmit(SerialExecutor):
+    """Two jobs stay in flight; the third submit finds the pool broken, as a process pool does when a
+    worker died before the client saw any result."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.calls += 1
+        if self.calls == 3:
+            raise cf.BrokenExecutor("a worker died")
+        return cf.Future()  # never completes
+
+
+def test_pool_found_broken_at_submit_is_recorded_and_rest_resumes(tmp_path, runs):
+    with Store(tmp_path / "s.sqlite", mode="write") as st:
+        res = sweep(runs, st, run_fn=fake_run, executor=BreaksOnThirdSubmit(), max_in_flight=3, quiet=True)
+        assert res.broken and (res.done, res.failed) == (0, 2)
+        assert len(st) == 2 and all("executor broke" in f["reason"] for f in st.failed())
+        res2 = sweep(runs, st, run_fn=fake_run, executor="serial", quiet=True, retry_failed=True)
+        assert (res2.done, res2.skipped) == (12, 0)
 
 
 def test_custom_executor_instance_is_not_shut_down(tmp_path, runs):
