@@ -141,14 +141,42 @@ class Claim:
 
 
 def claim(
-    id: str, statement: str, *, tolerance: str, expected=None, missing: str | None = "", family: str | None = None
+    id: str,
+    statement: str | None = None,
+    *,
+    tolerance: str,
+    expected=None,
+    missing: str | None = "",
+    family: str | None = None,
 ) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
-    """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record,
-    whose family is, unless given, the module that defines ``evaluate``."""
+    """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record.
+
+    The statement is, unless given, the first paragraph of ``evaluate``'s docstring (so it is written
+    once); the family is, unless given, the module that defines ``evaluate``.
+
+    >>> @claim("two", tolerance="none")
+    ... def two(c, ev):
+    ...     """Two curves
+    ...     exist
+    ...
+    ...     How they are counted."""
+    ...     return []
+    >>> two.statement
+    'Two curves exist'
+    >>> claim("three", tolerance="none")(lambda c, ev: [])
+    Traceback (most recent call last):
+    ...
+    ValueError: claim 'three': no statement and no docstring to take it from
+    """
 
     def wrap(evaluate):
         fam = family or evaluate.__module__.rsplit(".", 1)[-1]
-        return Claim(id, statement, tolerance, fam, evaluate, expected, missing)
+        said = statement
+        if said is None:
+            said = " ".join((evaluate.__doc__ or "").strip().split("\n\n")[0].split())
+            if not said:
+                raise ValueError(f"claim {id!r}: no statement and no docstring to take it from")
+        return Claim(id, said, tolerance, fam, evaluate, expected, missing)
 
     return wrap
 

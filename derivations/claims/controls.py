@@ -16,15 +16,9 @@ IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01
 
 
-@claim(
-    "clt-identity",
-    "R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data",
-    tolerance=f"<= {IDENTITY_TOL:g}",
-    expected=0.0,
-    missing="no runs with L >= 2",
-)
+@claim("clt-identity", tolerance=f"<= {IDENTITY_TOL:g}", expected=0.0, missing="no runs with L >= 2")
 def identity(claim: Claim, ev) -> list[ClaimResult]:
-    """The exact ensemble identity R_L = C_L + (A_L - C_L)/L on evaluation data."""
+    """R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"""
     # recomputed from the stored R_L, A_L, C_L (the exact floats the measurement compared), so every
     # store is judged by one definition (theory.clt.identity_residual), whenever it was written
     res = [
@@ -42,15 +36,9 @@ def identity(claim: Claim, ev) -> list[ClaimResult]:
     return [claim.result("", 0.0, worst, None, verdict, f"largest relative residual over {len(res)} runs")]
 
 
-@claim(
-    "controls-no-depth-gain",
-    "Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain",
-    tolerance=f"<= {CONTROL_GAIN_MAX}",
-    expected="no gain",
-    missing="no control runs",
-)
+@claim("controls-no-depth-gain", tolerance=f"<= {CONTROL_GAIN_MAX}", expected="no gain", missing="no control runs")
 def controls(claim: Claim, ev) -> list[ClaimResult]:
-    """Controls without layer diversity (tied layers, temperature-only) gain nothing from depth."""
+    """Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain"""
     cs = [
         c
         for c in ev.curves

@@ -26,13 +26,12 @@ PARALLEL_RHO = 0.5
 
 @claim(
     "linear-exponent",
-    "Linear easy-task exponent between zeta and 2 zeta",
     tolerance="2 s.e.",
     expected="zeta <= alpha <= 2 zeta",
     missing="no linear easy-task runs in this sweep",
 )
 def linear_exponent(claim: Claim, ev) -> list[ClaimResult]:
-    """Linear attention, easy task: the trained depth exponent lies between zeta and 2 zeta."""
+    """Linear easy-task exponent between zeta and 2 zeta"""
     out = []
     for c in _select(ev, "linear", EASY_TASKS):
         spec = c.spectrum
@@ -120,15 +119,9 @@ linear_sequential_modes, softmax_parallel_modes = (
 )
 
 
-@claim(
-    "linear-floor",
-    "Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P",
-    tolerance=f"{FLOOR_RTOL:.0%} + 2 s.e.",
-    expected="T - h^T G^+ h",
-    missing="no linear top-k runs",
-)
+@claim("linear-floor", tolerance=f"{FLOOR_RTOL:.0%} + 2 s.e.", expected="T - h^T G^+ h", missing="no linear top-k runs")
 def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
-    """Linear attention on the difficult task: the deep loss equals the floor T - h^T G^+ h.
+    """Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P
 
     The floor compared is that of the model's own class at its context length: polynomials in the
     context covariance S = X^T X / P. The paper's population floor (features Sigma^r q, its
@@ -152,15 +145,13 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     return out
 
 
-@claim(
-    "linear-saturation",
-    "Linear attention saturates on the difficult task",
-    tolerance=f"<= {SATURATION_RTOL}",
-    expected="no gain with depth",
-    missing=None,  # the floor claim says when there are no runs
-)
+# missing=None: the floor claim says when there are no runs
+@claim("linear-saturation", tolerance=f"<= {SATURATION_RTOL}", expected="no gain with depth", missing=None)
 def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
-    """Linear attention on the difficult task gains little between L_max/4 (or the previous depth) and L_max."""
+    """Linear attention saturates on the difficult task
+
+    Compared: the deep loss at L_max against L_max/4 (or the previous depth).
+    """
     out = []
     for c in _select(ev, "linear", ("topk",)):
         if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.floor_context:

@@ -156,13 +156,12 @@ def _optimum_of(theory: TheoryNumbers, c) -> dict[int, tuple[float, ...]]:
 
 @claim(
     "linear-optimum",
-    "Trained linear loss equals the best polynomial sum_{r<=L} a_r S^r (S = X^T X / P) at its (d, P, L)",
     tolerance=f"{OPTIMUM_RTOL:.0%} + 2 s.e.",
     expected="the optimum",
     missing="no linear easy-task runs",
 )
 def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
-    """Linear attention, easy task: the trained loss equals the best depth-L polynomial in S at its own (d, P)."""
+    """Trained linear loss equals the best polynomial sum_{r<=L} a_r S^r (S = X^T X / P) at its (d, P, L)"""
     # the paper's model, from the small start or from the Jacobi steps (ModelConfig init="jacobi")
     cs = [c for c in ev.curves if c.model == "linear" and c.task in EASY_TASKS and c.variant in ("base", "jacobi-init")]
     out = []
@@ -192,13 +191,15 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "linear-exponent-finite",
-    "Exponent of the best depth-L polynomial in S at d=128, P=1024 equals the paper's trained exponent",
     tolerance=f"{EXPONENT_RTOL:.0%}",
     expected="paper's exponent",
     missing="reference optimum not loaded",
 )
 def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
-    """The optimum's depth exponent at d = 128, P = 1024 matches the paper's trained Table 2 exponents."""
+    """Exponent of the best depth-L polynomial in S at d=128, P=1024 equals the paper's trained exponent
+
+    The paper's exponents are its Table 2's, of trained models.
+    """
     out = []
     for (a, b), (alpha, se, alpha_in, paper, n) in sorted(ev.theory.linear_optimum_reference.items()):
         rel = (alpha - paper) / paper

@@ -20,13 +20,10 @@ DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at o
 
 
 @claim(
-    "protocol-shallow-above-single",
-    "The one-layer model's loss R_1 lies above the best single temperature head (paired)",
-    tolerance="2 s.e.",
-    missing="no protocol-study runs at L = 1 with stored errors",
+    "protocol-shallow-above-single", tolerance="2 s.e.", missing="no protocol-study runs at L = 1 with stored errors"
 )
 def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
-    """Per setting: the one-layer model sits above the best single temperature head (paired, seed-pooled).
+    """The one-layer model's loss R_1 lies above the best single temperature head (paired)
 
     The paper's top-2 floors coincide with that head, so its shallow models must have sat well above it
     (docs/paper-curves.md); a setting whose one-layer model already reaches the head cannot show the

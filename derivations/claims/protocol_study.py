@@ -152,16 +152,12 @@ def _depth_span(c: Curve) -> str:
     return f"L = {int(c.depths[0])}..{int(c.depths[-1])}"
 
 
-@claim(
-    "protocol-amplitude",
-    "Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L",
-    tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)",
-    expected=RHO_PASS,
-    missing=NO_RUNS,
-)
+@claim("protocol-amplitude", tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)", expected=RHO_PASS, missing=NO_RUNS)
 def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
-    """Across protocols (per task): the amplitude c follows the layer disagreement A_L - C_L, not the mean
-    loss of a single layer A_L (Spearman rank correlations over the protocols with identified fits)."""
+    """Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L
+
+    Per task, by Spearman rank correlations over the protocols with identified fits.
+    """
     by_task: dict = {}
     for r in rows(ev):
         by_task.setdefault(task_label(r.curve), []).append(r)
@@ -229,14 +225,13 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
 
 
 @claim(
-    "protocol-cosine-not-inverse",
-    "Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])",
-    tolerance="outside, 2 s.e.",
-    expected=ALPHA_RANGE,
-    missing="no cosine-protocol runs",
+    "protocol-cosine-not-inverse", tolerance="outside, 2 s.e.", expected=ALPHA_RANGE, missing="no cosine-protocol runs"
 )
 def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
-    """Cosine-decayed training does not give alpha near 1 (alpha + 2 s.e. below 0.8 or alpha - 2 s.e. above 1.2)."""
+    """Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])
+
+    Decided when alpha + 2 s.e. lies below 0.8 or alpha - 2 s.e. above 1.2.
+    """
     out = []
     lo, hi = ALPHA_RANGE
     for r in (r for r in rows(ev) if r.protocol.name == "cosine"):

@@ -23,13 +23,12 @@ GAP_ALPHA_RANGE = (0.7, 1.3)
 
 @claim(
     "softmax-easy-one-layer",
-    "One softmax layer solves the easy task (MSE <= 1e-3 E[y*^2], top-1 mass >= 0.99)",
     tolerance="both bounds",
     expected="exact retrieval",
     missing="no one-layer softmax easy-exact runs",
 )
 def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
-    """One softmax layer solves the easy task."""
+    """One softmax layer solves the easy task (MSE <= 1e-3 E[y*^2], top-1 mass >= 0.99)"""
     recs = [r for c in _select(ev, "softmax", ("easy-exact",)) for r in c.records_at(1)]
     if not recs:
         return []
@@ -53,15 +52,9 @@ def _softmax_top2(ev) -> list[Curve]:
     return _select(ev, "softmax", ("topk",), k=2)
 
 
-@claim(
-    "softmax-top2-exponent",
-    "Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum",
-    tolerance=f"± {SOFTMAX_ALPHA_TOL}",
-    expected=1.0,
-    missing="no softmax top-2 runs",
-)
+@claim("softmax-top2-exponent", tolerance=f"± {SOFTMAX_ALPHA_TOL}", expected=1.0, missing="no softmax top-2 runs")
 def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
-    """Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum."""
+    """Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum"""
     out = []
     for c in _softmax_top2(ev):
         f = c.fit("offset")
@@ -90,13 +83,12 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "exponent-spread",
-    "Softmax exponents vary little across spectra while linear exponents spread by >= 2",
     tolerance="both bounds",
     expected=f"softmax <= {SPREAD_TOL}, linear >= {LINEAR_SPREAD_MIN}",
     missing="fewer than two softmax top-2 spectra fitted",
 )
 def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
-    """Softmax exponents vary little across spectra while linear exponents spread by at least 2."""
+    """Softmax exponents vary little across spectra while linear exponents spread by >= 2"""
     soft = [(c, c.fit("offset")) for c in _softmax_top2(ev)]
     soft = [(c, f) for c, f in soft if not f.failure]
     skipped = [c.label for c, f in soft if not f.identified]
@@ -132,13 +124,15 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "topk-slower",
-    "Top-16 scales more slowly with depth than top-2",
     tolerance="alpha(top-k) < alpha(top-2)",
     expected="alpha(top-k) < alpha(top-2)",
     missing="no matching top-k (k > 2) and top-2 softmax curves",
 )
 def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
-    """Top-16 (any k > 2) scales more slowly with depth than top-2 on the same spectrum and scale."""
+    """Top-16 scales more slowly with depth than top-2
+
+    Any k > 2 against top-2, on the same spectrum and scale.
+    """
     two = {(c.a, c.b, c.d, c.P): c for c in _softmax_top2(ev)}
     pairs = [
         (c, two[(c.a, c.b, c.d, c.P)])
@@ -165,13 +159,12 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "clt-convergence",
-    "C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L",
     tolerance=f"in {GAP_ALPHA_RANGE}",
     expected=1.0,
     missing="no softmax top-2 curve with >= 4 depths",
 )
 def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
-    """Softmax top-2: the gap L0 - C_L decays near 1/L."""
+    """C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L"""
     from ..analysis import fits
 
     out = []
@@ -201,12 +194,14 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "softmax-below-linear",
-    "The softmax floor lies below the linear floor on the same spectrum",
     tolerance="ratio < 1 (paper: 0.03-0.17)",
     missing="no softmax top-k curve with a linear floor at the same scale",
 )
 def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
-    """The softmax floor lies below the linear floor on the same spectrum and scale."""
+    """The softmax floor lies below the linear floor on the same spectrum
+
+    Compared on the same spectrum and scale (d, P).
+    """
     lin = {(c.a, c.b, c.k, c.d, c.P): c for c in _select(ev, "linear", ("topk",))}
     theory = ev.theory.floor_context
     out = []
