@@ -156,10 +156,10 @@ def claim(
 
     >>> @claim("two", tolerance="none")
     ... def two(c, ev):
-    ...     """Two curves
+    ...     '''Two curves
     ...     exist
     ...
-    ...     How they are counted."""
+    ...     How they are counted.'''
     ...     return []
     >>> two.statement
     'Two curves exist'
