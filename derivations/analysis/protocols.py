@@ -103,6 +103,16 @@ PROTOCOLS = (
         )
         for v in ("base", "per-layer-value", "context-update")
     ),
+    Protocol(
+        "plateau-context-update-batch256",
+        "plateau",
+        3e-3,
+        256,
+        12000,
+        0.3,
+        "the plateau schedule at batch 256 (a quarter of the cost of a step at 1024); context-update model",
+        variant="context-update",
+    ),
 )
 
 

@@ -51,8 +51,9 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
 def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """Top-16: some variant's deep model (L >= 16) reaches within 3 % of the signed two-temperature floor
     (the ``mixture`` reference floor, which the base model with one shared value map cannot represent),
-    or none does; the closest is named. "None does" needs every variant run deep: one run only at
-    shallower depths leaves the claim indicative, with its deepest run's distance named."""
+    or none does; the closest is named. "None does" needs every variant run deep (under any of its
+    protocols): a variant run only at shallower depths leaves the claim indicative, with its deepest
+    run's distance named."""
     # (distance above the floor, its s.e., both relative to the floor; depth; study row)
     cands: list[tuple[float, float, int, ProtocolRow]] = []
     shallow: list[tuple[float, float, int, ProtocolRow]] = []
@@ -66,6 +67,8 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
         (cands if L >= DEEP_DEPTH else shallow).append((diff / floor, se / floor, L, r))
     if not cands:
         return []
+    # a variant is run deep when any of its protocols is: its shallow rows then leave nothing open
+    shallow = [c for c in shallow if c[3].protocol.variant not in {d[3].protocol.variant for d in cands}]
     rel, rel_se, L, best = min(cands, key=lambda c: c[0])
     # within 3 % (above or below) by 2 s.e., or further above it by 2 s.e. for every variant
     if abs(rel) + 2 * rel_se <= FLOOR_RTOL:

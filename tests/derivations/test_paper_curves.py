@@ -89,6 +89,23 @@ def test_top16_signed_floor_is_undecided_while_a_variant_has_no_deep_run():
     assert decide(0.01).verdict == "pass"
 
 
+def test_top16_signed_floor_counts_a_variant_deep_under_any_of_its_protocols():
+    # the context update run deep only at batch 256: its batch-1024 rows at L <= 4 no longer leave it open
+    base = curves(_records(P["plateau"], lambda L: 2.0, k=16))
+    cu = curves(_records(P["plateau-context-update"], lambda L: 1.9, k=16)[:3])  # seed 0, L = 1, 2, 4
+    cu256 = curves(_records(P["plateau-context-update-batch256"], lambda L: 1.9, k=16))
+    cs = base + cu + cu256
+    excess = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in base + cu256}
+    excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
+    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+    (r,) = pc.top16_signed_floor(Evidence(cs, th))
+    assert r.verdict == "fail" and "plateau-context-update-batch256 L=16" in r.reason
+    (r,) = pc.top16_signed_floor(
+        Evidence(base + cu, {"protocol_floors": {c.key: th["protocol_floors"][c.key] for c in base + cu}})
+    )
+    assert r.verdict == "indicative"
+
+
 def test_checkpoint_table_fits_the_law_of_each_step():
     laws = {1000: lambda L: 3.0 + 2.0 / L**0.5, 4000: lambda L: 2.0 + 1.0 / L}
     recs = _records(P["default-N16"], laws[4000], checkpoints=laws)

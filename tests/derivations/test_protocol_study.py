@@ -66,6 +66,7 @@ def _by_id(results):
                 "plateau",
                 "plateau-per-layer-value",
                 "plateau-context-update",
+                "plateau-context-update-batch256",
             },
         ),
     ],
