@@ -110,7 +110,7 @@ PROTOCOLS = (
         256,
         12000,
         0.3,
-        "the plateau schedule at batch 256 (a quarter of the cost of a step at 1024); context-update model",
+        "the plateau schedule at batch 256 (a step costs a third to a quarter of one at 1024); context-update model",
         variant="context-update",
     ),
 )
