@@ -10,8 +10,9 @@ A run's cost is modelled as ``rate x units``, with units proportional to its ari
   but the last (whose moved tokens are never read) also moves the P context tokens, each attending
   over the P keys: ``2 P / 3`` units a layer. That is what the recorded runs say at the base
   model's rate, whose whole steps carry data, evaluation and overheads that the moving layers'
-  BLAS-bound products do not: at d = N = 16, P = 128, L = 2 and 4, batch 256 and 1024, the estimate
-  at the steps a run took was within 4 % of its wall time on an idle core (4 runs).
+  BLAS-bound products do not: at d = N = 16, P = 128, the estimate at the steps a run took was
+  within 4 % of the wall time of the three runs timed one to a core (L = 2 at batch 256, L = 2 and 4
+  at batch 1024); runs timed four to two cores took up to 1.8 times their estimate.
 - ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
   of one; a lockstep group trains one pool, so only its largest depth counts.
 - linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``

@@ -341,7 +341,7 @@ def sweep(
         except cf.CancelledError:
             return []
         except cf.BrokenExecutor as exc:
-            raise _Broken(str(exc) or type(exc).__name__) from None
+            raise _Broken.of(exc) from None
         except Exception as exc:  # the executor itself failed to run the job (e.g. unpicklable)
             tag, value = "error", f"{type(exc).__name__}: {exc}"
         if tag == "error":
@@ -364,7 +364,7 @@ def sweep(
                 try:
                     fut = ex.submit(_call, job_fn, configs, seed, limit)
                 except cf.BrokenExecutor as exc:  # a worker died before its result was seen
-                    raise _Broken(str(exc) or type(exc).__name__) from None
+                    raise _Broken.of(exc) from None
                 queue.pop()
                 pending[fut] = (members, seed)
             if (
@@ -468,7 +468,11 @@ class _Status:
 
 
 class _Broken(Exception):
-    pass
+    """The pool lost a worker; the message is the executor's."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> _Broken:
+        return cls(str(exc) or type(exc).__name__)
 
 
 __all__ = ["sweep", "plan", "make_executor", "SerialExecutor", "SweepResult", "EXECUTORS"]
