@@ -405,10 +405,13 @@ def ctx_pass(
         Vs = np.empty((L, P, N), dt)
         ps = np.empty((L, P), dt)
         us = np.empty((L, N), dt)
-        G = np.empty((P, N), dt)
-        A = np.empty((P, P), dt)
+        # each layer's context attention, kept for the backward pass when there is one (recomputing
+        # it there cost a third of a step: its P^2 exponentials dominate a layer); (L-1) P^2 per chunk
+        nkeep = max(L - 1, 1) if want_grad else 1
+        Gs = np.empty((nkeep, P, N), dt)
+        As = np.empty((nkeep, P, P), dt)
+        AVs = np.empty((nkeep, P, N), dt)
         dA = np.empty((P, P), dt)
-        AV = np.empty((P, N), dt)
         dHy = np.empty((P, N), dt)
         dV = np.empty((P, N), dt)
         dXh = np.empty((P, N), dt)
@@ -437,10 +440,11 @@ def ctx_pass(
                     fl += Wo[a] * pv
                 f_out[b, l] = fl
                 if l < L - 1:  # the last layer's context update is never read
-                    _context_attention(Xh, M[l], Vs[l], G, A, AV, ib)
+                    k = l if want_grad else 0
+                    _context_attention(Xh, M[l], Vs[l], Gs[k], As[k], AVs[k], ib)
                     for i in range(P):
                         for a in range(N):
-                            Hs[l + 1, i, a] = Hs[l, i, a] + mL * AV[i, a]
+                            Hs[l + 1, i, a] = Hs[l, i, a] + mL * AVs[k, i, a]
             if want_attn:
                 attn[b, :, :] = ps
             if not want_grad:
@@ -454,12 +458,11 @@ def ctx_pass(
                     for a in range(N):
                         dV[i, a] = ps[l, i] * dht[a] / L
                 if l < L - 1:
-                    # recompute this layer's context attention instead of storing L (P,P) blocks
-                    _context_attention(Xh, M[l], Vs[l], G, A, AV, ib)
+                    G, A = Gs[l], As[l]
                     dmb = 0.0
                     for i in range(P):
                         for a in range(N):
-                            dmb += dHy[i, a] * AV[i, a]
+                            dmb += dHy[i, a] * AVs[l, i, a]
                     dm_acc[c] += dmb / L
                     np.dot(A.T, dHy, tPN)
                     for i in range(P):
