@@ -8,6 +8,8 @@ float32, with one thread for numba, BLAS and torch. Data generation (``make_batc
 part of the step; it is timed on its own and compared with the L = 16 step. The machine's
 single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
 is reported as a fraction of it in FLOP terms (FLOPs counted analytically, see ``step_flops``).
+``--context-update`` times the softmax model with context updates (``ModelConfig(context_update=True)``)
+in both engines instead.
 
 Run: ``python benchmarks/bench_step.py`` (``--help`` for options, ``--json`` for a JSON dump).
 """
@@ -60,9 +62,11 @@ def blas_info() -> list[dict]:
     ]
 
 
-def bench_config(model: str, dtype: str, L: int, batch, repeats: int, width: int = 0) -> dict:
+def bench_config(
+    model: str, dtype: str, L: int, batch, repeats: int, width: int = 0, context_update: bool = False
+) -> dict:
     B, P_, d = batch.X.shape
-    cfg = ModelConfig(model=model, depth=L, dtype=dtype, width=width)
+    cfg = ModelConfig(model=model, depth=L, dtype=dtype, width=width, context_update=context_update)
     eng = make_model(cfg, d)
     theta = eng.init(np.random.default_rng(0))
     tcfg = TrainConfig()
@@ -86,6 +90,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int, width: int
     w_nb, w_t = paired_seconds(nb_step, lambda: trainer.step(*tensors), repeats, warmup=0, wall=True)
     return {
         "model": model,
+        "context_update": context_update,
         "dtype": dtype,
         "L": L,
         "N": eng.N,
@@ -95,7 +100,7 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int, width: int
         "numba_wall_s": w_nb,
         "torch_wall_s": w_t,
         "wall_ratio": w_t / w_nb,
-        "flops": step_flops(model, B, P_, d, eng.N, L),
+        "flops": step_flops(model, B, P_, d, eng.N, L, context_update),
         "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
     }
 
@@ -103,20 +108,23 @@ def bench_config(model: str, dtype: str, L: int, batch, repeats: int, width: int
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depths", default="1,4,16,64")
-    ap.add_argument("--models", default="linear,softmax")
+    ap.add_argument("--models", default=None, help="default linear,softmax (softmax with --context-update)")
     ap.add_argument("--dtypes", default="float64,float32")
     ap.add_argument("--repeats", type=int, default=7, help="timed samples per configuration (median)")
     ap.add_argument("--d", type=int, default=D, help="input dimension (N = d)")
     ap.add_argument("--P", type=int, default=P, help="context length")
     ap.add_argument("--batch", type=int, default=BATCH, help="contexts per step")
     ap.add_argument("--widths", default="0", help="model widths N (ModelConfig.width; 0 means N = d)")
+    ap.add_argument("--context-update", action="store_true", help="the softmax model with context updates")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
     for name in ("d", "P", "batch", "repeats"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
     depths = [int(x) for x in args.depths.split(",")]
-    models = args.models.split(",")
+    models = (args.models or ("softmax" if args.context_update else "linear,softmax")).split(",")
+    if args.context_update and models != ["softmax"]:
+        ap.error(f"--models={args.models}: must be softmax with --context-update (the context update is softmax-only)")
     dtypes = args.dtypes.split(",")
     widths = [int(x) for x in args.widths.split(",")]
     limit_threads()
@@ -132,7 +140,7 @@ def main(argv=None) -> int:
         for model in models:
             for L in depths:
                 for width in widths:
-                    r = bench_config(model, dt, L, batch, args.repeats, width)
+                    r = bench_config(model, dt, L, batch, args.repeats, width, args.context_update)
                     r["gflops"] = r["flops"] / r["numba_s"] / 1e9
                     rows.append(r)
     load1 = os.getloadavg()
@@ -168,6 +176,7 @@ def main(argv=None) -> int:
             "P": args.P,
             "batch": args.batch,
             "task": "topk k=2",
+            "context_update": args.context_update,
         },
     }
     print(
@@ -189,7 +198,10 @@ def main(argv=None) -> int:
             for dt, g in info["gemm_gflops"].items()
         )
     )
-    print(f"sizes: d = {args.d}, N = {widths} (0: N = d), P = {args.P}, batch {args.batch}, top-2 task")
+    print(
+        f"sizes: d = {args.d}, N = {widths} (0: N = d), P = {args.P}, batch {args.batch}, top-2 task"
+        + (", softmax with context updates" if args.context_update else "")
+    )
     print(
         "times: median CPU seconds of one step (process_time, one thread, numba and torch samples interleaved); "
         "'+data ratio' is torch/numba with make_batch added to both; 'wall ratio' is torch/numba in wall time"

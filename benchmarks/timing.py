@@ -68,7 +68,7 @@ def gemm_rate(dtype, n: int = 512, repeats: int = 7) -> float:
     return 2.0 * n**3 / t
 
 
-def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
+def step_flops(model: str, B: int, P: int, d: int, N: int, L: int, context_update: bool = False) -> float:
     """Matrix-product FLOPs of one step of the numba algorithm (forward + backward), analytically.
 
     Linear (per context; ``u = X^T y / P`` costs 2 P d, ``Sxx = X^T X / P`` 2 P d^2 but is formed
@@ -83,10 +83,21 @@ def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
 
         B [4 P d N + 6 L P N + 6 L N^2 + 2 L P]
 
+    Softmax with ``context_update`` (``ctx_pass``): the core, except that each layer's test token
+    reads and backs through its values V_l (p . V_l and V_l dh, 4 L P N, not p . y); the values
+    V_l = H W_v^T with dW_v and dH W_v, 6 L P N^2 (every layer: the last one's test token reads
+    them too); and per moving layer (every one but the last) the context attention, forward
+    G = Xhat M_l, G Xhat^T, A V_l and backward A^T dH, dH V^T, dA Xhat, dA^T G, Xhat^T dG, dG M_l^T,
+    12 P^2 N + 6 P N^2::
+
+        B [4 P d N + 6 L P N + 6 L N^2 + 4 L P N + 6 L P N^2 + (L - 1)(12 P^2 N + 6 P N^2)]
+
     Exponentials, RMS norms and the Adam update (O(params)) are not counted.
 
     >>> step_flops("linear", 1, 1, 1, 1, 1), step_flops("linear", 1, 1, 1, 1, 2)
     (8.0, 32.0)
+    >>> step_flops("softmax", 1, 1, 1, 1, 1, context_update=True), step_flops("softmax", 1, 1, 1, 1, 2, context_update=True)
+    (26.0, 66.0)
     """
     if model == "linear":
         return float(
@@ -98,4 +109,7 @@ def step_flops(model: str, B: int, P: int, d: int, N: int, L: int) -> float:
                 + L * (2 * d * d + 4 * N * d)
             )
         )
-    return float(B * (4 * P * d * N + 6 * L * P * N + 6 * L * N * N + 2 * L * P))
+    core = 4 * P * d * N + 6 * L * P * N + 6 * L * N * N
+    if context_update:
+        return float(B * (core + 4 * L * P * N + 6 * L * P * N * N + (L - 1) * (12 * P * P * N + 6 * P * N * N)))
+    return float(B * (core + 2 * L * P))
