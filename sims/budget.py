@@ -8,11 +8,12 @@ A run's cost is modelled as ``rate x units``, with units proportional to its ari
   context, and BLAS runs wider products faster; at L = 64, batch 256, N = 64 measured 2.8 times
   N = 16, which ``N d`` counts as 4 (the safe side). With a trainable context update every layer
   but the last (whose moved tokens are never read) also moves the P context tokens, each attending
-  over the P keys: ``2 P / 3`` units a layer. That is what the recorded runs say at the base
+  over the P keys: ``2 P / 5`` units a layer. That is what the recorded runs say at the base
   model's rate, whose whole steps carry data, evaluation and overheads that the moving layers'
-  BLAS-bound products do not: at d = N = 16, P = 128, the estimate at the steps a run took was
-  within 4 % of the wall time of the three runs timed one to a core (L = 2 at batch 256, L = 2 and 4
-  at batch 1024); runs timed four to two cores took up to 1.8 times their estimate.
+  BLAS-bound products do not: at d = N = 16, P = 128, batch 256 a moving layer costs 44 ms a step
+  on one core (L = 16 and 32 trained one to a core: 0.68 and 1.38 s a step), against the store's
+  median base rate. (It was ``2 P / 3`` while the backward pass recomputed each layer's context
+  attention.)
 - ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
   of one; a lockstep group trains one pool, so only its largest depth counts.
 - linear: ``units = steps x batch x d^2 x (P + 8 N L)``. Per context the kernel forms ``X^T X``
@@ -47,7 +48,7 @@ def run_units(config) -> float:
     if config.model.model == "linear":
         per_context = d * d * (P + 8 * N * L)
     else:
-        moved = 2 * P * (L - 1) / 3 if config.model.context_update else 0
+        moved = 2 * P * (L - 1) / 5 if config.model.context_update else 0
         per_context = P * N * d * (19 + L + moved)
     return float(config.train.steps) * config.train.batch * per_context
 

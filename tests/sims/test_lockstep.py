@@ -217,13 +217,13 @@ def test_cost_model_counts_width_linearly():
 @pytest.mark.parametrize("depth", [1, 4])
 def test_cost_model_counts_the_context_update_per_context_token(depth):
     # a trainable context update moves all P context tokens in every layer but the last, each over
-    # the P keys (2 P / 3 units at the base model's rate, from recorded runs); a one-layer model moves none
+    # the P keys (2 P / 5 units at the base model's rate, from recorded runs); a one-layer model moves none
     config = _configs(depths=(depth,))[0]
     cu = config.to_dict()
     cu["model"]["context_update"] = True
     cu = RunConfig.from_dict(cu)
     P, L = config.task.P, config.model.depth
-    assert cost.run_units(cu) / cost.run_units(config) == pytest.approx((19 + L + 2 * P * (L - 1) / 3) / (19 + L))
+    assert cost.run_units(cu) / cost.run_units(config) == pytest.approx((19 + L + 2 * P * (L - 1) / 5) / (19 + L))
 
 
 @pytest.mark.parametrize("bad", ["", "0", "-1h", "2x", "h", "1.5.h"])
