@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...theory._json import finite_number
 from ...theory._validate import check_choice
 from ..formatting import format_estimate, format_interval
@@ -124,6 +126,9 @@ def decisive(curves, require_converged: bool = True, budget_stopped=()) -> tuple
     for c in curves:
         if len(c.seeds) < MIN_SEEDS:
             why.append(f"{len(c.seeds)} seed(s) < {MIN_SEEDS}")
+        elif thin := [int(L) for L, n in zip(c.depths, np.isfinite(c.loss).sum(axis=0)) if n < MIN_SEEDS]:
+            # seeds counted per depth: a second seed at one depth does not make the others two-seeded
+            why.append(f"depths {thin} with < {MIN_SEEDS} seeds")
         if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
             why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
         if require_converged and not c.all_converged and not any(c is b for b in budget_stopped):

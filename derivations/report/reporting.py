@@ -303,8 +303,9 @@ def build_context(
     summary = [
         f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged.",
         "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if v != "error" or n) + ".",
-        f"Verdicts are pass/fail only when the evidence is decisive (at least {MIN_SEEDS} seeds, {MIN_DEPTHS} depths spanning a "
-        f"factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit behind them is identified; "
+        f"Verdicts are pass/fail only when the evidence is decisive (at least {MIN_SEEDS} seeds at every depth, "
+        f"{MIN_DEPTHS} depths spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit "
+        "behind them is identified; "
         "otherwise indicative, with the would-be verdict stated when there is one.",
     ]
     notes = list(notes) + [f"Run {r.get('key')}: {r.get('status')} — {r.get('reason')}" for r in failed]

@@ -41,6 +41,20 @@ def test_too_small_evidence_is_indicative_and_missing_is_not_run():
     assert rows["softmax-easy-one-layer"].verdict == "not run"
 
 
+def test_seeds_count_per_depth():
+    # seed 0 at every depth, seeds 1 and 2 only at the deepest: one seed decides the rest of the curve
+    law = lambda L: 0.5 + 0.4 / L  # noqa: E731
+    full = curve(law, seeds=(0,))
+    deepest = max(r["config"]["model"]["depth"] for r in full)
+    extra = [r for r in curve(law, seeds=(1, 2)) if r["config"]["model"]["depth"] == deepest]
+    (exp,) = by_prefix(verdicts(full + extra), "softmax-top2-exponent")
+    thin = sorted({r["config"]["model"]["depth"] for r in full} - {deepest})
+    assert exp.verdict == "indicative" and f"depths {thin} with < 2 seeds" in exp.reason
+    # the same runs with the two seeds at every depth decide
+    (exp,) = by_prefix(verdicts(curve(law, seeds=(0, 1))), "softmax-top2-exponent")
+    assert exp.verdict == "pass"
+
+
 def test_exponent_spread_waits_for_converged_linear_curves():
     soft = curve(lambda L: 0.5 + 0.4 / L, a=0.0, b=0.0) + curve(lambda L: 0.3 + 0.3 / L, a=0.5, b=0.5)
     lin = curve(lambda L: 0.3 * L**-1.5, model="linear", task="easy-fresh", a=2.0, b=1.0) + curve(
