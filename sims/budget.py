@@ -11,7 +11,7 @@ A run's cost is modelled as ``rate x units``, with units proportional to its ari
   over the P keys: ``2 P / 5`` units a layer. That is what the recorded runs say at the base
   model's rate, whose whole steps carry data, evaluation and overheads that the moving layers'
   BLAS-bound products do not: at d = N = 16, P = 128, batch 256 a moving layer costs 44 ms a step
-  on one core (L = 16 and 32 trained one to a core: 0.68 and 1.38 s a step), against the store's
+  on one core (L = 16 and 32 trained one to a core: 0.68 and 1.34 s a step), against the store's
   median base rate. (It was ``2 P / 3`` while the backward pass recomputed each layer's context
   attention.)
 - ensemble control (``ModelConfig.ensemble``): depth L trains L one-layer models, ``L x`` the units
