@@ -10,8 +10,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     analysis=(
         "FloorComparison Curve curve_key curves variant_name "
-        "BootstrapResult Comparison FitResult ProfileResult additive_predict bootstrap_over_seeds compare_alpha_one "
-        "fit_additive fit_gap fit_offset_power fit_power_law profile_alpha "
+        "BootstrapResult Comparison FitResult LackOfFit ProfileResult additive_predict bootstrap_over_seeds compare_alpha_one "
+        "fit_additive fit_gap fit_offset_power fit_power_law lack_of_fit profile_alpha "
         "TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes"
     ),
     claims="Evidence REGISTRY evaluate_claims ClaimResult ClaimTable decide decisive",

@@ -9,8 +9,8 @@ from depthscale.theory._exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     curve="EASY_TASKS FIT_KINDS FloorComparison Curve CurveKey curve_key curve_label curves variant_name",
-    fit_results="BootstrapResult Comparison FitResult ProfileResult",
-    fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
+    fit_results="BootstrapResult Comparison FitResult LackOfFit ProfileResult",
+    fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law lack_of_fit profile_alpha",
     bootstrap="bootstrap_over_seeds",
     protocols="FLOOR_NAMES PROTOCOLS Protocol gather_floors protocol_of study_curves",
     theory_numbers="TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes",

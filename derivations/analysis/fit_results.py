@@ -296,6 +296,33 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class LackOfFit:
+    """The lack-of-fit F test of ``R_inf + c L^-alpha`` (alpha fixed) against the seeds' own scatter.
+
+    ``F = (SS_lof / dof_lof) / (SS_pe / dof_pe)``: the depth means' squared distance from the best
+    law, against the pure error (the seed-by-depth interaction of log R); ``p`` is its upper tail
+    under the F distribution. A small ``p``: the law cannot describe these depth means.
+    """
+
+    alpha: float
+    F: float
+    dof_lof: int
+    dof_pe: int
+    p: float
+    fit: FitResult  # the law at this alpha, fitted to the depth means of log R
+
+    def to_dict(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "F": _finite(self.F),
+            "dof_lof": self.dof_lof,
+            "dof_pe": self.dof_pe,
+            "p": _finite(self.p),
+            "fit": self.fit.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
 class BootstrapResult:
     """Fit to the seed-mean curve plus percentile intervals from resampling seeds."""
 

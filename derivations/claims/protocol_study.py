@@ -23,7 +23,7 @@ from scipy.stats import spearmanr
 
 from ..analysis import fits
 from ..analysis.curve import Curve
-from ..analysis.fit_results import FitResult
+from ..analysis.fit_results import FitResult, LackOfFit
 from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
 from ..formatting import format_estimate as est
 from .claim import Claim, claim
@@ -38,6 +38,7 @@ ALPHA_RANGE = (0.8, 1.2)  # "inverse depth": the excess over R_inf falls like L^
 FLOOR_RTOL = 0.03  # R_inf "is" a reference floor when within 3 % of it
 BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
 RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
+LOF_LEVEL = 0.01  # the law fails when its least-rejected alpha in ALPHA_RANGE has lack-of-fit p below this
 
 
 # ------------------------------------------------------------------------------------------------ per curve
@@ -128,24 +129,73 @@ def _decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, m
 def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] (the law alone;
     which reference floor R_inf approaches is :func:`floor_reached`, since a law can hold above every floor,
-    as in the ensemble control, whose R_inf is its members' error covariance)."""
+    as in the ensemble control, whose R_inf is its members' error covariance).
+
+    Decided by the fitted alpha when the fit is identified and precise. Otherwise it fails when the
+    law is rejected for every alpha in the range by the seeds' own scatter (:func:`law_test`): a
+    curve that stops falling after L = 2 has no identified alpha, yet is no inverse-depth curve.
+    """
     out = []
     for r in rows(ev):
         label, f = _row_label(r), r.fit
-        if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f}, note=_budget_note(r))) is not None:
+        rejected, note = _law_checked(r.curve)
+        note += _budget_note(r)
+        if (missing := _without_fit(claim, label, r, False, rejected, note)) is not None:
             out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
-        # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.
+        # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.;
+        # failing that, the range rejected as a whole
         ok = in_range(a, se, *ALPHA_RANGE)
         det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
         if (near := r.nearest_floor(f.params["L0"])) is not None:
             det += f", nearest floor {near[0]} ({pct(near[1])})"
         det += f"; c = {est(f.params['c'], f.se['c'])}; depths {_depth_span(r.curve)}"
-        if ok is None:
+        if ok is None and rejected:
+            ok = False
+        elif ok is None:
             det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
-        out.append(_decided(claim, label, ok, [r], det + _budget_note(r), ALPHA_RANGE, a, se))
+        out.append(_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
     return out
+
+
+def _without_fit(claim: Claim, label: str, r: ProtocolRow, ok_if_rejected: bool, rejected: bool, note: str):
+    """``claim.without_fit`` on the row's fit, except that when the fit is not identified a rejected
+    law still decides (``ok_if_rejected``)."""
+    missing = claim.without_fit(label, ALPHA_RANGE, {FIT: r.fit}, note=note)
+    if missing is None or missing.verdict != "indicative" or not rejected:
+        return missing
+    det = f"fit not identified ({FIT}: {r.fit.reason})" + note
+    return _decided(claim, label, ok_if_rejected, [r], det, ALPHA_RANGE, None, None)
+
+
+def _law_checked(c: Curve) -> tuple[bool, str]:
+    """Whether :func:`law_test` rejects every alpha in the range, and its note (starting "; ")."""
+    law = law_test(c)
+    return law is not None and law.p < LOF_LEVEL, "; " + _law_note(law)
+
+
+def law_test(c: Curve) -> LackOfFit | None:
+    """The least-rejected law ``R_inf + c L^-alpha`` with alpha in ALPHA_RANGE: the lack-of-fit test
+    (:func:`~depthscale.derivations.analysis.fits.lack_of_fit`) at nine alphas across the range, on
+    the depths every seed reached, with the largest p. The range is rejected only if each alpha is,
+    so the test keeps its level. None with fewer than 2 seeds or 3 such depths."""
+    full = np.all(np.isfinite(c.loss), axis=0)
+    if c.loss.shape[0] < 2 or full.sum() < 3:
+        return None
+    L, Y = c.depths[full].astype(float), c.loss[:, full]
+    return max((fits.lack_of_fit(L, Y, float(a)) for a in np.linspace(*ALPHA_RANGE, 9)), key=lambda t: t.p)
+
+
+def _law_note(law: LackOfFit | None) -> str:
+    if law is None:
+        return "lack of fit not tested (needs 2 seeds at 3 depths)"
+    word = "rejected" if law.p < LOF_LEVEL else "not rejected"
+    return (
+        f"alpha in {list(ALPHA_RANGE)} {word} by the seeds' scatter "
+        f"(lack of fit at best alpha = {law.alpha:.2f}: F = {law.F:.3g} on ({law.dof_lof}, {law.dof_pe}) dof, "
+        f"p = {law.p:.2g})"
+    )
 
 
 def _depth_span(c: Curve) -> str:
@@ -230,20 +280,22 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
 def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     """Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])
 
-    Decided when alpha + 2 s.e. lies below 0.8 or alpha - 2 s.e. above 1.2.
+    Decided when alpha + 2 s.e. lies below 0.8 or alpha - 2 s.e. above 1.2, or, when the fit does
+    not decide, when every alpha in the range is rejected (:func:`law_test`).
     """
     out = []
     lo, hi = ALPHA_RANGE
     for r in (r for r in rows(ev) if r.protocol.name == "cosine"):
         label, f = task_label(r.curve), r.fit
-        if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f})) is not None:
+        rejected, note = _law_checked(r.curve)
+        if (missing := _without_fit(claim, label, r, True, rejected, note)) is not None:
             out.append(missing)
             continue
         a, se = f.params["alpha"], f.se["alpha"]
         outside, inside = a + 2 * se < lo or a - 2 * se > hi, lo <= a - 2 * se and a + 2 * se <= hi
-        ok = True if outside else (False if inside else None)
+        ok = True if outside or (rejected and not inside) else (False if inside else None)
         det = f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
-        out.append(_decided(claim, label, ok, [r], det, ALPHA_RANGE, a, se))
+        out.append(_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
     return out
 
 

@@ -1,5 +1,7 @@
 """Claims of the protocol study on synthetic curves whose laws are known."""
 
+import math
+
 import numpy as np
 import pytest
 from synthetic import protocol_records
@@ -201,3 +203,34 @@ def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
     for c in cs:
         assert out[c.key]["floors"]["convex"] == pytest.approx((1.0, 0.1 / np.sqrt(2)))
         assert out[c.key]["excess"][32]["convex"] == pytest.approx((2.0, 0.0))
+
+
+def _curve_evidence(name, final_loss):
+    """Evidence of one protocol curve with ``final_loss(L, seed)`` at DEPTHS on seeds 0 and 1."""
+    recs = _records(P[name], 1.0, 0.0, 1.0, 0.1)
+    for r in recs:
+        r["final_loss"] = final_loss(r["config"]["model"]["depth"], r["seed"])
+    return Evidence(curves(recs), {"protocol_floors": {}})
+
+
+def test_inverse_depth_fails_a_curve_that_stops_falling_whose_fit_is_not_identified():
+    # the top-16 shape: one step down from L = 1 to 2, then flat and slightly rising; alpha runs to its
+    # bound, but every alpha in [0.8, 1.2] misses the depth means by far more than the seeds scatter
+    shape = dict(zip(DEPTHS, (0.212, 0.1923, 0.1934, 0.1934, 0.1934, 0.1949)))
+    ev = _curve_evidence("constant-3e-3", lambda L, s: shape[L] * (1 + 0.004 * s) * (1 + 1e-3 * math.sin(L + s)))
+    (res,) = ps.inverse_depth(ev)
+    assert res.verdict == "fail" and "rejected by the seeds' scatter" in res.reason
+    assert "fit not identified" in res.reason and res.measured is None
+    # the same curve under cosine training: "cosine does not give inverse depth" passes by the same test
+    cos = _curve_evidence("cosine", lambda L, s: shape[L] * (1 + 0.004 * s) * (1 + 1e-3 * math.sin(L + s)))
+    (res,) = ps.cosine_not_inverse(cos)
+    assert res.verdict == "pass" and "rejected by the seeds' scatter" in res.reason
+
+
+def test_inverse_depth_stays_undecided_when_noise_hides_the_law():
+    # a true 1/L curve under 8 % seed-by-depth scatter: alpha is imprecise and the law is not rejected
+    g = np.random.default_rng(2)
+    noise = {(L, s): math.exp(0.08 * g.standard_normal()) for L in DEPTHS for s in (0, 1)}
+    ev = _curve_evidence("constant-3e-3", lambda L, s: (1.9 + 0.2 / L) * noise[L, s])
+    (res,) = ps.inverse_depth(ev)
+    assert res.verdict == "indicative" and "not rejected by the seeds' scatter" in res.reason
