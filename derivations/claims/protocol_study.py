@@ -177,13 +177,15 @@ def _law_checked(c: Curve) -> tuple[bool, str]:
 
 def law_test(c: Curve) -> LackOfFit | None:
     """The least-rejected law ``R_inf + c L^-alpha`` with alpha in ALPHA_RANGE: the lack-of-fit test
-    (:func:`~depthscale.derivations.analysis.fits.lack_of_fit`) at nine alphas across the range, on
-    the depths every seed reached, with the largest p. The range is rejected only if each alpha is,
-    so the test keeps its level. None with fewer than 2 seeds or 3 such depths."""
-    full = np.all(np.isfinite(c.loss), axis=0)
-    if c.loss.shape[0] < 2 or full.sum() < 3:
+    (:func:`~depthscale.derivations.analysis.fits.lack_of_fit`) at nine alphas across the range, with
+    the largest p. The range is rejected only if each alpha is, so the test keeps its level. The
+    table must be complete: the seeds that reached every depth, or, with fewer than 2 such seeds,
+    the depths every seed reached. None with fewer than 2 seeds or 3 depths left."""
+    ok = np.isfinite(c.loss)
+    seeds, depths = ok.all(axis=1), ok.all(axis=0)
+    Y, L = (c.loss[seeds], c.depths) if seeds.sum() >= 2 else (c.loss[:, depths], c.depths[depths])
+    if Y.shape[0] < 2 or L.size < 3:
         return None
-    L, Y = c.depths[full].astype(float), c.loss[:, full]
     return max((fits.lack_of_fit(L, Y, float(a)) for a in np.linspace(*ALPHA_RANGE, 9)), key=lambda t: t.p)
 
 

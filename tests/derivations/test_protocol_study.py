@@ -234,3 +234,21 @@ def test_inverse_depth_stays_undecided_when_noise_hides_the_law():
     ev = _curve_evidence("constant-3e-3", lambda L, s: (1.9 + 0.2 / L) * noise[L, s])
     (res,) = ps.inverse_depth(ev)
     assert res.verdict == "indicative" and "not rejected by the seeds' scatter" in res.reason
+
+
+def test_law_test_uses_the_complete_seeds_then_the_complete_depths():
+    shape = dict(zip(DEPTHS, (0.212, 0.1923, 0.1934, 0.1934, 0.1934, 0.1949)))
+    recs = _records(P["constant-3e-3"], 1.0, 0.0, 1.0, 0.1, seeds=(0, 1, 2))
+    for r in recs:
+        r["final_loss"] = (
+            shape[r["config"]["model"]["depth"]] * (1 + 0.004 * r["seed"]) * (1 + 1e-3 * math.sin(r["seed"]))
+        )
+    # seed 2 misses L = 32: seeds 0 and 1 carry all six depths
+    (c,) = curves([r for r in recs if not (r["seed"] == 2 and r["config"]["model"]["depth"] == 32)])
+    law = ps.law_test(c)
+    assert (law.dof_lof, law.dof_pe) == (4, 5)
+    # seeds 1 and 2 miss L = 32 and seed 0 misses L = 1: the four depths all three reached
+    gone = {(1, 32), (2, 32), (0, 1)}
+    (c,) = curves([r for r in recs if (r["seed"], r["config"]["model"]["depth"]) not in gone])
+    law = ps.law_test(c)
+    assert (law.dof_lof, law.dof_pe) == (2, 6)
