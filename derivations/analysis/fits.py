@@ -15,10 +15,10 @@ import itertools
 import math
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from ...theory._validate import check_real
-from .fit_results import BootstrapResult, Comparison, FitResult, LackOfFit, ProfileResult
+from .fit_results import BootstrapResult, Comparison, FitResult, ProfileResult
 
 ALPHA_MAX = 20.0  # upper bound of fitted exponents: far beyond anything physical here
 _ALPHA_GRID = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)
@@ -311,47 +311,6 @@ def compare_alpha_one(L, R, weights=None, huber=None) -> Comparison:
     return Comparison(free, fixed, fixed.aic - free.aic)
 
 
-def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
-    """Can ``R_inf + c L^-alpha`` (alpha fixed) describe these curves, given their seed-to-seed scatter?
-
-    ``losses`` is ``(n_seeds, n_depths)``, every seed at every depth. Seeds are blocks: a seed
-    shares its evaluation contexts (and often its data stream) across depths, so a seed that is
-    better at one depth tends to be better at all. The model is ``log R_sj = s_s + log m(L_j) + e``;
-    the pure error is the seed-by-depth interaction (``(S - 1)(J - 1)`` degrees of freedom), and
-    the lack of fit is the depth means' weighted distance from the law fitted to them (``J - 2``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> L = 2.0 ** np.arange(6)
-    >>> noise = np.array([[0.01, -0.01, 0.0, 0.01, -0.01, 0.0], [-0.01, 0.01, 0.0, -0.01, 0.01, 0.0]])
-    >>> lack_of_fit(L, (0.5 + 2.0 / L) * np.exp(noise)).p > 0.5
-    True
-    >>> lack_of_fit(L, (0.5 + 2.0 * L**-0.3) * np.exp(noise)).p < 1e-3
-    True
-    """
-    L = _vector("L", L, True)
-    Y = np.log(np.atleast_2d(_positive_matrix("losses", losses, L.size)))
-    S, J = Y.shape
-    if S < 2 or J < 3:
-        raise ValueError(f"losses has shape {Y.shape}: must have at least 2 seeds and 3 depths")
-    alpha = check_real("alpha", alpha, lo=0, lo_open=True)
-    ybar = Y.mean(axis=0)
-    inter = Y - Y.mean(axis=1, keepdims=True) - ybar + Y.mean()
-    dof_lof, dof_pe = J - 2, (S - 1) * (J - 1)
-    fit = _fit_offset_fixed_alpha(L, np.exp(ybar), np.full(J, float(S)), alpha, None, model="offset_power_alpha")
-    pure = float(np.sum(inter**2)) / dof_pe
-    F = (fit.ssr / dof_lof) / pure if pure > 0 else math.inf
-    return LackOfFit(alpha, F, dof_lof, dof_pe, float(stats.f.sf(F, dof_lof, dof_pe)), fit)
-
-
-def _positive_matrix(name: str, x, n_cols: int) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    if a.ndim != 2 or a.shape[1] != n_cols or not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError(f"{name}: must be a (seeds, {n_cols}) array of finite positive losses")
-    return a
-
-
 # -------------------------------------------------------------------------------------------
 # pure power law and the gap fit
 def _power(L, R, w, huber, model, R_name="R", fixed=None):
@@ -526,7 +485,6 @@ __all__ = [
     "fit_offset_power",
     "profile_alpha",
     "compare_alpha_one",
-    "lack_of_fit",
     "fit_power_law",
     "fit_gap",
     "fit_additive",

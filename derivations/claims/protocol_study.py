@@ -24,6 +24,7 @@ from scipy.stats import spearmanr
 from ..analysis import fits
 from ..analysis.curve import Curve
 from ..analysis.fit_results import FitResult, LackOfFit
+from ..analysis.lack_of_fit_test import lack_of_fit
 from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
 from ..formatting import format_estimate as est
 from .claim import Claim, claim
@@ -186,7 +187,7 @@ def law_test(c: Curve) -> LackOfFit | None:
     Y, L = (c.loss[seeds], c.depths) if seeds.sum() >= 2 else (c.loss[:, depths], c.depths[depths])
     if Y.shape[0] < 2 or L.size < 3:
         return None
-    return max((fits.lack_of_fit(L, Y, float(a)) for a in np.linspace(*ALPHA_RANGE, 9)), key=lambda t: t.p)
+    return max((lack_of_fit(L, Y, float(a)) for a in np.linspace(*ALPHA_RANGE, 9)), key=lambda t: t.p)
 
 
 def _law_note(law: LackOfFit | None) -> str:
