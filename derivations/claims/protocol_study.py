@@ -24,7 +24,7 @@ from scipy.stats import spearmanr
 from ..analysis import fits
 from ..analysis.curve import Curve
 from ..analysis.fit_results import FitResult, LackOfFit
-from ..analysis.lack_of_fit_test import lack_of_fit
+from ..analysis.goodness_of_fit import lack_of_fit
 from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
 from ..formatting import format_estimate as est
 from .claim import Claim, claim

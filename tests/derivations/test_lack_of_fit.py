@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from depthscale.derivations.analysis.lack_of_fit_test import lack_of_fit
+from depthscale.derivations.analysis.goodness_of_fit import lack_of_fit
 
 L = 2.0 ** np.arange(8)  # 1 .. 128
 
