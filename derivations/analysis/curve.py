@@ -121,8 +121,9 @@ class FloorComparison:
     """The deepest model against one reference floor, averaged over the seeds at that depth.
 
     ``diff`` is the mean paired difference ``R_L - floor`` (same evaluation contexts per run)
-    and ``diff_se`` its standard error; the runs' errors are independent across seeds, so both
-    standard errors combine as ``sqrt(sum se^2) / n``.
+    and ``diff_se`` its standard error (:func:`pool_paired`: the evaluation errors, or the seeds'
+    scatter when larger); ``loss_se`` combines the runs' independent evaluation errors as
+    ``sqrt(sum se^2) / n``.
     """
 
     name: str
@@ -329,10 +330,27 @@ class Curve:
             L,
             float(np.mean([x["loss"] for x in b])),
             float(np.sqrt(np.sum([x["se"] ** 2 for x in b])) / n),
-            float(np.mean([x["diff"] for x in b])),
-            float(np.sqrt(np.sum([x["diff_se"] ** 2 for x in b])) / n),
+            *pool_paired([(x["diff"], x["diff_se"]) for x in b]),
             n,
         )
+
+
+def pool_paired(pairs) -> tuple[float, float]:
+    """Mean over seeds of per-seed paired differences ``(value, evaluation se)``, with the larger of
+    two standard errors: the evaluation errors combined, ``sqrt(sum se^2) / n``, and the seeds'
+    scatter ``sd / sqrt(n)``, which also holds the training noise. Models of one depth can end on
+    different plateaus, so the evaluation error alone can understate the error of the mean many
+    times over; with two seeds the scatter is itself uncertain, so the evaluation error stays a
+    floor under it.
+
+    >>> pool_paired([(2.0, 0.01), (6.0, 0.01)])
+    (4.0, 2.0)
+    """
+    v = np.array([p[0] for p in pairs], dtype=float)
+    se = float(np.sqrt(np.sum(np.array([p[1] for p in pairs], dtype=float) ** 2)) / len(v))
+    if v.size >= 2:
+        se = max(se, float(np.std(v, ddof=1)) / math.sqrt(v.size))
+    return float(v.mean()), se
 
 
 def _replace(fit, **changes):

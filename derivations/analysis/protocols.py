@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...theory._choices import FLOOR_NAMES
-from .curve import Curve, variant_name
+from .curve import Curve, pool_paired, variant_name
 
 
 @dataclass(frozen=True)
@@ -153,8 +153,10 @@ def gather_floors(curves, load_arrays) -> dict:
 
     ``load_arrays(key)`` returns a run's stored arrays (``Store.load_arrays``). Returns
     ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: (mean, se)}}}}``: floors
-    and excesses averaged over the seeds (independent contexts, so errors add in quadrature).
-    Floors are computed once per (task, seed, evaluation contexts).
+    and excesses averaged over the seeds. A floor's error is its evaluation error (independent
+    contexts, so errors add in quadrature); an excess's also counts how far trained models of
+    different seeds end apart (``curve.pool_paired``). Floors are computed once per (task, seed,
+    evaluation contexts).
     """
     from ...sims.config import TaskConfig
     from ...sims.reference_floors import excess_over_floors, reference_floors
@@ -183,7 +185,7 @@ def gather_floors(curves, load_arrays) -> dict:
                     per_depth.setdefault(depth, {}).setdefault(n, []).append(v)
         out[c.key] = {
             "floors": {n: _pool(v) for n, v in per_seed_floor.items() if v},
-            "excess": {L: {n: _pool(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
+            "excess": {L: {n: pool_paired(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
         }
     return out
 

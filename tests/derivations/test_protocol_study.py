@@ -205,6 +205,23 @@ def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
         assert out[c.key]["excess"][32]["convex"] == pytest.approx((2.0, 0.0))
 
 
+@pytest.mark.parametrize("sq_by_seed, se", [((3.0, 7.0), 2.0), ((3.0, 3.0), 0.01 / math.sqrt(2))])
+def test_an_excess_error_counts_how_far_the_seeds_end_apart(monkeypatch, sq_by_seed, se):
+    # seeds ending on different plateaus: the excess's error is their scatter sd / sqrt(2) (here
+    # |6 - 2| / 2), not the evaluation error; seeds that agree keep the evaluation error
+    from depthscale.sims import reference_floors as rf
+
+    fake = type("Fake", (), {n: type("F", (), {"loss": 1.0, "se": 0.1})() for n in ps.FLOOR_NAMES})
+    monkeypatch.setattr(rf, "reference_floors", lambda task, seed, n_eval: fake)
+    monkeypatch.setattr(
+        rf, "excess_over_floors", lambda sq, fl: {n: (float(sq[0]) - 1.0, 0.01) for n in ps.FLOOR_NAMES}
+    )
+    (c,) = curves(_records(P["cosine"], 1.9, 0.1, 1.0, 0.1))
+    out = ps.gather_floors([c], lambda key: {"sq_err": np.full(10240, sq_by_seed[int(key.rsplit("-", 1)[1])])})
+    mean, err = out[c.key]["excess"][32]["convex"]
+    assert mean == pytest.approx(np.mean(sq_by_seed) - 1.0) and err == pytest.approx(se)
+
+
 def _curve_evidence(name, final_loss):
     """Evidence of one protocol curve with ``final_loss(L, seed)`` at DEPTHS on seeds 0 and 1."""
     recs = _records(P[name], 1.0, 0.0, 1.0, 0.1)
