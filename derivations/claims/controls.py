@@ -10,7 +10,7 @@ from ...theory.clt import identity_residual
 from ..formatting import format_estimate as est
 from .claim import Claim, claim, evaluated_with
 from .evidence import _select
-from .verdicts import ClaimResult
+from .verdicts import ClaimResult, below_zero
 
 IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01
@@ -59,12 +59,8 @@ def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
         b = c.floor(name)
         if b is None:
             continue
-        ok = b.diff < -2 * b.diff_se
-        regime = (
-            "depth beats it"
-            if ok
-            else ("no better than it" if -2 * b.diff_se < b.diff < 2 * b.diff_se else "worse than it")
-        )
+        ok = below_zero(b.diff, b.diff_se)
+        regime = {True: "depth beats it", None: "within 2 s.e. of it: undecided", False: "worse than it"}[ok]
         det = (
             f"paired difference R_L - floor = {est(b.diff, b.diff_se)} at L={b.depth} "
             f"(same evaluation contexts); {regime}"

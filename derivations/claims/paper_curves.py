@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..formatting import format_estimate as est
 from .claim import Claim, claim
 from .protocol_study import FLOOR_RTOL, ProtocolRow, _budget_note, _decided, _row_label, rows
-from .verdicts import ClaimResult
+from .verdicts import ClaimResult, below_zero
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 
@@ -35,7 +35,7 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
             continue
         diff, se = r.excess[1]["single"]
         floor = r.floors["single"][0]
-        ok = diff > 2 * se  # at or below the head within 2 s.e.: it does not sit above it
+        ok = below_zero(-diff, se)  # above the head by 2 s.e., below it by 2 s.e., or undecided
         det = f"R_1 - single head = {est(diff, se)} ({diff / floor:+.1%} of the head {floor:.4g})"
         out.append(_decided(claim, _row_label(r), ok, [r], det + _budget_note(r), "> 0", diff, se))
     return out

@@ -28,7 +28,7 @@ from ..analysis.goodness_of_fit import lack_of_fit
 from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
 from ..formatting import format_estimate as est
 from .claim import Claim, claim
-from .verdicts import ClaimResult, in_range, unidentified
+from .verdicts import ClaimResult, below_zero, in_range, unidentified
 
 
 def pct(x: float) -> str:
@@ -322,7 +322,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
             f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
             f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(_decided(claim, _row_label(r), diff < -2 * se, [r], det + _budget_note(r), "< 0", diff, se))
+        out.append(_decided(claim, _row_label(r), below_zero(diff, se), [r], det + _budget_note(r), "< 0", diff, se))
     return out
 
 

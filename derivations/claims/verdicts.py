@@ -165,6 +165,16 @@ def in_range(x: float, se: float, lo: float, hi: float) -> bool | None:
     return True if lo <= x <= hi and 2 * se <= hi - lo else None
 
 
+def below_zero(x: float, se: float) -> bool | None:
+    """Whether ``x`` is below 0: True by 2 s.e., False when above it by 2 s.e., else None (within
+    2 s.e. of 0, as when models of different seeds end on either side).
+
+    >>> below_zero(-0.3, 0.1), below_zero(0.3, 0.1), below_zero(-0.1, 0.1)
+    (True, False, None)
+    """
+    return True if x < -2 * se else (False if x > 2 * se else None)
+
+
 def unidentified(fits_by_name: dict) -> str:
     """Reason text when any of the named fits is not identified, else ``""``.
 

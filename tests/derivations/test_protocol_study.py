@@ -140,7 +140,8 @@ def test_cosine_not_inverse_and_beats_convex():
     assert r.verdict == "pass" and r.measured == pytest.approx(0.3, abs=0.05)
     res = ps.beats_convex(_evidence())
     assert len(res) == 5 and all(r.verdict == "pass" for r in res)
-    assert all(r.verdict == "fail" for r in ps.beats_convex(_evidence(excess=0.01)))
+    assert all(r.verdict == "indicative" for r in ps.beats_convex(_evidence(excess=0.01)))  # within 2 s.e.
+    assert all(r.verdict == "fail" for r in ps.beats_convex(_evidence(excess=0.03)))
 
 
 def test_floor_claim_names_the_nearest_floor():
