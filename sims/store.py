@@ -420,7 +420,8 @@ class Store:
                 c.execute("INSERT INTO arrays (key, data) VALUES (?, ?)", (key, blob))
             c.execute("COMMIT")
         except BaseException:
-            c.execute("ROLLBACK")
+            if c.in_transaction:  # an interrupt can land after COMMIT has ended the transaction
+                c.execute("ROLLBACK")
             raise
 
     def delete(self, key: str) -> None:
@@ -432,7 +433,8 @@ class Store:
             c.execute("DELETE FROM runs WHERE key=?", (key,))
             c.execute("COMMIT")
         except BaseException:
-            c.execute("ROLLBACK")
+            if c.in_transaction:  # an interrupt can land after COMMIT has ended the transaction
+                c.execute("ROLLBACK")
             raise
 
     # -- reading ---------------------------------------------------------------------------

@@ -444,3 +444,31 @@ def test_records_written_with_the_old_baseline_field_read_as_floors(tmp_path):
             assert "baseline" not in got and got["floors"] == floors
     frame = to_frame(tmp_path / "old.sqlite")  # the read-only reader of frames, past Store
     assert frame.loc[0, "floors.single.diff"] == -0.25 and not any(c.startswith("baseline") for c in frame.columns)
+
+
+def test_an_interrupt_just_after_commit_keeps_the_run_and_raises_it(tmp_path):
+    # Ctrl-C can land after SQLite has committed but before put returns: the run is stored, and
+    # the interrupt (not a "cannot rollback" error) reaches the sweep
+    class InterruptAfterCommit:
+        def __init__(self, con):
+            self.con = con
+
+        def execute(self, sql, *args):
+            out = self.con.execute(sql, *args)
+            if sql == "COMMIT":
+                raise KeyboardInterrupt
+            return out
+
+        @property
+        def in_transaction(self):
+            return self.con.in_transaction
+
+    path = tmp_path / "s.sqlite"
+    with Store(path, mode="write") as st:
+        real = st._conn
+        st._conn = InterruptAfterCommit(real)
+        with pytest.raises(KeyboardInterrupt):
+            st.put(make_record())
+        st._conn = real
+    with Store(path) as st:
+        assert st.has("h1-0")
