@@ -311,16 +311,6 @@ class LackOfFit:
     p: float
     fit: FitResult  # the law at this alpha, fitted to the depth means of log R
 
-    def to_dict(self) -> dict:
-        return {
-            "alpha": self.alpha,
-            "F": _finite(self.F),
-            "dof_lof": self.dof_lof,
-            "dof_pe": self.dof_pe,
-            "p": _finite(self.p),
-            "fit": self.fit.to_dict(),
-        }
-
 
 @dataclass(frozen=True)
 class BootstrapResult:

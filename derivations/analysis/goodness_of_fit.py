@@ -38,7 +38,7 @@ def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
     True
     """
     L = _vector("L", L, True)
-    Y = np.log(np.atleast_2d(_positive_matrix("losses", losses, L.size)))
+    Y = np.log(_positive_matrix("losses", losses, L.size))
     S, J = Y.shape
     if S < 2 or J < 3:
         raise ValueError(f"losses has shape {Y.shape}: must have at least 2 seeds and 3 depths")

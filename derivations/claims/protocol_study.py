@@ -178,7 +178,7 @@ def _law_checked(c: Curve) -> tuple[bool, str]:
 
 def law_test(c: Curve) -> LackOfFit | None:
     """The least-rejected law ``R_inf + c L^-alpha`` with alpha in ALPHA_RANGE: the lack-of-fit test
-    (:func:`~depthscale.derivations.analysis.fits.lack_of_fit`) at nine alphas across the range, with
+    (:func:`~depthscale.derivations.analysis.goodness_of_fit.lack_of_fit`) at nine alphas across the range, with
     the largest p. The range is rejected only if each alpha is, so the test keeps its level. The
     table must be complete: the seeds that reached every depth, or, with fewer than 2 such seeds,
     the depths every seed reached. None with fewer than 2 seeds or 3 depths left."""
