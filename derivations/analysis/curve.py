@@ -122,8 +122,8 @@ class FloorComparison:
 
     ``diff`` is the mean paired difference ``R_L - floor`` (same evaluation contexts per run)
     and ``diff_se`` its standard error (:func:`pool_paired`: the evaluation errors, or the seeds'
-    scatter when larger); ``loss_se`` combines the runs' independent evaluation errors as
-    ``sqrt(sum se^2) / n``.
+    scatter when larger); ``loss_se`` combines the runs' independent evaluation errors
+    (:func:`pool_independent`).
     """
 
     name: str
@@ -328,8 +328,7 @@ class Curve:
         return FloorComparison(
             name,
             L,
-            float(np.mean([x["loss"] for x in b])),
-            float(np.sqrt(np.sum([x["se"] ** 2 for x in b])) / n),
+            *pool_independent([(x["loss"], x["se"]) for x in b]),
             *pool_paired([(x["diff"], x["diff_se"]) for x in b]),
             n,
         )
@@ -346,11 +345,17 @@ def pool_paired(pairs) -> tuple[float, float]:
     >>> pool_paired([(2.0, 0.01), (6.0, 0.01)])
     (4.0, 2.0)
     """
-    v = np.array([p[0] for p in pairs], dtype=float)
-    se = float(np.sqrt(np.sum(np.array([p[1] for p in pairs], dtype=float) ** 2)) / len(v))
-    if v.size >= 2:
-        se = max(se, float(np.std(v, ddof=1)) / math.sqrt(v.size))
-    return float(v.mean()), se
+    mean, se = pool_independent(pairs)
+    if len(pairs) >= 2:
+        se = max(se, float(np.std([p[0] for p in pairs], ddof=1)) / math.sqrt(len(pairs)))
+    return mean, se
+
+
+def pool_independent(pairs) -> tuple[float, float]:
+    """Mean of independent estimates ``(value, se)`` and its standard error ``sqrt(sum se^2) / n``."""
+    m = np.array([p[0] for p in pairs], dtype=float)
+    s = np.array([p[1] for p in pairs], dtype=float)
+    return float(m.mean()), float(math.sqrt(np.sum(s**2)) / len(s))
 
 
 def _replace(fit, **changes):

@@ -7,10 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...theory._choices import FLOOR_NAMES
-from .curve import Curve, pool_paired, variant_name
+from .curve import Curve, pool_independent, pool_paired, variant_name
 
 
 @dataclass(frozen=True)
@@ -184,14 +182,7 @@ def gather_floors(curves, load_arrays) -> dict:
                 for n, v in excess_over_floors(sq, cache[fk]).items():
                     per_depth.setdefault(depth, {}).setdefault(n, []).append(v)
         out[c.key] = {
-            "floors": {n: _pool(v) for n, v in per_seed_floor.items() if v},
+            "floors": {n: pool_independent(v) for n, v in per_seed_floor.items() if v},
             "excess": {L: {n: pool_paired(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
         }
     return out
-
-
-def _pool(pairs) -> tuple[float, float]:
-    """Mean of independent estimates and its standard error."""
-    m = np.array([p[0] for p in pairs], dtype=float)
-    s = np.array([p[1] for p in pairs], dtype=float)
-    return float(m.mean()), float(math.sqrt(np.sum(s**2)) / len(s))
