@@ -11,7 +11,12 @@ evaluation contexts, so it carries a Monte Carlo error ``score_se`` (delta metho
 errors: ``se^2 = se_a^2 + se_b^2 - 2 cov``. The covariance is 0 for candidates of different scales
 (their tasks differ, so their contexts are independent) and, for two references of the same scale
 (evaluated on the same contexts), ``sum_i g_a,i g_b,i cov(ln floor_a,i, ln floor_b,i)`` over the
-rows, ``g`` the score gradients. Two candidates with equal scores are always tied.
+rows, ``g`` the score gradients. Two candidates with equal scores are always tied. Scores are
+**equal** when they differ by at most ``EQUAL_SCORES = 1e-9`` (ln units, so floors agreeing to a
+relative 1e-9): candidates that are the same predictor in exact arithmetic (with one temperature the
+signed mixture, and often the non-negative one, is the single head) differ by rounding alone, and
+whether that rounding is 0 depends on the CPU and BLAS kernel; 1e-9 is far above rounding and far
+below any Monte Carlo error of a score.
 
 Standard errors fall as ``1 / sqrt(contexts)``, so a tie of difference ``D`` is expected to separate
 at ``n' = 4 (var_a n_a + var_b n_b - 2 cov n) / D^2`` contexts (``n (2 se / D)^2`` when both used
@@ -28,6 +33,7 @@ from ...theory._validate import check_memory
 from .scale_match import rank, scale_candidates, task_from
 
 SEPARATION = 2.0
+EQUAL_SCORES = 1e-9  # scores closer than this are equal (see the module docstring)
 RULE = "tied when score difference < 2 x s.e. of the difference (s.e. of the two candidates combined)"
 MAX_CONTEXTS = 10_000_000  # as --contexts
 
@@ -58,7 +64,7 @@ def difference(a: dict, b: dict, covs: dict) -> tuple[float, float]:
 
 def contexts_to_separate(a: dict, b: dict, covs: dict) -> int | None:
     """Evaluation contexts (for both) at which the difference would be ``SEPARATION`` standard errors;
-    None when the scores are equal (no count separates them).
+    None when the scores are equal within ``EQUAL_SCORES`` (no count separates them).
 
     Examples
     --------
@@ -67,7 +73,7 @@ def contexts_to_separate(a: dict, b: dict, covs: dict) -> int | None:
     400
     """
     diff = b["score"] - a["score"]
-    if not diff > 0 or not math.isfinite(diff):
+    if not diff > EQUAL_SCORES or not math.isfinite(diff):
         return None
     va, vb, cov = _pair_var(a, b, covs)
     scaled = va * a["contexts"] + vb * b["contexts"] - 2 * cov * a["contexts"]  # var x contexts: fixed in n
@@ -110,7 +116,7 @@ def resolution(ranking: list[dict], covs: dict) -> dict:
             "difference_se": se,
             "contexts": c["contexts"],
         }
-        if diff == 0 or diff < SEPARATION * se:
+        if abs(diff) <= EQUAL_SCORES or diff < SEPARATION * se:
             tied.append({**entry, "contexts_to_separate": contexts_to_separate(best, c, covs)})
         elif runner_up is None and (c["d"], c["P"]) != (best["d"], best["P"]):
             runner_up = entry
