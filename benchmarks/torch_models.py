@@ -26,6 +26,8 @@ This file is a benchmark helper, not part of the installed package; it needs ``t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -120,6 +122,41 @@ def linear_layer_outputs(p: dict, cfg: ModelConfig, X, y, xt) -> torch.Tensor:
     return torch.stack(fs, dim=1)
 
 
+def _threshold_map(Z: torch.Tensor, power: int) -> torch.Tensor:
+    """``[u - tau]_+^power`` on the last axis with ``sum = 1``, ``u = Z`` (power 1, sparsemax) or
+    ``Z / 2`` (power 2, 1.5-entmax); tau from the sorted scores (the textbook support search, not
+    the engine's sort-free iteration), with autograd through the closed form on the support."""
+    u = Z if power == 1 else Z / 2
+    us, _ = torch.sort(u, dim=-1, descending=True)
+    k = torch.arange(1, u.shape[-1] + 1, dtype=u.dtype)
+    c1 = torch.cumsum(us, -1)
+    if power == 1:
+        tau_k = (c1 - 1) / k
+    else:
+        mean = c1 / k
+        disc = torch.clamp(mean * mean - (torch.cumsum(us * us, -1) - 1) / k, min=0)
+        tau_k = mean - torch.sqrt(disc)
+    support = (us > tau_k).sum(-1, keepdim=True)  # the largest k whose k-th score is above its tau
+    tau = torch.gather(tau_k, -1, support - 1)
+    return torch.clamp(u - tau, min=0) ** power
+
+
+def attention_map(Z: torch.Tensor, name: str) -> torch.Tensor:
+    """The attention nonlinearity ``name`` (``ModelConfig.attention``) on the last axis of Z."""
+    P = Z.shape[-1]
+    if name == "softmax":
+        return torch.softmax(Z, dim=-1)
+    if name == "sparsemax":
+        return _threshold_map(Z, 1)
+    if name == "entmax15":
+        return _threshold_map(Z, 2)
+    if name == "sigmoid":
+        return torch.sigmoid(Z - math.log(P))
+    if name == "relu":
+        return torch.relu(Z) / P
+    raise ValueError(f"attention={name!r}: unknown")
+
+
 def _rms(h: torch.Tensor) -> torch.Tensor:
     return h * torch.rsqrt((h * h).mean(dim=-1, keepdim=True) + RMS_EPS)
 
@@ -173,7 +210,7 @@ def softmax_layer_outputs(p: dict, cfg: ModelConfig, X, y, xq) -> torch.Tensor:
         return torch.stack(fs, dim=1)
     U = (xt @ M.transpose(0, 1).reshape(N, L * N)).reshape(-1, L, N)  # U[b, l] = M_l^T xhat_test
     Z = U @ Xh.transpose(1, 2)  # (B, L, P) scores of the test token
-    s = (torch.softmax(Z, dim=-1) @ y.unsqueeze(-1)).squeeze(-1)  # p_l . y
+    s = (attention_map(Z, cfg.attention) @ y.unsqueeze(-1)).squeeze(-1)  # p_l . y
     g = (Wv @ Wy) @ Wo  # (Lv,) gains W_o^T W_v^l W_y
     return s * g
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..theory._choices import MODELS, SCHEDULES, TASKS
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
+from .attention_maps import ATTENTIONS
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")
@@ -28,7 +29,7 @@ INITS = ("scaled", "default", "jacobi")
 
 # Fields added after stores were written. At their default they are left out of a config's hash, so
 # every earlier run keeps its key (and its seeds): a store written before they existed still resumes.
-_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0}
+_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0, "attention": "softmax"}
 
 
 # Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
@@ -105,6 +106,9 @@ class ModelConfig:
     init: str = "scaled"
     # positive control: depth L is the average of L independently trained one-layer models
     ensemble: bool = False
+    # the map from the test token's scores to its weights (sims/attention_maps.py): softmax,
+    # sparsemax, entmax15, sigmoid (fixed bias -log P) or relu (relu(z) / P); base layer only
+    attention: str = "softmax"
 
     def __post_init__(self):
         check_choice("model", self.model, MODELS)
@@ -128,6 +132,12 @@ class ModelConfig:
         for name in ("context_update", "ensemble"):
             _check_bool(name, getattr(self, name))
             _set(self, name, bool(getattr(self, name)))
+        check_choice("attention", self.attention, ATTENTIONS)
+        if self.attention != "softmax" and (self.model != "softmax" or self.context_update or self.stream != "two"):
+            raise ValueError(
+                f"attention={self.attention!r}: needs model='softmax' with two streams and no context update "
+                "(the other maps are implemented for the base layer only)"
+            )
         if self.ensemble and (self.model != "softmax" or self.context_update or self.value != "shared"):
             raise ValueError(
                 f"ensemble={self.ensemble!r}: needs model='softmax' with the base layer (shared value, no context update)"

@@ -14,6 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .attention_maps import (
+    ENTMAX15,
+    RELU,
+    SIGMOID,
+    SOFTMAX,
+    SPARSEMAX,
+    entmax15_inplace,
+    relu_inplace,
+    sigmoid_inplace,
+    sparse_back,
+    sparsemax_inplace,
+)
 from .jit import njit, prange
 
 RMS_EPS = 1e-6  # xhat = h / sqrt(mean(h^2) + RMS_EPS): keeps the norm finite at h = 0, negligible otherwise
@@ -199,6 +211,21 @@ def _softmax(z, ib):
 
 
 @njit(cache=True)
+def _attend(z, ib, kind):
+    """The attention nonlinearity ``kind`` (a code of ``attention_maps.ATTENTIONS``) on z, in place."""
+    if kind == SOFTMAX:
+        _softmax(z, ib)
+    elif kind == SPARSEMAX:
+        sparsemax_inplace(z)
+    elif kind == ENTMAX15:
+        entmax15_inplace(z)
+    elif kind == SIGMOID:
+        sigmoid_inplace(z, -np.log(z.shape[0]))
+    elif kind == RELU:
+        relu_inplace(z, 1.0 / z.shape[0])
+
+
+@njit(cache=True)
 def _norm_scratch(H):
     """Scratch for ``_rms_rows``/``_rms_rows_back`` on rows like H (P, N), and int64 softmax scratch.
 
@@ -299,9 +326,12 @@ def _back_scratch(P, N, d, dt):
 
 @njit(cache=True, parallel=True)
 def core_pass(
-    X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn
+    X, y, target, WxT, U, g, coef, unit, want_grad, want_attn, nchunks, eps, s_out, res_out, dU, dWx_acc, attn, kind
 ):
     """Two streams, context not updated: the parallel form ``yhat = (1/L) sum_l g_l p_l . y``.
+
+    ``p_l`` is the attention nonlinearity ``kind`` (a code of ``attention_maps.ATTENTIONS``) of the
+    scores ``z_l``: softmax or one of the maps of ``attention_maps``.
 
     Inputs: X (B,P,d), y (B,P), target (B,), WxT (d,N) = W_x^T, U (B,L,N) with
     ``U[b,l] = M_l^T xhat_test,b``, g (L,) the gains. Outputs: s_out (B,L) = p_l . y,
@@ -326,7 +356,7 @@ def core_pass(
             _rms_rows(Xh, r, eps, S, ones, rowsum)
             np.dot(U[b], Xh.T, Z)  # z_l,i = u_l . xhat_i for all layers in one product
             for l in range(L):
-                _softmax(Z[l], ib)
+                _attend(Z[l], ib, kind)
             np.dot(Z, y[b], s_out[b])  # s_l = p_l . y
             yhat = 0.0
             for l in range(L):
@@ -338,14 +368,17 @@ def core_pass(
                 continue
             res = 1.0 if unit else coef * (yhat - target[b])
             res_out[b] = res
-            # d loss / d z_l,i = p_l,i (y_i - s_l) g_l res / L (softmax Jacobian applied to y)
+            # d loss / d z_l = J_l^T y g_l res / L; for softmax p_l,i (y_i - s_l) g_l res / L
             for l in range(L):
                 wb[0] = res * g[l] / L  # through wb/sb: the loop runs in the arrays' precision
                 sb[0] = s_out[b, l]
                 w = wb[0]
                 s = sb[0]
-                for i in range(P):
-                    Z[l, i] = Z[l, i] * (y[b, i] - s) * w
+                if kind == SOFTMAX:
+                    for i in range(P):
+                        Z[l, i] = Z[l, i] * (y[b, i] - s) * w
+                else:
+                    sparse_back(kind, Z[l], y[b], Z[l], w)
             np.dot(Z, Xh, dU[b])
             np.dot(Z.T, U[b], dX)
             _rms_rows_back(dX, Xh, r, S, ones, rowsum)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..theory._validate import D_MAX, bad_argument, check_int
+from .attention_maps import attention_code
 from .config import ModelConfig
 from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
 from .softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
@@ -327,6 +328,7 @@ class SoftmaxAttention:
                     dU,
                     dWx,
                     attn,
+                    attention_code(self.cfg.attention),
                 )
                 out["f"] = s * g
                 if unit:

@@ -35,11 +35,17 @@ CASES += [
     ("softmax", qk, v, extra)
     for qk, v, extra in itertools.product(QKS, VALUES, ({}, {"context_update": True}, {"stream": "single"}))
 ]
+# the other attention nonlinearities (base layer only); torch_models writes sparsemax and 1.5-entmax
+# with the sorted support search, independently of the engine's sort-free thresholds
+CASES += [
+    ("softmax", qk, "per-layer", {"attention": a})
+    for qk, a in itertools.product(("factorised", "temperature"), ("sparsemax", "entmax15", "sigmoid", "relu"))
+]
 
 
 def _ids(case):
     model, qk, v, extra = case
-    return "-".join([model, qk, v] + [k for k in extra])
+    return "-".join([model, qk, v] + [str(extra.get("attention", k)) for k in extra])
 
 
 @pytest.fixture(scope="module")
