@@ -1,4 +1,6 @@
-"""Theory against simulation: fits (analysis/), claims with verdicts (claims/), reports (report/) and the command line (cli/).
+"""Theory against simulation: fits (analysis/), claims with verdicts (claims/), reports (report/), the
+command line (cli/), and the :class:`~depthscale.derivations.study.Study` record with the registry
+of studies (study.py; the studies themselves live in ``depthscale.studies`` and other packages).
 
 Public names are re-exported lazily: ``from depthscale.derivations import X`` imports only the
 module that defines ``X``.
@@ -22,4 +24,5 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws "
         "claim_findings claim_of"
     ),
+    study="Study Story Finding Sections TheoryInputs studies find_preset",
 )

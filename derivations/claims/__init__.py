@@ -11,6 +11,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     claim="Claim",
     display="ClaimTable",
     evidence="Evidence",
-    registry="REGISTRY CLAIMS_BY_ID evaluate_claims",
+    registry="REGISTRY CLAIMS_BY_ID claims evaluate_claims registered_claims study_order",
     verdicts="VERDICTS ClaimResult decide decisive not_run unidentified",
 )

@@ -1,50 +1,92 @@
-"""The claims registry: every claim of docs/claims.md, in report order, and their evaluation.
+"""The claims registry: the claims of every registered study, looked up by id, and their evaluation.
 
 A claim is a :class:`~depthscale.derivations.claims.claim.Claim` record (id, statement, tolerance,
-family, evaluate) declared in its family's module (``theory_checks``, ``linear``, ``softmax``,
-``controls``, ``protocol_study``, ``paper_curves``, ``linear_optimum``), each of which lists its
-claims in ``CLAIMS``; the record builds every result, so ids and tolerances are written once.
-:data:`REGISTRY` orders them for the report. Adding a claim: declare it in its family's module with
-``@claim(...)``, add it to the family's ``CLAIMS`` (and a new family here), describe it in
-docs/claims.md (tests/derivations/test_claims_doc.py compares ids and tolerances) and test it in
-tests/derivations/test_claims.py.
+family, evaluate) declared in a study's package; a study lists its claims in its
+:class:`~depthscale.derivations.study.Study` record, and the studies are found through the
+``depthscale.studies`` entry points (:mod:`depthscale.derivations.study`). This module names no
+study: :func:`registered_claims` is the union of theirs, in registry order (each study's ``report_studies``
+first, as its reports list them, then the others by name).
+
+``REGISTRY`` (every claim) and ``CLAIMS_BY_ID`` (``{id: Claim}``) are computed on first use.
+Adding a claim: declare it with ``@claim(...)`` in its study, list it in the study's ``claims``,
+describe it in docs/claims.md (tests/derivations/test_claims_doc.py compares ids and tolerances)
+and test it.
 """
 
 from __future__ import annotations
 
-from . import controls, linear, linear_optimum, paper_curves, protocol_study, softmax, theory_checks
+from collections.abc import Iterable, Sequence
+
+from ...theory._validate import bad_argument
 from .claim import Claim
 from .evidence import Evidence
 from .verdicts import ClaimResult, errored
 
-REGISTRY: tuple[Claim, ...] = (
-    *theory_checks.CLAIMS,
-    *linear.CLAIMS,
-    *softmax.CLAIMS[:4],
-    controls.identity,
-    *softmax.CLAIMS[4:],
-    *controls.CLAIMS[1:],
-    *protocol_study.CLAIMS,
-    *paper_curves.CLAIMS,
-    *linear_optimum.CLAIMS,
-)
 
-CLAIMS_BY_ID = {c.id: c for c in REGISTRY}
+def study_order() -> list:
+    """The registered studies in registry order: each study's ``report_studies`` (by name order of the
+    studies that list them), then every study not listed yet."""
+    from ..study import report_studies, studies
+
+    order: dict[str, object] = {}
+    for s in studies().values():
+        for t in report_studies(s):
+            order.setdefault(t.name, t)
+    return list(order.values())
 
 
-def evaluate_claims(ev: Evidence) -> list[ClaimResult]:
+def registered_claims(studies: Iterable | None = None) -> tuple[Claim, ...]:
+    """The claims of these studies (every registered study by default, in :func:`study_order`)."""
+    return tuple(c for s in (study_order() if studies is None else studies) for c in s.claims)
+
+
+def claims(ids: Iterable[str] | str | None = None, family: str | None = None) -> tuple[Claim, ...]:
+    """Claims looked up by id (in the order asked) and/or by family (the module that declares them).
+
+    An id that names no registered claim raises ``ValueError`` naming it and the known ids.
+    """
+    every = registered_claims()
+    by_id = {c.id: c for c in every}
+    if isinstance(ids, str):
+        ids = [ids]
+    if ids is None:
+        chosen = list(every)
+    else:
+        ids = list(ids)
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            bad_argument("ids", unknown, "ids of registered claims: " + ", ".join(by_id))
+        chosen = [by_id[i] for i in ids]
+    if family is not None:
+        families = sorted({c.family for c in every})
+        if family not in families:
+            bad_argument("family", family, "a claim family: " + ", ".join(families))
+        chosen = [c for c in chosen if c.family == family]
+    return tuple(chosen)
+
+
+def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_run: bool = True) -> list[ClaimResult]:
     """Every claim's results, in registry order; a claim that raises gets the verdict ``error``.
 
-    The evidence's protocol floors come from ``ev.load_arrays`` when the theory numbers lack them
-    (:meth:`Evidence.protocol_floors`), so this and a report decide the same claims from one store.
+    ``claims``: the claims to evaluate (default: :func:`registered_claims`). ``not_run=False`` leaves the
+    ``not run`` rows out (a claim with nothing to test). A study's reports evaluate the claims of its
+    ``report_studies`` (:func:`depthscale.derivations.study.report_studies`).
     """
     rows = []
-    for claim in REGISTRY:
+    for claim in registered_claims() if claims is None else claims:
         try:
             rows.extend(claim(ev))
         except Exception as exc:  # a broken claim must show in the report, not vanish
             rows.append(errored(claim.id, claim.statement, exc))
-    return rows
+    return rows if not_run else [r for r in rows if r.verdict != "not run"]
 
 
-__all__ = ["Claim", "Evidence", "REGISTRY", "CLAIMS_BY_ID", "evaluate_claims"]
+def __getattr__(name: str):
+    if name == "REGISTRY":
+        return registered_claims()
+    if name == "CLAIMS_BY_ID":
+        return {c.id: c for c in registered_claims()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Claim", "Evidence", "registered_claims", "claims", "study_order", "evaluate_claims"]

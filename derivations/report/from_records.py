@@ -21,9 +21,12 @@ def report_from_records(
     runtime: float = 0.0,
     missing: str | None = None,
     load_arrays=None,
+    study=None,
 ) -> dict:
     """Build and write the report; ``missing`` (a sentence) heads the summary when runs are absent;
-    ``load_arrays`` (``Store.load_arrays``) gives the per-context errors the protocol study pairs.
+    ``load_arrays`` (``Store.load_arrays``) gives the runs' per-context errors; ``study`` (a
+    :class:`~depthscale.derivations.study.Study`): the claims and sections of its ``report_studies``
+    (default: every registered study).
 
     Returns ``{"paths": {"md", "html", "tex", "claims": path text}, "claims": [ClaimResult.to_dict()]}``.
     """
@@ -42,6 +45,7 @@ def report_from_records(
             reference_contexts=reference_contexts,
             runtime_seconds=runtime,
             load_arrays=load_arrays,
+            study=study,
         )
     if missing:
         ctx.summary.insert(0, missing)

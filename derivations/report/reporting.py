@@ -18,9 +18,10 @@ from ..analysis import reference_values, theory_numbers
 from ..analysis.curve import Curve, curves
 from ..analysis.theory_numbers import TheoryNumbers
 from ..claims import linear_optimum as linear_optimum_claims
-from ..claims.registry import Evidence, evaluate_claims
+from ..claims.registry import Evidence, evaluate_claims, registered_claims
 from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 from ..formatting import MISSING, format_estimate, format_interval
+from ..study import report_studies
 from . import figures, protocol_table
 from .findings import claim_findings, simulation_first
 
@@ -277,6 +278,7 @@ def build_context(
     runtime_seconds: float | None = None,
     notes=(),
     load_arrays=None,
+    study=None,
 ):
     """Everything a report shows, from a list of run records.
 
@@ -292,7 +294,7 @@ def build_context(
     # the protocol floors are gathered by the claims that need them (Evidence.protocol_floors), as for
     # evaluate_claims called on its own: one path, the same claims
     ev = Evidence(cs, theory, load_arrays)
-    claims = evaluate_claims(ev)
+    claims = evaluate_claims(ev, None if study is None else registered_claims(report_studies(study)))
     for table in (protocol_table.table(ev), protocol_table.checkpoint_table(ev)):
         if table is not None:
             theory_tables.append(table)

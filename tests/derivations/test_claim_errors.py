@@ -1,6 +1,5 @@
 """A claim whose code raises gets the verdict `error` (not `not run`), and every report format shows it."""
 
-from depthscale.derivations.claims import registry
 from depthscale.derivations.claims.claim import claim
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims.verdicts import ClaimResult
@@ -18,9 +17,8 @@ def empty(c, ev):
     return []
 
 
-def test_a_claim_that_raises_is_an_error_and_the_others_still_run(monkeypatch):
-    monkeypatch.setattr(registry, "REGISTRY", (broken, empty))
-    rows = evaluate_claims(Evidence([], {}))
+def test_a_claim_that_raises_is_an_error_and_the_others_still_run():
+    rows = evaluate_claims(Evidence([], {}), (broken, empty))
     assert [(r.id, r.verdict) for r in rows] == [("broken", "error"), ("empty", "not run")]
     assert rows[0].claim == "A claim with a bug."
     assert "ZeroDivisionError" in rows[0].reason

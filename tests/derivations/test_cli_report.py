@@ -3,7 +3,8 @@
 import pytest
 
 from depthscale.derivations.cli.app import main
-from depthscale.derivations.cli.commands.reproduce import PRESETS, preset_path
+from depthscale.derivations.cli.commands.reproduce import preset_path
+from depthscale.derivations.study import study
 from depthscale.sims.grid import load_grid
 
 
@@ -37,9 +38,7 @@ def test_out_must_not_be_a_file(tmp_path, capsys):
     assert code == 2 and "out" in err and f.read_text() == "keep me"
 
 
-@pytest.mark.parametrize(
-    "preset", [p for p in PRESETS if p not in ("protocol", "curves")]
-)  # studies: test_protocol_study
+@pytest.mark.parametrize("preset", study("core").presets)  # the other studies' presets: their own tests
 def test_presets_are_valid_grids(preset):
     runs = load_grid(str(preset_path(preset)))
     models = {c.model.model for c, _ in runs}

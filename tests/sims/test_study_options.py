@@ -47,7 +47,7 @@ def test_committed_keys_survive_added_fields():
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     stored = {k for (k,) in con.execute("select key from runs")}
     con.close()
-    keys = {run_key(c, s) for c, s in load_grid(ROOT / "derivations" / "presets" / "cpu.toml")}
+    keys = {run_key(c, s) for c, s in load_grid(ROOT / "studies" / "core" / "presets" / "cpu.toml")}
     assert keys == stored
     changed = RunConfig(model=ModelConfig(init="default"))
     assert run_key(changed, 0) != run_key(RunConfig(), 0)

@@ -45,9 +45,17 @@ def check_contexts(args) -> None:
 
 
 def write(
-    records, args, title: str, preset: str = "", runtime: float = 0.0, missing: str | None = None, load_arrays=None
+    records,
+    args,
+    title: str,
+    preset: str = "",
+    runtime: float = 0.0,
+    missing: str | None = None,
+    load_arrays=None,
+    study=None,
 ) -> dict:
-    """:func:`~depthscale.derivations.report.from_records.report_from_records` with the options of ``args``."""
+    """:func:`~depthscale.derivations.report.from_records.report_from_records` with the options of
+    ``args``; ``study`` (a :class:`~depthscale.derivations.study.Study`): the report of its preset."""
     from ...report.from_records import report_from_records
 
     return report_from_records(
@@ -60,6 +68,7 @@ def write(
         runtime=runtime,
         missing=missing,
         load_arrays=load_arrays,
+        study=study,
     )
 
 

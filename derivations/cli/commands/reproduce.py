@@ -1,4 +1,7 @@
-"""``depthscale reproduce --preset smoke|cpu|protocol|curves|paper``: sweep, fits, claims and report in one go.
+"""``depthscale reproduce --preset NAME``: sweep, fits, claims and report in one go.
+
+``NAME`` is a preset of a registered study, or a study's name (its first preset); the studies and
+their presets are found through :mod:`depthscale.derivations.study` (an unknown name lists them).
 
 Every input (preset, output directory, store, executor) is checked before anything is created.
 Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
@@ -11,31 +14,31 @@ from __future__ import annotations
 
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 from ..app import emit
 from .report import add_report_options, check_contexts, check_out, claims_text, write
 from .sweep import add_run_options, check_run_options, run_sweep
 
-PRESETS = ("smoke", "cpu", "protocol", "curves", "paper")
-# Contexts for the theory Monte Carlo per preset: (linear floors at the sweep's scales, paper's five floors).
-THEORY_CONTEXTS = {
-    "smoke": (500, 300),
-    "cpu": (3000, 3000),
-    "protocol": (3000, 3000),
-    "curves": (3000, 3000),
-    "paper": (3000, 3000),
-}
+
+def presets() -> list[str]:
+    """Every preset of every registered study."""
+    from ...study import preset_names
+
+    return preset_names()
 
 
 def preset_path(name: str):
-    return resources.files("depthscale.derivations").joinpath("presets", f"{name}.toml")
+    """The TOML file of a preset (or of a study's first preset)."""
+    from ...study import find_preset
+
+    s, preset = find_preset(name)
+    return s.preset_path(preset)
 
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
-    p.add_argument("--preset", required=True, help="smoke, cpu, protocol, curves or paper")
+    p.add_argument("--preset", required=True, help="a preset or a study's name (an unknown name lists them)")
     p.add_argument(
         "--store",
         default=None,
@@ -43,12 +46,7 @@ def register(sub) -> None:
     )
     add_run_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
-    per_preset = ", ".join(f"{k} {v[0]}" for k, v in THEORY_CONTEXTS.items())
-    add_report_options(
-        p,
-        floor_default=f"per preset: {per_preset}",
-        reference_default="per preset: " + ", ".join(f"{k} {v[1]}" for k, v in THEORY_CONTEXTS.items()),
-    )
+    add_report_options(p, floor_default="the study's, per preset", reference_default="the study's, per preset")
     p.set_defaults(func=handle, floor_contexts=None, reference_contexts=None)
 
 
@@ -85,11 +83,11 @@ def handle(args) -> int:
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.store import Store, check_store_file
     from ....sims.sweeps import plan
-    from ....theory._validate import check_choice
+    from ...study import find_preset
 
-    check_choice("preset", args.preset, PRESETS)
+    study, args.preset = find_preset(args.preset)
     out = check_out(args.out)
-    fc, rc = THEORY_CONTEXTS[args.preset]
+    fc, rc = study.contexts_of(args.preset)
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
     args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
     check_contexts(args)
@@ -134,6 +132,7 @@ def handle(args) -> int:
                 args,
                 title=f"depthscale reproduce --preset {args.preset}",
                 preset=args.preset,
+                study=study,
                 runtime=time.perf_counter() - t0,
                 missing=missing_sentence(args.preset, runs, statuses),
                 load_arrays=st.load_arrays,

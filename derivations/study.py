@@ -1,0 +1,287 @@
+"""The :class:`Study` record and the registry of studies.
+
+A study asks one question of the simulations and the theory, and answers it with claims. The
+library (``depthscale.theory``, ``.sims``, ``.derivations``) names no study: the studies live in
+their own packages and declare themselves, and the command line and the reports find them here.
+
+How a study declares itself
+---------------------------
+A study is one Python package. In this distribution it is a folder ``studies/<folder>/``
+(installed as ``depthscale.studies.<folder>``); a user's own distribution can hold one as well.
+
+1. Its ``__init__.py`` exports ``STUDY``, a :class:`Study`::
+
+       from depthscale.derivations.study import Study
+
+       STUDY = Study(
+           name="my-study",                      # lower case, digits and hyphens
+           question="Does X make the loss fall as 1/L?",
+           package=__name__,                      # where the preset TOMLs are found
+           presets=("my-study",),                 # presets/my-study.toml beside __init__.py
+           claims=CLAIMS,                         # its Claim records, in report order
+           theory=theory_numbers,                 # optional: the theory numbers it needs
+           sections=sections,                     # optional: its tables and figures
+           story=story,                           # optional: the answer and its findings
+       )
+
+2. Its preset TOMLs (the grids ``depthscale sweep`` reads) sit in ``presets/<name>.toml`` in
+   the package, shipped as package data (``"depthscale.studies.<folder>" = ["presets/*.toml"]``
+   in ``[tool.setuptools.package-data]``).
+
+3. One line registers it, in the ``[project.entry-points."depthscale.studies"]`` table of the
+   pyproject.toml of the distribution that holds it::
+
+       my-study = "depthscale.studies.my_study:STUDY"
+
+   The entry point's name must equal ``STUDY.name``. After ``pip install`` (``-e`` too),
+   ``depthscale reproduce --preset my-study`` runs it, and :func:`studies` lists it.
+
+A study may use another study's claims and numbers by importing it (studies import the library
+and each other; the library never imports a study).
+
+Examples
+--------
+>>> s = Study(name="demo", question="Is anything measured?", package=__name__)
+>>> s.name, s.presets, s.claims
+('demo', (), ())
+>>> Study(name="Demo", question="Why?", package=__name__)
+Traceback (most recent call last):
+...
+ValueError: name='Demo': must be lower case letters, digits and hyphens, starting with a letter
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import metadata, resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from ..theory._validate import bad_argument
+from .claims.claim import Claim
+
+ENTRY_POINT_GROUP = "depthscale.studies"
+DEFAULT_CONTEXTS = (3000, 3000)  # (floor contexts, reference contexts) of a preset's report
+_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class TheoryInputs:
+    """What a study's ``theory`` callable may use: the curves of the sweep, the Monte Carlo sizes of
+    the report, and the runs' stored arrays (``Store.load_arrays``; None when not available)."""
+
+    curves: Sequence[Any]
+    floor_contexts: int = DEFAULT_CONTEXTS[0]
+    reference_contexts: int = DEFAULT_CONTEXTS[1]
+    load_arrays: Callable[[str], dict | None] | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a study's story: a title, the sentence that states it (with its number), the
+    figure drawn beside it (the name of a figure entry of its sections, or "" for none) and the
+    claim ids it rests on."""
+
+    title: str
+    sentence: str
+    figure: str = ""
+    claim_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Story:
+    """A study's report, in words: the answer (three to five sentences, each with its number), then
+    one :class:`Finding` per section."""
+
+    answer: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sections:
+    """A study's report pieces beyond its claims: tables (dicts with ``title``, ``columns``, ``rows``)
+    and figure entries (``report.figures.figure_entry``), each list in report order."""
+
+    tables: tuple[dict, ...] = ()
+    figures: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study: its question, its presets, its claims, the theory numbers it needs and its story.
+
+    Attributes
+    ----------
+    name : str
+        Lower case letters, digits and hyphens (``paper-curves``); the registry line's name.
+    question : str
+        The question it answers, one sentence.
+    package : str
+        The import name of the package that holds it; its presets are ``presets/<preset>.toml`` there.
+    presets : tuple of str
+        Its preset names (``depthscale reproduce --preset NAME``), the first the default.
+    claims : tuple of Claim
+        Its claims, in report order (ids unique across all studies).
+    theory : callable or None
+        ``theory(inputs: TheoryInputs) -> object``: the theory numbers its claims and sections read,
+        computed once per report and kept in ``TheoryNumbers.studies[name]``. None: it needs none.
+    sections : callable or None
+        ``sections(ev: Evidence) -> Sections``: its tables and figures.
+    story : callable or None
+        ``story(results: list[ClaimResult], ev: Evidence) -> Story``: the answer sentences and the
+        findings, from the decided claims. None: the report states each claim's results in turn.
+    report_studies : tuple of str
+        The studies whose claims, theory numbers and sections a report of this study's presets
+        holds, in report order (this one included); empty: this one alone.
+    contexts : mapping
+        ``{preset: (floor contexts, reference contexts)}`` of the theory Monte Carlo in a report of
+        that preset; a preset not named gets :data:`DEFAULT_CONTEXTS`.
+    """
+
+    name: str
+    question: str
+    package: str
+    presets: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    theory: Callable[[TheoryInputs], object] | None = None
+    sections: Callable[[Any], Sections] | None = None
+    story: Callable[[list, Any], Story] | None = None
+    report_studies: tuple[str, ...] = ()
+    contexts: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            bad_argument("name", self.name, "lower case letters, digits and hyphens, starting with a letter")
+        if not isinstance(self.question, str) or not self.question.strip():
+            bad_argument("question", self.question, "one sentence")
+        for i, c in enumerate(self.claims):
+            if not isinstance(c, Claim):
+                bad_argument(f"claims[{i}]", c, "a Claim record")
+        for p in self.presets:
+            if not isinstance(p, str) or not _NAME.match(p):
+                bad_argument("presets", p, "names of lower case letters, digits and hyphens")
+        unknown = sorted(set(self.contexts) - set(self.presets))
+        if unknown:
+            bad_argument("contexts", unknown, f"presets of the study ({', '.join(self.presets) or 'none'})")
+
+    def preset_path(self, preset: str) -> Traversable:
+        """The TOML file of one of its presets (package data of the study's package)."""
+        if preset not in self.presets:
+            bad_argument("preset", preset, f"one of the presets of study {self.name!r}: {', '.join(self.presets)}")
+        return resources.files(self.package).joinpath("presets", f"{preset}.toml")
+
+    @property
+    def preset_paths(self) -> dict[str, Traversable]:
+        """``{preset: path}`` of its preset TOMLs."""
+        return {p: self.preset_path(p) for p in self.presets}
+
+    def contexts_of(self, preset: str) -> tuple[int, int]:
+        """``(floor contexts, reference contexts)`` of a report of ``preset``."""
+        return tuple(self.contexts.get(preset, DEFAULT_CONTEXTS))  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------------------------ registry
+def _entry_points() -> Iterable[metadata.EntryPoint]:
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+@cache
+def studies() -> dict[str, Study]:
+    """Every registered study, ``{name: Study}``, sorted by name (entry-point group ``depthscale.studies``).
+
+    A registry line whose object is not a :class:`Study`, or whose name is not the study's, or two
+    studies with one preset or one claim id, raise ``TypeError``/``ValueError`` naming the line.
+    """
+    found: dict[str, Study] = {}
+    for ep in sorted(_entry_points(), key=lambda e: e.name):
+        obj = ep.load()
+        if not isinstance(obj, Study):
+            raise TypeError(f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a Study record")
+        if obj.name != ep.name:
+            raise ValueError(f"entry point {ep.name} = {ep.value!r}: names the study {obj.name!r}; use that name")
+        found[ep.name] = obj
+    _check_unique(found)
+    return found
+
+
+def _check_unique(found: Mapping[str, Study]) -> None:
+    presets: dict[str, str] = {}
+    ids: dict[str, str] = {}
+    for s in found.values():
+        for p in s.presets:
+            if p in presets or (p in found and p != s.name):
+                raise ValueError(
+                    f"preset {p!r} of study {s.name!r}: already a preset or study name ({presets.get(p, p)})"
+                )
+            presets[p] = s.name
+        for c in s.claims:
+            if c.id in ids:
+                raise ValueError(f"claim {c.id!r} of study {s.name!r}: already a claim of study {ids[c.id]!r}")
+            ids[c.id] = s.name
+        for other in s.report_studies:
+            if other not in found:
+                raise ValueError(f"study {s.name!r}: report_studies names {other!r}, which is not registered")
+
+
+def study(name: str) -> Study:
+    """The registered study called ``name``."""
+    got = studies()
+    if name not in got:
+        bad_argument("study", name, "a registered study: " + (", ".join(got) or "none registered"))
+    return got[name]
+
+
+def preset_names() -> list[str]:
+    """Every preset of every registered study, study by study."""
+    return [p for s in studies().values() for p in s.presets]
+
+
+def find_preset(name: str) -> tuple[Study, str]:
+    """``(study, preset)`` for a preset name, or for a study name (its first preset)."""
+    got = studies()
+    for s in got.values():
+        if name in s.presets:
+            return s, name
+    if name in got and got[name].presets:
+        return got[name], got[name].presets[0]
+    choices = sorted(set(preset_names()) | {n for n, s in got.items() if s.presets})
+    bad_argument("preset", name, "a registered study or preset: " + ", ".join(choices))
+
+
+def report_studies(s: Study) -> list[Study]:
+    """The studies a report of ``s``'s presets holds, in report order."""
+    return [study(n) for n in s.report_studies] if s.report_studies else [s]
+
+
+def all_claims(of: Iterable[Study] | None = None) -> tuple[Claim, ...]:
+    """The claims of these studies (every registered one by default), in study order."""
+    return tuple(c for s in (studies().values() if of is None else of) for c in s.claims)
+
+
+def study_of_claim(claim_id: str) -> Study:
+    """The registered study that holds the claim ``claim_id``."""
+    for s in studies().values():
+        if any(c.id == claim_id for c in s.claims):
+            return s
+    bad_argument("claim_id", claim_id, "the id of a claim of a registered study")
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "DEFAULT_CONTEXTS",
+    "Study",
+    "Story",
+    "Finding",
+    "Sections",
+    "TheoryInputs",
+    "studies",
+    "study",
+    "preset_names",
+    "find_preset",
+    "report_studies",
+    "all_claims",
+    "study_of_claim",
+]
