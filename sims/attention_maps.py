@@ -131,24 +131,24 @@ def relu_inplace(z, scale):
         z[i] = scale * max(z[i], 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sparse_back(kind, p, dp, dz, scale):
     """``dz = scale J^T dp`` for the maps other than softmax, from the weights ``p`` (``dz`` may be ``dp``).
 
-    Every Jacobian here is symmetric. ``kind`` is a code of ``ATTENTIONS`` (not softmax); for relu
-    the weights' own scale ``1/P`` enters through ``scale``.
+    Every Jacobian here is symmetric. ``kind`` is a code of ``ATTENTIONS`` (not softmax). The loops
+    multiply by the support mask instead of branching, so that they vectorise.
     """
     n = p.shape[0]
     if kind == SPARSEMAX:
-        k = 0
+        k = 0.0
         s = 0.0
         for i in range(n):
-            if p[i] > 0.0:
-                k += 1
-                s += dp[i]
+            on = 1.0 if p[i] > 0.0 else 0.0
+            k += on
+            s += on * dp[i]
         mean = s / k
         for i in range(n):
-            dz[i] = scale * (dp[i] - mean) if p[i] > 0.0 else 0.0
+            dz[i] = scale * (dp[i] - mean) * (1.0 if p[i] > 0.0 else 0.0)
     elif kind == ENTMAX15:
         sg = 0.0
         sgd = 0.0
@@ -163,5 +163,6 @@ def sparse_back(kind, p, dp, dz, scale):
         for i in range(n):
             dz[i] = scale * p[i] * (1.0 - p[i]) * dp[i]
     else:  # relu: p = relu(z) / n
+        w = scale / n
         for i in range(n):
-            dz[i] = scale * dp[i] / n if p[i] > 0.0 else 0.0
+            dz[i] = w * dp[i] * (1.0 if p[i] > 0.0 else 0.0)
