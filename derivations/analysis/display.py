@@ -1,5 +1,6 @@
 """Notebook displays of fits and curves: small HTML tables with intervals and whether a fit is
-identified (what :meth:`FitResult._repr_html_` and :meth:`Curve._repr_html_` return)."""
+identified (what :meth:`FitResult._repr_html_` and :meth:`Curve._repr_html_` return), their short
+text reprs and their lmfit-style text reports (:func:`fit_report`, :func:`curve_report`)."""
 
 from __future__ import annotations
 
@@ -43,10 +44,130 @@ def fit_rows(fit) -> list:
     return rows
 
 
+def _law(fit) -> str:
+    return LAWS.get(fit.kind.split("_alpha")[0].replace("_fixed", ""), fit.kind)
+
+
+def _points_text(fit) -> str:
+    """``"9 points at 3 depths"`` when some depths repeat (seed-level points), else ``"5 points"``."""
+    if fit.data is not None:
+        distinct = len({float(x) for x in fit.data[0]})
+        if distinct < fit.n:
+            return f"{fit.n} points at {distinct} depths"
+    return f"{fit.n} points"
+
+
+def fit_repr(fit) -> str:
+    """A few lines: the law, the points, whether identified (or why not), the parameters ± s.e.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from depthscale.derivations.analysis.fits import fit_power_law
+    >>> print(fit_repr(fit_power_law(2.0 ** np.arange(5), 3.0 * 2.0 ** -np.arange(5) * [1, 1.01, 0.99, 1, 1.02])))
+    <FitResult power_law: c L^-alpha, 5 points, dof 3, identified
+      c = 2.994 ± 0.028, alpha = 0.9957 ± 0.0054; R^2 of log R = 0.9999>
+    """
+    if fit.failure:
+        return f"<FitResult {fit.kind}: {_law(fit)}, no fit ({fit.failure})>"
+    ok, why = fit.identification()
+    params = ", ".join(f"{k} = {format_estimate(v, fit.se.get(k))}" for k, v in fit.params.items())
+    params += "".join(f", {k} = {format_value(v)} (fixed)" for k, v in fit.fixed.items())
+    return (
+        f"<FitResult {fit.kind}: {_law(fit)}, {_points_text(fit)}, dof {fit.dof}, "
+        f"{'identified' if ok else 'not identified: ' + why}\n  {params}; R^2 of log R = {format_value(fit.r2)}>"
+    )
+
+
+def fit_report(fit, min_correl: float = 0.1) -> str:
+    """An lmfit-style text report: the law, the fit statistics, the variables (value ± s.e., relative
+    error, 95 % interval clipped to the range, profile and bootstrap intervals, range), whether the
+    fit is identified or why not, and the correlations of the parameters above ``min_correl``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from depthscale.derivations.analysis.fits import fit_offset_power
+    >>> L = 2.0 ** np.arange(6)
+    >>> f = fit_offset_power(L, (0.5 + 2.0 / L) * np.exp(0.01 * np.array([1, -1, 1, -1, 1, -1])))
+    >>> text = fit_report(f)
+    >>> print(text.splitlines()[0])
+    [[Model]] L0 + c L^-alpha (offset_power)
+    >>> "[[Correlations]]" in text and "C(L0, alpha)" in text
+    True
+    """
+    lines = [f"[[Model]] {_law(fit)} ({fit.kind})"]
+    if fit.failure:
+        return "\n".join([*lines, f"    no fit: {fit.failure}"])
+    ok, why = fit.identification()
+    lines += [
+        "[[Fit Statistics]]",
+        f"    data points        = {_points_text(fit)}",
+        f"    free parameters    = {len(fit.names)}",
+        f"    degrees of freedom = {fit.dof}",
+        f"    SSR of log R       = {format_value(fit.ssr)}",
+        f"    R^2 of log R       = {format_value(fit.r2)}",
+        f"    AIC                = {format_value(fit.aic)}",
+    ]
+    if math.isfinite(fit.delta_aic_alpha_one):
+        lines.append(f"    dAIC(alpha=1-free) = {format_value(fit.delta_aic_alpha_one)}")
+    if fit.huber is not None:
+        lines.append(f"    Huber scale        = {format_value(fit.huber)}")
+    lines += ["[[Identified]]", f"    {'yes' if ok else 'no: ' + why}", "[[Variables]]"]
+    boot = fit.bootstrap.intervals if fit.bootstrap is not None else {}
+    width = max((len(k) for k in [*fit.params, *fit.fixed]), default=1)
+    for k, v in fit.params.items():
+        se = fit.se.get(k, math.nan)
+        rel = f" ({100 * se / abs(v):.2f}%)" if math.isfinite(se) and v != 0 else ""
+        lo, hi = fit.interval(k)
+        parts = [f"    {k:<{width}}: {format_estimate(v, se)}{rel}"]
+        parts.append(f"95%: {format_interval(lo, hi) if math.isfinite(lo) else '—'}")
+        plo, phi = fit.profile_interval(k) if k == "alpha" else (math.nan, math.nan)
+        if math.isfinite(plo):
+            parts.append(f"profile 95%: {format_interval(plo, phi)}")
+        if k in boot:
+            parts.append(f"bootstrap 95%: {format_interval(*boot[k])}")
+        parts.append(f"range {_range_text(*fit.param_range(k))}")
+        lines.append(", ".join(parts))
+    lines.extend(f"    {k:<{width}}: {format_value(v)} (fixed)" for k, v in fit.fixed.items())
+    if fit.bootstrap is not None:
+        b = fit.bootstrap
+        lines.append(f"    (bootstrap: {b.n_ok} of {b.n_boot} resamples of {b.n_seeds} seeds)")
+    elif fit.bootstrap_refused:
+        lines.append(f"    ({fit.bootstrap_refused})")
+    corr = correlations(fit)
+    shown = sorted(((a, b, r) for (a, b), r in corr.items() if abs(r) > min_correl), key=lambda t: -abs(t[2]))
+    if shown:
+        lines.append(f"[[Correlations]] (unreported correlations are < {min_correl:g})")
+        lines.extend(f"    C({a}, {b}) = {r:+.4f}" for a, b, r in shown)
+    return "\n".join(lines)
+
+
+def correlations(fit) -> dict:
+    """``{(a, b): r}``: the correlation of each pair of free parameters, from the fit's covariance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from depthscale.derivations.analysis.fits import fit_power_law
+    >>> L = 2.0 ** np.arange(5)
+    >>> r = correlations(fit_power_law(L, 3.0 * L ** -1.0 * [1, 1.01, 0.99, 1, 1.02]))
+    >>> list(r), round(r["c", "alpha"], 4)  # log L is centred at 1.386: c and alpha move together
+    ([('c', 'alpha')], 0.8165)
+    """
+    names, cov = fit.names, fit.cov
+    out = {}
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            denom = math.sqrt(cov[i][i] * cov[j][j]) if cov[i][i] > 0 and cov[j][j] > 0 else math.nan
+            out[(names[i], names[j])] = cov[i][j] / denom if math.isfinite(denom) and denom > 0 else math.nan
+    return out
+
+
 def fit_html(fit) -> str:
     """A :class:`~depthscale.derivations.analysis.fit_results.FitResult` as a caption (law, identified
     or why not) and its parameter table; a fit that could not be made shows its reason only."""
-    law = LAWS.get(fit.kind.split("_alpha")[0].replace("_fixed", ""), fit.kind)
+    law = _law(fit)
     if fit.failure:
         return f"<p><b>{html.escape(law)}</b>: no fit ({html.escape(fit.failure)})</p>"
     ok, why = fit.identification()
@@ -98,4 +219,48 @@ def curve_html(curve) -> str:
     return f"<div>{losses}{fit_html(curve.fit(curve.default_kind, n_boot=0))}</div>"
 
 
-__all__ = ["fit_rows", "fit_html", "curve_rows", "curve_html"]
+def curve_repr(curve) -> str:
+    """A few lines: the condition, its size (depths x seeds, runs, unconverged) and the seed-mean
+    loss at each depth (the first and last three when there are many).
+
+    Examples
+    --------
+    >>> from depthscale.derivations.analysis.curve import curves
+    >>> rec = lambda L, s: {"status": "ok", "seed": s, "converged": True, "final_loss": 0.5 + 0.4 / L,
+    ...     "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+    ...                "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
+    >>> print(repr(curves([rec(L, s) for L in (1, 2, 4) for s in (0, 1)])[0]))
+    <Curve softmax top-2 (a,b)=(0,0) d=8 P=32: 3 depths x 2 seeds, 6 runs, all converged
+      R_L (seed mean): L=1 0.9 ± 0, L=2 0.7 ± 0, L=4 0.6 ± 0>
+    """
+    n_runs = len(curve.runs)
+    conv = "all converged" if curve.all_converged else f"{curve.n_unconverged} unconverged"
+    cells = [f"L={int(L)} {format_estimate(m, e)}" for L, m, e in zip(curve.depths, curve.mean, curve.error_bar)]
+    if len(cells) > 6:
+        cells = [*cells[:3], "...", *cells[-3:]]
+    return (
+        f"<Curve {curve.label}: {len(curve.depths)} depths x {len(curve.seeds)} seeds, {n_runs} runs, {conv}\n"
+        f"  R_L (seed mean): {', '.join(cells)}>"
+    )
+
+
+def curve_report(curve, kind=None, points: str = "auto") -> str:
+    """The curve's losses by depth and the :func:`fit_report` of its fit ``kind`` (default: the law
+    the claims test), without a bootstrap."""
+    kind = curve.default_kind if kind is None else kind
+    head = [f"[[Curve]] {curve.label}", f"    {len(curve.depths)} depths x {len(curve.seeds)} seeds"]
+    head += [f"    L = {L:<4d} R_L = {a}  ({n} seeds, {u} unconverged)" for L, a, n, u in curve_rows(curve)]
+    return "\n".join(head) + "\n" + fit_report(curve.fit(kind, n_boot=0, points=points))
+
+
+__all__ = [
+    "fit_rows",
+    "fit_html",
+    "fit_repr",
+    "fit_report",
+    "correlations",
+    "curve_rows",
+    "curve_html",
+    "curve_repr",
+    "curve_report",
+]

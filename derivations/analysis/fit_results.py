@@ -80,6 +80,9 @@ class FitResult:
     bootstrap: BootstrapResult | None = None
     delta_aic_alpha_one: float = math.nan
     bootstrap_refused: str = ""
+    # the points an offset fit was made to, ``(L, R, weights, huber)``: what the profile refits
+    data: tuple | None = field(default=None, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def missing(cls, kind: str, reason: str, n: int = 0) -> FitResult:
@@ -96,10 +99,19 @@ class FitResult:
     def identification(self) -> tuple[bool, str]:
         """Whether the parameters are identified, and if not, why.
 
-        Not identified: no fit (``failure``), a non-finite parameter, a parameter at a bound of its
-        range, a zero or non-finite standard error, R^2 <= 0 (or undefined: flat data), or a 95 %
-        interval wider than the parameter's range.
+        *Identified* promises that the data bound every free parameter on both sides inside the
+        range it can take. Not identified: no fit (``failure``), a non-finite parameter, a parameter
+        at a bound of its range, a zero or non-finite standard error, a 95 % Jacobian interval wider
+        than the parameter's range, R^2 <= 0 (or undefined: flat data), or, for a free exponent of
+        an offset law, a 95 % profile-likelihood interval (:meth:`profile_interval`) that reaches an
+        end of the exponent's range: the Jacobian error is a local (quadratic) approximation and on
+        few points it can be several times too narrow (docs/choices.md).
         """
+        if "identification" not in self._memo:
+            self._memo["identification"] = self._identification()
+        return self._memo["identification"]
+
+    def _identification(self) -> tuple[bool, str]:
         if self.failure:
             return False, self.failure
         # checked in this order so that the reason names the root cause (a bound before its nan error)
@@ -130,7 +142,50 @@ class FitResult:
                     )
         if not (self.r2 > 0):
             return False, f"R^2 = {self.r2:.3g} <= 0: the law explains nothing of the data"
+        if "alpha" in self.names and self.data is not None:
+            lo, hi = self.profile_interval("alpha")
+            from .fits import ALPHA_MAX, PROFILE_ALPHA_MIN
+
+            if hi >= ALPHA_MAX or lo <= PROFILE_ALPHA_MIN:
+                end = f"above {ALPHA_MAX:g}" if hi >= ALPHA_MAX else f"below {PROFILE_ALPHA_MIN:g}"
+                return False, (
+                    f"the 95% profile-likelihood interval of alpha reaches {end} "
+                    f"(Jacobian {self.params['alpha']:.3g} ± {self.se['alpha']:.2g}): the data do not bound it"
+                )
         return True, ""
+
+    def profile_interval(self, name: str = "alpha", level: float = 0.95) -> tuple:
+        """Profile-likelihood interval of the exponent of an offset fit: the exponents whose best
+        ``(L0, c)`` leave a residual sum within the F bound of the minimum.
+
+        ``SSR(alpha) <= SSR_min (1 + F_(1, dof)(level) / dof)``, the exact interval of a linear model
+        and, unlike ``alpha ± t se``, one that follows the curvature of the likelihood. Found by
+        walking out from the estimate in steps of 30 % and refining each crossing; an end that
+        is not crossed inside the range is returned as that end of the range (``ALPHA_MAX`` above,
+        :data:`~depthscale.derivations.analysis.fits.PROFILE_ALPHA_MIN` below), which means the
+        data do not bound the exponent there. ``(nan, nan)`` for other fits and without dof.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from depthscale.derivations.analysis.fits import fit_offset_power
+        >>> L = np.repeat([1.0, 2.0, 4.0, 8.0, 16.0], 2)
+        >>> f = fit_offset_power(L, (0.5 + 2.0 / L) * np.exp(0.01 * np.tile([1.0, -1.0], 5)))
+        >>> lo, hi = f.profile_interval("alpha")
+        >>> bool(0.9 < lo < 1.0 < hi < 1.1)
+        True
+        """
+        check_real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+        if name not in self.params:
+            bad_argument("name", name, f"one of {', '.join(self.params) or '(no parameters: no fit)'}")
+        if name != "alpha" or self.data is None or self.dof <= 0:
+            return (math.nan, math.nan)
+        key = ("profile", name, float(level))
+        if key not in self._memo:
+            from .fits import _profile_alpha_interval
+
+            self._memo[key] = _profile_alpha_interval(self, level)
+        return self._memo[key]
 
     @property
     def identified(self) -> bool:
@@ -205,6 +260,36 @@ class FitResult:
         from .display import fit_html  # display code apart from the numbers
 
         return fit_html(self)
+
+    def __repr__(self) -> str:
+        from .display import fit_repr
+
+        return fit_repr(self)
+
+    def fit_report(self, min_correl: float = 0.1) -> str:
+        """A text report in lmfit's manner: the law, fit statistics, whether identified (or why
+        not), the variables with standard errors and intervals, and the parameter correlations.
+
+        Parameters
+        ----------
+        min_correl : float
+            Correlations of smaller magnitude are left out.
+
+        Returns
+        -------
+        str
+            Print it: ``print(fit.fit_report())``.
+        """
+        from .display import fit_report
+
+        check_real("min_correl", min_correl, lo=0, hi=1)
+        return fit_report(self, min_correl)
+
+    def correlations(self) -> dict:
+        """``{(a, b): r}``: the correlation of each pair of free parameters (from :attr:`cov`)."""
+        from .display import correlations
+
+        return correlations(self)
 
     def predict(self, L) -> np.ndarray:
         """The fitted law at depths ``L``: ``L0 + c L^-alpha`` for offset fits, ``c L^-alpha`` for

@@ -11,16 +11,18 @@ Standard errors come from the Jacobian at the optimum, ``s^2 (J^T J)^-1`` with
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
 from ...theory._validate import check_real
 from .fit_results import BootstrapResult, Comparison, FitResult, ProfileResult
 
 ALPHA_MAX = 20.0  # upper bound of fitted exponents: far beyond anything physical here
+PROFILE_ALPHA_MIN = 0.01  # below it a power law is not told from a logarithm on these depths
 _ALPHA_GRID = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)
 _L0_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99, 0.999)  # of the smallest loss
 
@@ -59,6 +61,26 @@ def _inputs(L, R, weights, n_params: int, R_name: str = "R"):
 
 def _check_huber(huber):
     return None if huber is None else check_real("huber", huber, lo=0, lo_open=True)
+
+
+def _floor_cap(X, R, w) -> float:
+    """The largest floor ``L0`` an offset law may take: the smallest loss of one input point.
+
+    Points that repeat an input (several seeds at one depth) count as one, by the weighted geometric
+    mean of their losses (the value the log-residual law is fitted to there): the floor lies below
+    the loss at every depth, not below the luckiest seed. ``X`` is ``(n,)`` or ``(n, K)``; points of
+    zero weight are left out.
+    """
+    X = np.asarray(X, dtype=float).reshape(len(R), -1)
+    keep = w > 0
+    groups: dict = {}
+    for x, r, wi in zip(map(tuple, X[keep]), R[keep], w[keep]):
+        groups.setdefault(x, []).append((float(r), float(wi)))
+    means = [
+        g[0][0] if len(g) == 1 else math.exp(sum(wi * math.log(r) for r, wi in g) / sum(wi for _, wi in g))
+        for g in groups.values()
+    ]
+    return float(min(means))
 
 
 # -------------------------------------------------------------------------------------------
@@ -196,7 +218,7 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
     def resid(th):  # th = (L0, log c, alpha)
         return sw * (logR - np.log(th[0] + np.exp(th[1]) * L ** (-th[2])))
 
-    rmin = float(R.min())
+    rmin = _floor_cap(L, R, w)
     starts = []
     for f, a in itertools.product(_L0_FRACTIONS, _ALPHA_GRID):
         lc = _c_start(L, R, w, f * rmin, a)
@@ -209,10 +231,10 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
         m = th[0] + cLp
         return -sw[:, None] * np.column_stack([1.0 / m, cLp / m, -cLp * lnL / m])
 
-    lo, hi = np.array([0.0, -np.inf, 1e-8]), np.array([np.inf, np.inf, ALPHA_MAX])
+    lo, hi = np.array([0.0, -np.inf, 1e-8]), np.array([rmin, np.inf, ALPHA_MAX])
     sol = _least_squares(resid, starts, lo, hi, huber, keep=3, jac=dresid)
     jac = _offset_jac(L, ("L0", "c", "alpha"))
-    return _finish(
+    res = _finish(
         "offset_power",
         ("L0", "c", "alpha"),
         sol.x,
@@ -227,6 +249,29 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
         lambda th: {"L0": th[0], "c": math.exp(th[1]), "alpha": th[2]},
         {"L0": (0.0, rmin), "alpha": (float(lo[2]), ALPHA_MAX)},
     )
+    return dataclasses.replace(res, data=(L, R, w, huber))
+
+
+def _profile_alpha_interval(fit: FitResult, level: float) -> tuple:
+    """The profile-likelihood interval of alpha of an offset fit (:meth:`FitResult.profile_interval`)."""
+    L, R, w, huber = fit.data
+    limit = fit.ssr * (1.0 + float(stats.f.ppf(level, 1, fit.dof)) / fit.dof)
+
+    def excess(a: float) -> float:
+        return _fit_offset_fixed_alpha(L, R, w, a, huber).ssr - limit
+
+    a_hat = fit.params["alpha"]
+
+    def end(step: float, stop: float) -> float:
+        inside = a_hat
+        while (inside < stop) if step > 1 else (inside > stop):
+            nxt = min(inside * step, stop) if step > 1 else max(inside * step, stop)
+            if excess(nxt) > 0:
+                return float(optimize.brentq(excess, min(inside, nxt), max(inside, nxt), rtol=1e-4))
+            inside = nxt
+        return stop
+
+    return (end(1 / 1.3, PROFILE_ALPHA_MIN), end(1.3, ALPHA_MAX))
 
 
 def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alpha") -> FitResult:
@@ -236,7 +281,7 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
     def resid(th):  # th = (L0, log c)
         return sw * (logR - np.log(th[0] + np.exp(th[1]) * La))
 
-    rmin = float(R.min())
+    rmin = _floor_cap(L, R, w)
     starts = [(f * rmin, _c_start(L, R, w, f * rmin, alpha)) for f in _L0_FRACTIONS]
     starts = [s for s in starts if s[1] is not None]
     # with alpha fixed the law is linear in (L0, c): non-negative least squares on relative errors
@@ -250,7 +295,7 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
         m = th[0] + cLa
         return -sw[:, None] * np.column_stack([1.0 / m, cLa / m])
 
-    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), huber, keep=2, jac=dresid)
+    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([rmin, np.inf]), huber, keep=2, jac=dresid)
     jac = _offset_jac(L, ("L0", "c"), alpha)
     return _finish(
         model,
@@ -433,7 +478,7 @@ def fit_additive(xs: dict, R, weights=None, huber=None) -> FitResult:
     def resid(th):
         return sw * (logR - np.log(model(th)))
 
-    rmin = float(R_arr.min())
+    rmin = _floor_cap(Xa.T, R_arr, w)
     grid = (0.1, 0.3, 0.6, 1.0, 1.5, 2.5)
     starts = []
     for f in (0.0, 0.5, 0.9):
@@ -444,7 +489,7 @@ def fit_additive(xs: dict, R, weights=None, huber=None) -> FitResult:
             c = np.maximum(c, 1e-8 * rmin)
             starts.append(np.concatenate([[f * rmin], np.log(c), a]))
     lo = np.concatenate([[0.0], np.full(K, -np.inf), np.full(K, 1e-8)])
-    hi = np.concatenate([[np.inf], np.full(K, np.inf), np.full(K, ALPHA_MAX)])
+    hi = np.concatenate([[rmin], np.full(K, np.inf), np.full(K, ALPHA_MAX)])
     sol = _least_squares(resid, starts, lo, hi, huber, keep=6)
     pnames = ["L0"] + [f"c_{k}" for k in names] + [f"a_{k}" for k in names]
 
