@@ -613,4 +613,163 @@ def is_finished(status: str | None) -> bool:
     return status is not None and status != "failed"
 
 
-__all__ = ["Store", "STATUSES", "current_spelling", "flatten", "is_finished", "json_text", "check_store_file"]
+# -- compact stores ----------------------------------------------------------------------------
+PARAMETER_ARRAYS = ("theta",)  # a run's trained parameters: written by the engine, read by no claim or figure
+PER_CONTEXT_ARRAYS = ("sq_err",)  # per-context squared errors: the paired floor claims read them
+COMPACT_FORM = (
+    "trained parameters (theta) dropped; per-context squared errors (sq_err) in float16, or float32/float64"
+    " for a run whose errors exceed float16's range"
+)
+
+
+def narrow_errors(values) -> np.ndarray:
+    """Per-context errors in the narrowest float type of float16, float32 and float64 that holds their range.
+
+    Rounding to float16 changes a value ``x`` of its normal range (``|x| >= 2**-14``) by at most
+    ``2**-11 |x|`` and a smaller one by at most ``2**-25``, so a mean over contexts moves by at most
+    ``2**-11`` of the mean absolute value plus ``2**-25`` (and, rounding errors being unbiased, by
+    far less in practice). Non-finite values are kept as they are.
+
+    >>> narrow_errors(np.array([0.25, 3.0], np.float32)).dtype, narrow_errors(np.array([1e5])).dtype
+    (dtype('float16'), dtype('float32'))
+    """
+    a = np.asarray(values)
+    if not np.issubdtype(a.dtype, np.floating):
+        raise TypeError(f"values dtype={a.dtype}: must be a float array")
+    finite = np.abs(a[np.isfinite(a)])
+    top = float(finite.max()) if finite.size else 0.0
+    for dt in (np.float16, np.float32):
+        if np.dtype(dt).itemsize > a.dtype.itemsize:
+            break
+        if top <= float(np.finfo(dt).max):
+            with np.errstate(over="ignore", under="ignore"):
+                return a.astype(dt)
+    return a
+
+
+def compact_arrays(arrays: dict | None) -> dict | None:
+    """The compact form of a run's arrays (:data:`COMPACT_FORM`): without its trained parameters, with
+    its per-context squared errors narrowed by :func:`narrow_errors`; any other array kept as it is.
+    None (or nothing left) gives None.
+
+    >>> out = compact_arrays({"sq_err": np.array([0.5, 0.25]), "theta": np.zeros(3)})
+    >>> sorted(out), out["sq_err"].dtype
+    (['sq_err'], dtype('float16'))
+    """
+    if arrays is None:
+        return None
+    if not isinstance(arrays, dict):
+        raise TypeError(f"arrays={type(arrays).__name__}: must be a dict of arrays or None")
+    out = {
+        k: (narrow_errors(v) if k in PER_CONTEXT_ARRAYS else np.asarray(v))
+        for k, v in arrays.items()
+        if k not in PARAMETER_ARRAYS
+    }
+    return out or None
+
+
+def compact_record(record: dict) -> dict:
+    """``record`` with its arrays in the compact form (:func:`compact_arrays`); the record is not changed."""
+    if not isinstance(record, dict) or "arrays" not in record:
+        return record
+    return {**record, "arrays": compact_arrays(record["arrays"])}
+
+
+def compact_store(src, dst) -> dict:
+    """Write a compact copy of the store at ``src`` to the new file ``dst`` (:data:`COMPACT_FORM`).
+
+    Every run row (configuration, record, status, finish time) and every ``meta`` entry is copied
+    as it is; each run's arrays are replaced by :func:`compact_arrays` of them; the new store notes
+    the form in ``meta`` (``compacted``) and is written in one go (a temporary file renamed into
+    place), so ``dst`` either appears whole or not at all. ``src`` is only read.
+
+    Returns ``{"src", "dst", "runs", "arrays", "bytes_before", "bytes_after", "dropped"}``:
+    ``dropped`` counts the arrays left out by name.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with Store(os.path.join(d, "full.sqlite"), mode="write") as s:
+    ...     s.put({"key": "abc-0", "config": {}, "seed": 0, "status": "ok",
+    ...            "arrays": {"sq_err": np.array([0.5, 0.25]), "theta": np.zeros(1000)}})
+    >>> out = compact_store(os.path.join(d, "full.sqlite"), os.path.join(d, "compact.sqlite"))
+    >>> out["runs"], out["dropped"]
+    (1, {'theta': 1})
+    >>> with Store(os.path.join(d, "compact.sqlite")) as s:
+    ...     sorted(s.load_arrays("abc-0"))
+    ['sq_err']
+    """
+    src, dst = Path(src), Path(dst)
+    try:
+        check_store_file(src, "read")
+    except ValueError as exc:
+        raise ValueError(f"src: {exc}") from None
+    if dst.exists() or Path(str(dst) + "-wal").exists():
+        raise ValueError(f"dst={str(dst)!r}: must be a new file (it exists; compact_store never overwrites)")
+    if not dst.absolute().parent.is_dir():
+        raise ValueError(f"dst={str(dst)!r}: must be a file in an existing directory")
+    fd, tmp_name = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.absolute().parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    dropped: dict[str, int] = {}
+    n_arrays = 0
+    try:
+        with Store(src) as old:
+            con = sqlite3.connect(str(tmp), isolation_level=None)
+            try:
+                con.execute("PRAGMA journal_mode=DELETE")
+                con.execute("BEGIN")
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        con.execute(stmt)
+                meta = old._conn.execute("SELECT name, value FROM meta").fetchall()
+                if not any(name == "contexts_version" for name, _ in meta):
+                    meta.append(("contexts_version", str(old.contexts_version)))
+                con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
+                con.execute("INSERT OR REPLACE INTO meta VALUES ('compacted', ?)", (COMPACT_FORM,))
+                cols = "key, config_hash, seed, status, reason, config, record, finished"
+                rows = old._conn.execute(f"SELECT {cols} FROM runs ORDER BY key").fetchall()
+                con.executemany(f"INSERT INTO runs ({cols}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                for key, blob in old._conn.execute("SELECT key, data FROM arrays ORDER BY key"):
+                    arrays = _unpack_arrays(blob)
+                    for name in arrays:
+                        if name in PARAMETER_ARRAYS:
+                            dropped[name] = dropped.get(name, 0) + 1
+                    kept = compact_arrays(arrays)
+                    if kept:
+                        con.execute("INSERT INTO arrays (key, data) VALUES (?, ?)", (key, _pack_arrays(kept)))
+                        n_arrays += 1
+                con.execute("COMMIT")
+                con.execute("VACUUM")
+            finally:
+                con.close()
+        os.replace(tmp, dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return {
+        "src": str(src),
+        "dst": str(dst),
+        "runs": len(rows),
+        "arrays": n_arrays,
+        "bytes_before": src.stat().st_size,
+        "bytes_after": dst.stat().st_size,
+        "dropped": dropped,
+    }
+
+
+__all__ = [
+    "Store",
+    "STATUSES",
+    "current_spelling",
+    "flatten",
+    "is_finished",
+    "json_text",
+    "check_store_file",
+    "compact_arrays",
+    "compact_record",
+    "compact_store",
+    "narrow_errors",
+    "COMPACT_FORM",
+]

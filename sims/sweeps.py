@@ -28,7 +28,7 @@ from .grid import run_key
 from .lifeline import exit_with_parent
 from .progress import Progress, interactive
 from .provenance import code_version
-from .store import contexts_mismatch
+from .store import compact_record, contexts_mismatch
 from .threads import limit_worker_threads
 
 EXECUTORS = ("process", "serial", "dask")
@@ -234,6 +234,7 @@ def sweep(
     on_result=None,
     lockstep: bool = True,
     budget: float | None = None,
+    keep_parameters: bool = False,
 ) -> SweepResult:
     """Run every ``(config, seed)`` not yet in ``store`` and write each record as it finishes.
 
@@ -268,6 +269,10 @@ def sweep(
         Seconds. A job is started only if its estimated cost (:mod:`depthscale.sims.budget`) ends
         before the budget does; jobs in flight finish, unless they are still running 10 % of the
         budget (at least a minute) past its end, when they are abandoned like an interrupt.
+    keep_parameters : bool
+        Store each run's arrays as the run returned them (the trained parameters ``theta`` and the
+        per-context errors in full precision). By default they are stored compact
+        (:func:`depthscale.sims.store.compact_record`): no parameters, which no claim or figure reads.
 
     Returns
     -------
@@ -381,7 +386,7 @@ def sweep(
                 members, seed = pending.pop(fut)
                 for rec in records_of(members, seed, fut):
                     rec.setdefault("code_version", version)
-                    store.put(rec)  # one transaction per finished run
+                    store.put(rec if keep_parameters else compact_record(rec))  # one transaction per finished run
                     if rec["status"] == "failed":
                         failed += 1
                         failed_keys.append(rec["key"])

@@ -57,6 +57,11 @@ def add_run_options(p) -> None:
         metavar="DURATION",
         help="time budget such as 2h, 90m or 1h30m: start no run that would not finish in it; rerun to continue",
     )
+    p.add_argument(
+        "--keep-parameters",
+        action="store_true",
+        help="store each run's trained parameters and full-precision per-context errors (default: compact)",
+    )
 
 
 def resolve_run_fn(spec: str | None):
@@ -130,6 +135,7 @@ def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
         quiet=args.quiet,
         on_result=log,
         budget=budget,
+        keep_parameters=args.keep_parameters,
         **kw,
     )
     return res, log is not None
