@@ -67,18 +67,68 @@ def record_html(record: dict) -> str:
     return html_table(record_rows(record), "run record")
 
 
+def record_repr(record: dict) -> str:
+    """A run record in two lines: key, status, model, task, seed; the final loss, convergence, steps
+    and how many other fields it holds (never the fields' contents: a training curve has hundreds of
+    points).
+
+    Examples
+    --------
+    >>> print(record_repr({"key": "k-0", "seed": 0, "status": "ok", "final_loss": 0.5, "final_loss_se": 0.01,
+    ...     "converged": True, "steps": 300, "layer_losses": [1.0, 0.7], "config": {"model": {"model": "linear",
+    ...     "depth": 2}, "task": {"task": "easy-exact", "d": 8, "P": 64}}}))
+    <run record k-0: ok, linear depth 2, easy-exact (a, b) = (0, 0) d = 8 P = 64, seed 0
+      final loss 0.5 ± 0.01, converged, 300 steps; 1 more field: layer_losses>
+    """
+    cfg = record.get("config") or {}
+    m, t = cfg.get("model") or {}, cfg.get("task") or {}
+    head = [f"{record.get('status', '?')}"]
+    if m:
+        head.append(f"{m.get('model', '?')} depth {m.get('depth', '?')}")
+    if t:
+        task = f"top-{t.get('k')}" if t.get("task") == "topk" else t.get("task", "?")
+        head.append(f"{task} (a, b) = ({t.get('a', 0):g}, {t.get('b', 0):g}) d = {t.get('d')} P = {t.get('P')}")
+    head.append(f"seed {record.get('seed', '?')}")
+    body = [f"final loss {_num(record.get('final_loss'), record.get('final_loss_se'))}"]
+    if "converged" in record:
+        body.append("converged" if record["converged"] else "not converged")
+    if record.get("steps") is not None:
+        body.append(f"{record['steps']} steps")
+    if record.get("reason"):
+        body.append(f"reason: {record['reason']}")
+    shown = {"key", "status", "reason", "config", "seed", "final_loss", "final_loss_se", "converged", "steps"}
+    rest = [k for k in record if k not in shown]
+    more = ""
+    if rest:
+        names = ", ".join(rest[:6]) + (", ..." if len(rest) > 6 else "")
+        more = f"; {len(rest)} more field{'s' if len(rest) > 1 else ''}: {names}"
+    return f"<run record {record.get('key', '?')}: {', '.join(head)}\n  {', '.join(body)}{more}>"
+
+
 class RecordView(dict):
-    """A run record (a plain ``dict``) that shows as a table in a notebook.
+    """A run record (a plain ``dict``) that shows as a table in a notebook and as two lines of text.
+
+    What :func:`~depthscale.sims.runner.run` and :meth:`Store.record
+    <depthscale.sims.store.Store.record>` return; it is a ``dict`` in every other respect.
 
     Examples
     --------
     >>> r = RecordView({"key": "k-0", "status": "ok", "final_loss": 0.25})
     >>> r["final_loss"], "0.25" in r._repr_html_()
     (0.25, True)
+    >>> r
+    <run record k-0: ok, seed ?
+      final loss 0.25>
     """
 
     def _repr_html_(self) -> str:
         return record_html(self)
+
+    def __repr__(self) -> str:
+        return record_repr(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:  # IPython's text display: the short repr, not the dict
+        p.text(record_repr(self))
 
 
 def store_summary(rows) -> dict:
@@ -128,4 +178,4 @@ def store_html(store) -> str:
     return f"<div>{head}{grid}</div>" if s["model_task"] else f"<div>{head}<p>{html.escape('no runs')}</p></div>"
 
 
-__all__ = ["RecordView", "record_rows", "record_html", "store_summary", "store_html"]
+__all__ = ["RecordView", "record_rows", "record_html", "record_repr", "store_summary", "store_html"]

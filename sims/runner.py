@@ -31,7 +31,9 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
     >>> run(cfg, 0)["status"]
     'ok'
     """
-    return run_group([config], seed, progress=progress, prefetch=prefetch)[0]
+    from .display import RecordView  # a dict that shows as two lines of text and a table in a notebook
+
+    return RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0])
 
 
 def lockstep_key(config: RunConfig) -> str:
