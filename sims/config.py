@@ -148,6 +148,9 @@ class ModelConfig:
         return self.width or d
 
 
+STEPS_MAX = 10_000_000  # the step cap of a run, and so of its window and first checkpoint
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Online training: fresh contexts every step, Adam, a schedule and a stated stopping rule."""
@@ -172,17 +175,18 @@ class TrainConfig:
     def __post_init__(self):
         _set(self, "lr", check_real("lr", self.lr, lo=0, lo_open=True, hi=10))
         _set(self, "batch", check_int("batch", self.batch, lo=1, hi=1_000_000))
-        _set(self, "steps", check_int("steps", self.steps, lo=0, hi=10_000_000))
+        _set(self, "steps", check_int("steps", self.steps, lo=0, hi=STEPS_MAX))
         _set(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0))
         check_choice("schedule", self.schedule, SCHEDULES)
         _set(self, "beta1", check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True))
         _set(self, "beta2", check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True))
         _set(self, "eps", check_real("eps", self.eps, lo=0, lo_open=True))
-        _set(self, "window", check_int("window", self.window, lo=1))
+        _set(self, "window", check_int("window", self.window, lo=1, hi=STEPS_MAX))  # at most the step cap
         _set(self, "tol", check_real("tol", self.tol, lo=0, lo_open=True))
-        _set(self, "eval_contexts", check_int("eval_contexts", self.eval_contexts, lo=2))  # a s.e. needs two
+        # a s.e. needs two; at most --contexts' cap
+        _set(self, "eval_contexts", check_int("eval_contexts", self.eval_contexts, lo=2, hi=10_000_000))
         _set(self, "divergence_factor", check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True))
-        _set(self, "checkpoints_from", check_int("checkpoints_from", self.checkpoints_from, lo=0))
+        _set(self, "checkpoints_from", check_int("checkpoints_from", self.checkpoints_from, lo=0, hi=STEPS_MAX))
 
     def checkpoint_steps(self) -> list[int]:
         """Steps after which a run is measured: ``checkpoints_from`` doubled up to the cap.

@@ -1,20 +1,21 @@
-"""A results store as tidy pandas DataFrames: one row per run, and long tables for the list fields.
+"""Run records as tidy pandas DataFrames: one row per run, and long tables for the list fields.
 
-The store is opened read-only through SQLite's ``mode=ro`` URI and, while no sweep is writing to
-it (no ``-wal`` file beside it), as ``immutable``: reading never changes the file's bytes nor
-creates a file beside it, so committed stores (``results/*.sqlite``) can be read in place.
+``to_frame`` takes records (the list :func:`~depthscale.sims.runner.run` results make, or one
+record), a :class:`~depthscale.sims.store.Store` or the path of a store. A path is read through the
+store's one read path (``Store(path)``, read-only): reading never changes the file's bytes nor
+creates or rewrites a file beside it (``-wal``/``-shm`` included), so committed stores
+(``results/*.sqlite``) and stores on read-only media can be read in place. Rows come sorted by
+condition (every configuration field but the depth), then depth, then seed.
 pandas is an optional dependency (``pip install "depthscale[pandas]"``).
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from pathlib import Path
-from urllib.parse import quote
+import os
+from collections.abc import Iterable
 
 from ..theory._validate import check_choice
-from .store import check_store_file, current_spelling, flatten
+from .store import Store, flatten
 
 KINDS = ("runs", "layer_losses", "mode_losses", "train_curve")
 FIRST = ("key", "seed", "status", "reason")
@@ -35,45 +36,73 @@ def _pandas():
     return pandas
 
 
-def read_only_uri(path) -> str:
-    """SQLite URI that opens ``path`` read-only, ``immutable`` unless a writer's ``-wal`` file exists.
-
-    >>> read_only_uri("/data/runs.sqlite")
-    'file:/data/runs.sqlite?mode=ro&immutable=1'
-    """
-    path = Path(path).absolute()
-    uri = f"file:{quote(str(path))}?mode=ro"
-    # immutable: SQLite creates no -shm/-journal file and takes no lock; with a -wal file present a
-    # sweep is writing and its last transactions live in that file, so read through it instead
-    return uri if Path(f"{path}-wal").exists() else uri + "&immutable=1"
-
-
 def read_records(path) -> list[dict]:
-    """Every run record of the store at ``path`` (without the per-context arrays), in key order, with
-    today's field names (:func:`~depthscale.sims.store.current_spelling`)."""
-    check_store_file(path, "read")
-    con = sqlite3.connect(read_only_uri(path), uri=True)
-    try:
-        rows = con.execute("SELECT key, record FROM runs ORDER BY key").fetchall()
-    finally:
-        con.close()
-    out = []
-    for key, text in rows:
-        try:
-            out.append(current_spelling(json.loads(text)))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"store={str(path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
-    return out
+    """Every run record of the store at ``path`` (without the per-context arrays), with today's field
+    names (:func:`~depthscale.sims.store.current_spelling`), read through ``Store(path)`` (read-only)."""
+    with Store(path) as store:
+        return list(store.records())
 
 
-def to_frame(store_or_path, kind: str = "runs"):
-    """A results store as a tidy DataFrame.
+def _sortable(value) -> tuple:
+    """A value of a configuration field as a key that orders numbers numerically, then text, then None."""
+    if value is None:
+        return (2, 0.0, "")
+    if isinstance(value, (bool, int, float)):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def run_order(rec: dict) -> tuple:
+    """Sort key of a run record: its condition (every configuration field but ``model.depth``), then
+    depth, then seed, then key.
+
+    >>> recs = [{"key": k, "seed": s, "config": {"task": {"a": a}, "model": {"depth": L}}}
+    ...         for k, s, a, L in [("x-1", 1, 0.5, 4), ("y-0", 0, 0.5, 1), ("z-0", 0, 0.25, 2), ("w-0", 0, 0.5, 4)]]
+    >>> [r["key"] for r in sorted(recs, key=run_order)]
+    ['z-0', 'y-0', 'w-0', 'x-1']
+    """
+    config = rec.get("config")
+    flat = flatten(config) if isinstance(config, dict) else {}
+    depth = flat.pop("model.depth", None)
+    condition = tuple((name, _sortable(flat[name])) for name in sorted(flat))
+    seed = rec.get("seed")
+    return (condition, _sortable(depth), _sortable(seed), str(rec.get("key", "")))
+
+
+def _records_of(source) -> list[dict]:
+    """The run records of ``source``: a Store, a store path, one record, or an iterable of records."""
+    if isinstance(source, Store):
+        return list(source.records())
+    if isinstance(source, (str, os.PathLike)):
+        return read_records(source)
+    if isinstance(source, dict):
+        source = [source]
+    if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
+        raise TypeError(
+            f"source={source!r}: must be run records (a list of dicts, as run() returns them), "
+            f"a Store or the path of a store, not {type(source).__name__}"
+        )
+    records = list(source)
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise TypeError(f"source[{i}]={rec!r}: must be a run record (a dict), not {type(rec).__name__}")
+        missing = [name for name in ("key", "seed", "config") if name not in rec]
+        if missing:
+            raise ValueError(f"source[{i}]: a run record needs key, seed and config; {', '.join(missing)} missing")
+        if not isinstance(rec["config"], dict):
+            raise ValueError(f"source[{i}]['config']={rec['config']!r}: must be a dict (RunConfig.to_dict())")
+    return records
+
+
+def to_frame(source, kind: str = "runs"):
+    """Run records as a tidy DataFrame.
 
     Parameters
     ----------
-    store_or_path : Store, str or Path
-        A :class:`~depthscale.sims.store.Store` or the path of a store file; read through its own
-        read-only connection (see the module docstring).
+    source : list of run records, a run record, Store, str or Path
+        Records as :func:`~depthscale.sims.runner.run` returns them (a list, any iterable, or one
+        record), a :class:`~depthscale.sims.store.Store` (read through its own connection), or the
+        path of a store file (opened read-only, see the module docstring).
     kind : {"runs", "layer_losses", "mode_losses", "train_curve"}
         ``"runs"``: one row per run with its scalar fields: ``key``, ``seed``, ``status``,
         ``reason``, the configuration as ``config.task.a``, ``config.model.depth``, ... and the
@@ -86,7 +115,8 @@ def to_frame(store_or_path, kind: str = "runs"):
     Returns
     -------
     pandas.DataFrame
-        Rows in key order (then list order).
+        Rows sorted by condition (every configuration field but the depth), then depth, then seed
+        (:func:`run_order`); the long tables then in list order.
 
     Examples
     --------
@@ -103,8 +133,7 @@ def to_frame(store_or_path, kind: str = "runs"):
     """
     check_choice("kind", kind, KINDS)
     pd = _pandas()
-    path = getattr(store_or_path, "path", store_or_path)
-    records = read_records(path)
+    records = sorted(_records_of(source), key=run_order)
     if kind == "runs":
         # a list field is None where it does not apply (mode_losses of softmax): left out all the same
         lists = {k for rec in records for k, v in rec.items() if isinstance(v, list)}
@@ -126,4 +155,4 @@ def to_frame(store_or_path, kind: str = "runs"):
     return frame.astype({"seed": "int64", index: "int64", value: "float64"})
 
 
-__all__ = ["to_frame", "read_records", "read_only_uri", "KINDS"]
+__all__ = ["to_frame", "read_records", "run_order", "KINDS"]

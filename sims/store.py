@@ -17,8 +17,10 @@ import math
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ..theory._validate import check_choice
+from ..theory._validate import check_choice, check_real
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
 from .record_filters import check_filters
@@ -168,9 +170,7 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     False
     """
     check_choice("mode", mode, MODES)
-    if str(path) == "":
-        raise ValueError("store='': must be a file path")
-    path = Path(path)
+    path = store_path(path)
     name = str(path)
     if path.is_dir():
         raise ValueError(f"store={name!r}: must be a file, not a directory")
@@ -180,6 +180,10 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
         if not path.absolute().parent.is_dir():
             raise ValueError(f"store={name!r}: must be a file in an existing directory")
         return False
+    for file in (path, Path(name + "-wal")):
+        # open() on a FIFO waits for a writer forever, and a device is no store
+        if file.exists() and not stat.S_ISREG(file.stat().st_mode):
+            raise ValueError(f"store={name!r}: {str(file)!r} is not a regular file (a FIFO, device or socket)")
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
@@ -197,11 +201,16 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             meta = tables >= _TABLES and con.execute("SELECT 1 FROM meta WHERE name='schema_version'").fetchone()
             versions = _versions(con) if meta else None
+            # every page of every table and index read once: cheap (0.05 s for a 130 MB store), and a
+            # damaged store is refused here rather than half-way through a report
+            damage = [r[0] for r in con.execute("PRAGMA quick_check(3)")] if meta else ["ok"]
         finally:
             con.close()
             _remove_private(private)
     except (sqlite3.DatabaseError, OSError) as exc:
         raise ValueError(f"store={name!r}: is not a usable SQLite file ({exc})") from None
+    if meta and damage != ["ok"]:
+        raise ValueError(f"store={name!r}: is damaged (SQLite's quick_check: {'; '.join(damage)})")
     if not meta:
         shown = ", ".join(sorted(tables)[:5]) or "none"
         raise ValueError(
@@ -217,52 +226,85 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     return True
 
 
+def store_path(path) -> Path:
+    """``path`` as a ``Path``: a ``str`` or ``os.PathLike`` naming a file, else ``TypeError``/``ValueError``.
+
+    >>> store_path("runs.sqlite").name
+    'runs.sqlite'
+    >>> store_path(123)
+    Traceback (most recent call last):
+    ...
+    TypeError: store=123: must be a file path (str or os.PathLike), not int
+    """
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"store={path!r}: must be a file path (str or os.PathLike), not {type(path).__name__}")
+    if path == "" or "\x00" in path:
+        raise ValueError(f"store={path!r}: must be a file path")
+    return Path(path)
+
+
 def _uri(path: Path, query: str) -> str:
     return "file:" + quote(str(path.absolute())) + "?" + query
 
 
+def _signature(path: Path) -> tuple:
+    """What changes when a writer commits or checkpoints: size and time of the store and its ``-wal``."""
+    out: list[tuple[int, int, int] | None] = []
+    for file in (path, Path(str(path) + "-wal")):
+        try:
+            st = file.stat()
+            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+COPY_TRIES = 5  # copies of a store with a -wal torn by a writer before reading is refused
+
+
 def _open_read(path: Path, timeout: float = 60.0):
-    """``(connection, private_dir)``: a read-only connection to the store at ``path`` that creates no
-    file beside it, and the private directory it reads a copy from (None if it reads ``path`` itself).
+    """``(connection, private_dir)``: a read-only connection to the store at ``path`` that creates and
+    changes no file beside it, and the private directory it reads a copy from (None if it reads
+    ``path`` itself). The one read path of stores: :class:`Store` in read mode, ``to_frame`` and the
+    checks of :func:`check_store_file` all read through it.
 
-    What is safe depends on the WAL files beside the store (the writer journals in WAL mode):
-
-    - no ``-wal``: no writer is connected (it keeps its ``-wal`` while connected) and every commit is
-      in the main file, so ``immutable=1`` reads it without looking for or creating ``-wal``/``-shm``.
-    - ``-wal`` and ``-shm``: a writer may be running. ``mode=ro`` reads through the WAL under SQLite's
-      locking, using the existing ``-shm`` (SQLite's shared-memory index, whose lock bytes a reader
-      takes); the store and its ``-wal`` are only read. A copy could be torn by the writer.
-    - ``-wal`` without ``-shm`` (a writer killed before its first checkpoint leaves this): committed
-      runs may live only in the ``-wal``, and reading them in place needs a ``-shm`` that SQLite
-      would create beside the store (and cannot, on read-only media). No writer is connected (it
-      would have made the ``-shm``), so the pair is copied into a private temporary directory and
-      read there; a change during the copy is refused rather than read torn.
+    - no ``-wal``: every commit is in the main file, so ``immutable=1`` reads it in place without
+      looking for or creating ``-wal``/``-shm``.
+    - a ``-wal`` (a writer connected, or one killed before its checkpoint): committed runs may live
+      only in the ``-wal``, and reading them in place uses a ``-shm`` that SQLite creates or rewrites
+      beside the store (and cannot, on read-only media). So the store and its ``-wal`` (never the
+      ``-shm``) are copied into a private temporary directory and read there; SQLite rebuilds the
+      index from the ``-wal`` and reads exactly the committed transactions. A copy during which a
+      writer committed or checkpointed (size or time of either file changed) is made again, and
+      refused after ``COPY_TRIES`` attempts rather than read torn.
     """
-    wal, shm = Path(str(path) + "-wal"), Path(str(path) + "-shm")
+    wal = Path(str(path) + "-wal")
     if not wal.exists():
         return sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, timeout=timeout, isolation_level=None), None
-    if shm.exists():
+    for _ in range(COPY_TRIES):
+        before = _signature(path)
+        private = Path(tempfile.mkdtemp(prefix="depthscale-store-"))
         try:
-            con = sqlite3.connect(_uri(path, "mode=ro"), uri=True, timeout=timeout, isolation_level=None)
+            shutil.copyfile(path, private / "store.sqlite")
+            if wal.exists():
+                shutil.copyfile(wal, private / "store.sqlite-wal")
+            if _signature(path) != before:
+                shutil.rmtree(private, ignore_errors=True)
+                time.sleep(0.05)
+                continue
+            con = sqlite3.connect(
+                _uri(private / "store.sqlite", "mode=ro"), uri=True, timeout=timeout, isolation_level=None
+            )
             con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            return con, None
-        except sqlite3.OperationalError:  # e.g. a stale -shm on read-only media: read a copy instead
-            pass
-    before = [(p.stat().st_size, p.stat().st_mtime_ns) for p in (path, wal)]
-    private = Path(tempfile.mkdtemp(prefix="depthscale-store-"))
-    try:
-        shutil.copyfile(path, private / "store.sqlite")
-        shutil.copyfile(wal, private / "store.sqlite-wal")
-        if shm.exists() or before != [(p.stat().st_size, p.stat().st_mtime_ns) for p in (path, wal)]:
-            raise ValueError(f"store={str(path)!r}: changed while it was being read (a writer started); read it again")
-        con = sqlite3.connect(
-            _uri(private / "store.sqlite", "mode=ro"), uri=True, timeout=timeout, isolation_level=None
-        )
-        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return con, private
-    except BaseException:
-        shutil.rmtree(private, ignore_errors=True)
-        raise
+            return con, private
+        except BaseException:
+            shutil.rmtree(private, ignore_errors=True)
+            raise
+    raise ValueError(
+        f"store={str(path)!r}: changed during each of {COPY_TRIES} reads (a writer is busy); read it again"
+    )
 
 
 def _remove_private(private) -> None:
@@ -304,52 +346,110 @@ class Store:
     """
 
     def __init__(self, path, timeout: float = 60.0, mode: str = "read", contexts: int | None = None):
-        self.mode = check_choice("mode", mode, MODES)
-        check_store_file(path, mode, contexts)
-        self.path = Path(path)
+        self._con = None
+        self._closed = True
         self._private = None
+        self.path = store_path(path)
+        self.timeout = check_real("timeout", timeout, lo=0)
+        self.mode = check_choice("mode", mode, MODES)
+        if contexts is not None and (isinstance(contexts, bool) or not isinstance(contexts, int) or contexts < 1):
+            raise ValueError(f"contexts={contexts!r}: must be None or a contexts version (an integer >= 1)")
+        check_store_file(self.path, mode, contexts)
         if mode == "read":
-            try:
-                self._conn, self._private = _open_read(self.path, timeout)
-                self.contexts_version = _versions(self._conn)[1]
-                self.journal_mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
-            except (sqlite3.DatabaseError, OSError) as exc:
-                if getattr(self, "_conn", None) is not None:
-                    self._conn.close()
-                _remove_private(self._private)
-                raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
+            self._open_reader()
+            self._closed = False
             return
         try:
-            self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+            self._con.execute("PRAGMA foreign_keys=ON")
             # WAL: readers never block the writer and a killed writer leaves a consistent file.
             # synchronous=NORMAL in WAL mode survives a process kill (not a power cut) at lower cost.
-            mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("BEGIN IMMEDIATE")
+            mode = self._con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self._con.execute("PRAGMA synchronous=NORMAL")
+            self._con.execute("BEGIN IMMEDIATE")
             try:
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
-                        self._conn.execute(stmt)
+                        self._con.execute(stmt)
                 # versions were checked read-only above; a new store gets this engine's
-                self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                self.contexts_version = _versions(self._conn)[1]
-                self._conn.execute(
+                self._con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.contexts_version = _versions(self._con)[1]
+                self._con.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('contexts_version', ?)", (str(self.contexts_version),)
                 )
-                self._conn.execute("COMMIT")
+                self._con.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._con.execute("ROLLBACK")
                 raise
         except sqlite3.DatabaseError as exc:
+            if self._con is not None:
+                self._con.close()
             raise ValueError(f"store={str(path)!r}: not a usable SQLite results store ({exc})") from None
         self.journal_mode = mode
+        self._closed = False
+
+    def _open_reader(self) -> None:
+        """(Re)open the read connection through :func:`_open_read`, noting the files it read."""
+        old, self._con = self._con, None
+        if old is not None:
+            old.close()
+        _remove_private(self._private)
+        self._private = None
+        try:
+            self._signature = _signature(self.path)
+            self._con, self._private = _open_read(self.path, self.timeout)
+            self.contexts_version = _versions(self._con)[1]
+            self.journal_mode = self._con.execute("PRAGMA journal_mode").fetchone()[0]
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            _remove_private(self._private)
+            self._private = None
+            raise ValueError(f"store={str(self.path)!r}: not a usable SQLite results store ({exc})") from None
+
+    @property
+    def _conn(self):
+        """The connection, as a :class:`_Guarded` one: sqlite3 errors become one ``ValueError`` naming
+        the store. A closed store says so; a store open for reading first rereads the file if a writer
+        has committed since (what it shows is never older than the last call)."""
+        if self._closed or self._con is None:
+            raise ValueError(f"store={str(self.path)!r}: is closed")
+        if self.mode == "read" and _signature(self.path) != self._signature:
+            self._open_reader()
+        return _Guarded(self._con, self.path)
+
+    @_conn.setter
+    def _conn(self, con) -> None:
+        self._con = con.con if isinstance(con, _Guarded) else con
+
+    def _writable(self) -> None:
+        if self.mode != "write":
+            raise ValueError(
+                f"store={str(self.path)!r}: is open for reading (mode='read'); "
+                "open it with Store(path, mode='write') to add or delete runs"
+            )
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"Store({str(self.path)!r}, mode={self.mode!r}, closed)"
+        return f"Store({str(self.path)!r}, mode={self.mode!r}, runs={len(self)})"
+
+    def to_frame(self, kind: str = "runs"):
+        """This store as a pandas DataFrame: :func:`depthscale.sims.frames.to_frame` of it."""
+        from .frames import to_frame
+
+        return to_frame(self, kind)
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the connection (the file stays consistent whether or not this is called)."""
-        self._conn.close()
+        """Close the connection (the file stays consistent whether or not this is called); closing
+        twice is harmless, and any later use raises ``ValueError`` saying the store is closed."""
+        self._closed = True
+        if self._con is not None:
+            self._con.close()
         _remove_private(self._private)
+        self._private = None
 
     def __enter__(self):
         return self
@@ -365,10 +465,9 @@ class Store:
 
     def _repr_html_(self) -> str:
         """A notebook's view: counts by status, model and task (:func:`~depthscale.sims.display.store_html`)."""
-        try:
-            return store_html(self)
-        except sqlite3.ProgrammingError:  # closed
+        if self._closed:
             return f"<p>results store {html.escape(self.path.name)} (closed)</p>"
+        return store_html(self)
 
     # -- writing ---------------------------------------------------------------------------
     def put(self, record: dict) -> None:
@@ -378,6 +477,7 @@ class Store:
         ``config`` (a dict), ``seed`` and ``status``. ``record["arrays"]`` (a dict of arrays), if
         present, is stored compressed in its own table.
         """
+        self._writable()
         if not isinstance(record, dict):
             raise ValueError(f"record={type(record).__name__}: must be a dict")
         for name in ("key", "config", "seed", "status"):
@@ -426,6 +526,8 @@ class Store:
 
     def delete(self, key: str) -> None:
         """Remove one run (and its arrays)."""
+        self._writable()
+        _check_key(key)
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
@@ -440,6 +542,7 @@ class Store:
     # -- reading ---------------------------------------------------------------------------
     def has(self, key: str, status: str | None = None) -> bool:
         """True if a run with this key is stored (with this status, if given)."""
+        _check_key(key)
         if status is None:
             row = self._conn.execute("SELECT 1 FROM runs WHERE key=?", (key,)).fetchone()
         else:
@@ -448,6 +551,7 @@ class Store:
 
     def status(self, key: str) -> str | None:
         """The stored status of a run, or None if it is not stored."""
+        _check_key(key)
         row = self._conn.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
         return None if row is None else row[0]
 
@@ -464,6 +568,7 @@ class Store:
 
     def get(self, key: str, arrays: bool = True) -> dict | None:
         """The record of one run (with its arrays unless ``arrays=False``), or None if absent."""
+        _check_key(key)
         row = self._conn.execute("SELECT record FROM runs WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
@@ -487,6 +592,7 @@ class Store:
         >>> r["final_loss"], "<table>" in r._repr_html_()
         (0.5, True)
         """
+        _check_key(key)
         rec = self.get(key, arrays=arrays)
         return None if rec is None else RecordView(rec)
 
@@ -499,8 +605,14 @@ class Store:
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
+        _check_key(key)
         row = self._conn.execute("SELECT data FROM arrays WHERE key=?", (key,)).fetchone()
-        return None if row is None else _unpack_arrays(row[0])
+        if row is None:
+            return None
+        try:
+            return _unpack_arrays(row[0])
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"store={str(self.path)!r}: the arrays of run {key!r} are damaged ({exc})") from None
 
     def records(
         self,
@@ -591,6 +703,49 @@ class Store:
             fh.write(json_text(recs))
         os.replace(tmp, path)
         return len(recs)
+
+
+def _check_key(key) -> None:
+    if not isinstance(key, str):
+        raise TypeError(f"key={key!r}: must be a run key (a str such as 'abc123-0'), not {type(key).__name__}")
+
+
+class _Rows:
+    """The rows of one statement, fetched at once (errors surface at ``execute``, not while iterating)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self):
+        return self.rows
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+class _Guarded:
+    """A connection whose ``execute`` turns every sqlite3 error into one ``ValueError`` naming the store."""
+
+    def __init__(self, con, path: Path):
+        self.con, self.path = con, path
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.con.in_transaction
+
+    def close(self) -> None:
+        self.con.close()
+
+    def execute(self, sql: str, params=()):
+        try:
+            return _Rows(self.con.execute(sql, params).fetchall())
+        except sqlite3.OperationalError as exc:
+            raise ValueError(f"store={str(self.path)!r}: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"store={str(self.path)!r}: is damaged or unreadable ({exc})") from None
 
 
 def current_spelling(rec):
@@ -767,6 +922,7 @@ __all__ = [
     "is_finished",
     "json_text",
     "check_store_file",
+    "store_path",
     "compact_arrays",
     "compact_record",
     "compact_store",

@@ -11,7 +11,11 @@ cent, so a rule without the noise term fires or fails on noise (the second pilot
 A NaN/Inf loss, a loss above ``divergence_factor`` times the loss of step 0 at any step, or a
 smoothed loss above ``divergence_factor`` times its early value (step ``window/4``) stops the run
 with status ``diverged`` and the reason, instead of raising. The step-0 comparison is what catches a
-blow-up within the first steps: the early smoothed value is then already inflated by it.
+blow-up within the first steps: the early smoothed value is then already inflated by it. Both are
+relative to the run's own start, so a run that starts huge (a large ``init_scale``) and stays huge
+would pass them: the smoothed loss is also judged against the target's scale, the loss of predicting
+0 (``mean(target^2)`` of the first batch). Once a full ``window`` of steps has passed, and at the end,
+a smoothed loss above ``divergence_factor`` times that scale stops the run as ``diverged``.
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ class _Trainee:
         self.ema: float | None = None  # smoothed training loss, from the first step on
         self.first: float | None = None
         self.initial: float | None = None  # the step-0 loss (the divergence reference)
+        self.scale: float | None = None  # the target's scale: the loss of predicting 0 on the first batch
         self.history: list[float] = []  # raw training loss of every step since the last learning-rate change
         self.curve: list[list[float]] = []
         self.every = max(cfg.steps // 200, 1)
@@ -115,6 +120,8 @@ class _Trainee:
             return
         if self.initial is None:
             self.initial = loss
+            target = getattr(batch, "target", None)
+            self.scale = float(np.mean(np.square(target, dtype=np.float64))) if target is not None else None
         if loss > cfg.divergence_factor * self.initial:
             self._stop(
                 step,
@@ -133,6 +140,8 @@ class _Trainee:
                 f"value {self.first:.3g} at step {step}",
             )
             return
+        if step >= cfg.window and self._above_scale(step):
+            return
         self.opt.step(self.theta, grad, lr_at(cfg, step, self.base_lr))
         self.history.append(loss)
         if step % self.every == 0:
@@ -148,12 +157,27 @@ class _Trainee:
                     self._stop(step, converged=True)
         self.seconds += time.perf_counter() - t0
 
+    def _above_scale(self, step: int) -> bool:
+        """Stop as diverged if the smoothed loss is above ``divergence_factor`` x the target's scale."""
+        limit = self.cfg.divergence_factor * (self.scale or 0.0)
+        if self.scale and self.ema is not None and self.ema > limit:
+            self._stop(
+                step,
+                "diverged",
+                f"smoothed loss {self.ema:.3g} above {self.cfg.divergence_factor:g} x the target's scale "
+                f"{self.scale:.3g} (the loss of predicting 0) at step {step}",
+            )
+            return True
+        return False
+
     def _stop(self, step, status="ok", reason=None, converged=False):
         self.status, self.reason, self.converged = status, reason, converged
         self.steps = step + 1
         self.active = False
 
     def result(self, data_seconds: float) -> TrainResult:
+        if self.status == "ok":
+            self._above_scale(self.steps - 1)
         if self.status == "ok" and self.cfg.schedule == "cosine":
             self.converged = settled(self.history, self.cfg)
         if self.ema is not None:

@@ -32,8 +32,13 @@ def check_real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=Fal
 
     >>> check_real("a", 2, lo=0)
     2.0
+    >>> check_real("a", "2")
+    Traceback (most recent call last):
+    ...
+    ValueError: a='2': must be a real number
     """
-    if isinstance(value, bool):
+    # float() also takes text ('2') and NumPy's booleans: neither is a number here
+    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
         _fail(name, value, "a real number")
     try:
         v = float(value)
