@@ -899,6 +899,9 @@ def compact_store(src, dst) -> dict:
                 con.execute("VACUUM")
             finally:
                 con.close()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as a file made by open(), not mkstemp's owner-only mode
         os.replace(tmp, dst)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -125,6 +125,9 @@ def test_compact_store_keeps_every_run_and_drops_the_parameters(tmp_path):
     assert out["runs"] == 4 and out["arrays"] == 2 and out["dropped"] == {"theta": 3}
     assert out["bytes_after"] == dst.stat().st_size < out["bytes_before"] == src.stat().st_size
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compact.sqlite", "full.sqlite"]  # no temporary left
+    (tmp_path / "plain").write_bytes(b"")
+    assert dst.stat().st_mode == (tmp_path / "plain").stat().st_mode  # permissions of any new file
+    (tmp_path / "plain").unlink()
     with Store(src) as a, Store(dst) as b:
         assert a.keys() == b.keys() and a.statuses() == b.statuses()
         assert a.contexts_version == b.contexts_version
