@@ -66,16 +66,61 @@ def numba_cache_dir() -> Path | None:
     return root / release / "numba"
 
 
+def _writable_folder(folder: Path) -> bool:
+    """True if ``folder`` exists or can be created, and a file can be written in it."""
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def fallback_cache_dir() -> Path:
+    """A per-user folder in the system's temporary directory: where the cache goes when the configured
+    one cannot be created or written.
+
+    >>> fallback_cache_dir().parts[-1]
+    'numba'
+    """
+    import tempfile
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("depthscale")
+    except PackageNotFoundError:
+        release = "unknown"
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"depthscale-{user}" / release / "numba"
+
+
 def configure_cache() -> str | None:
     """Set ``NUMBA_CACHE_DIR`` to :func:`numba_cache_dir` unless the user has set it; return its value.
 
+    The folder (the user's or the default) must be creatable and writable: numba would otherwise fail
+    at the first cached kernel ("no locator available") or, worse, cache into the installed package.
+    If it is not, the cache moves to :func:`fallback_cache_dir` with one warning line on stderr; if
+    that is not writable either, ``NUMBA_CACHE_DIR`` is left pointing at it and the kernels of this
+    process compile without caching (:func:`cache_usable` is then False; one warning line).
     If numba was imported before (its configuration read without the variable), its configuration
     is reloaded, so functions decorated from now on cache there.
     """
-    if not os.environ.get("NUMBA_CACHE_DIR"):
-        folder = numba_cache_dir()
-        if folder is None:
-            return None  # numba's own fallbacks apply
+    global _CACHE_USABLE
+    chosen = os.environ.get("NUMBA_CACHE_DIR") or None
+    folder = Path(chosen) if chosen else numba_cache_dir()
+    if folder is None or not _writable_folder(folder):
+        fallback = fallback_cache_dir()
+        what = f"NUMBA_CACHE_DIR={chosen!r}" if chosen else f"the cache folder {str(folder)!r}"
+        if _writable_folder(fallback):
+            sys.stderr.write(f"depthscale: warning: {what} cannot be written; caching kernels in {str(fallback)!r}\n")
+        else:
+            _CACHE_USABLE = False
+            sys.stderr.write(f"depthscale: warning: {what} cannot be written; kernels are compiled without a cache\n")
+        folder = fallback
+    if os.environ.get("NUMBA_CACHE_DIR") != str(folder):
         os.environ["NUMBA_CACHE_DIR"] = str(folder)
         if "numba" in sys.modules:
             from numba.core import config
@@ -84,8 +129,34 @@ def configure_cache() -> str | None:
     return os.environ["NUMBA_CACHE_DIR"]
 
 
+_CACHE_USABLE = True
+
+
+def cache_usable() -> bool:
+    """False when no cache folder could be written (kernels then compile in every process)."""
+    return _CACHE_USABLE
+
+
 configure_cache()
 
-from numba import njit, prange  # noqa: E402 - after the cache folder is set
+from numba import njit as _numba_njit  # noqa: E402 - after the cache folder is set
+from numba import prange  # noqa: E402
 
-__all__ = ["njit", "prange", "configure_cache", "numba_cache_dir", "user_cache_dir"]
+
+def njit(*args, **kwargs):
+    """numba's ``njit``; ``cache=True`` is dropped when no cache folder is writable (see
+    :func:`configure_cache`), where numba would refuse to decorate ("no locator available")."""
+    if not _CACHE_USABLE:
+        kwargs.pop("cache", None)
+    return _numba_njit(*args, **kwargs)
+
+
+__all__ = [
+    "njit",
+    "prange",
+    "cache_usable",
+    "configure_cache",
+    "fallback_cache_dir",
+    "numba_cache_dir",
+    "user_cache_dir",
+]

@@ -186,6 +186,12 @@ def main(argv=None) -> int:
     except MemoryError:
         sys.stderr.write("depthscale: error: out of memory; use smaller sizes (d, P, batch, contexts)\n")
         return 2
+    except Exception as exc:  # sqlite3's errors: a damaged or locked store the checks could not foresee
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+            raise
+        sys.stderr.write(f"depthscale: error: a results store: {_one_line(exc)}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("depthscale: interrupted\n")
         return 130
