@@ -56,7 +56,7 @@ SUBPACKAGES = ("theory", "sims", "derivations")
 EXPORTS = {
     **dict.fromkeys(
         (
-            "PowerLawSpectrum LINEAR_LAWS linear_law_columns linear_floor FloorResult DERIVATIONS Derivation "
+            "PowerLawSpectrum LINEAR_LAWS linear_law_columns linear_laws_frame linear_floor FloorResult DERIVATIONS Derivation "
             "build_derivation clt_loss decompose"
         ).split(),
         "theory",
@@ -111,6 +111,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.theory.floor import linear_floor as linear_floor
     from depthscale.theory.linear_laws import LINEAR_LAWS as LINEAR_LAWS
     from depthscale.theory.linear_laws import linear_law_columns as linear_law_columns
+    from depthscale.theory.linear_laws import linear_laws_frame as linear_laws_frame
     from depthscale.theory.spectra import PowerLawSpectrum as PowerLawSpectrum
 
     __version__: str

@@ -25,7 +25,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     "sample_context_floor_moments sample_floor_moments",
     free_poly="JacobiSteps check_jacobi_steps free_asymptote free_continuum free_discrete jacobi_residual jacobi_steps "
     "leja_order",
-    linear_laws="LINEAR_LAWS linear_law_columns linear_rows",
+    linear_laws="LINEAR_LAWS linear_law_columns linear_laws_frame linear_rows",
     mode_sums="ModeRule discrete_gauss mode_rule tail_error_bound",
     modes="ModeDepth mode_depth mode_loss",
     spectra="PowerLawSpectrum as_depths",

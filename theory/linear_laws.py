@@ -63,6 +63,32 @@ def linear_law_columns(spec, depths) -> dict:
     return {k: np.asarray(cols[k], dtype=np.float64) for k in LINEAR_LAWS if k in cols}
 
 
+def linear_laws_frame(spec, depths):
+    """The linear-attention laws of :func:`linear_law_columns` as a pandas DataFrame indexed by ``L``.
+
+    One column per law that applies (in the order of ``LINEAR_LAWS``); ``attrs`` holds the spectrum
+    (``a``, ``b``, ``d`` and ``zeta`` when the asymptotic laws apply). Needs pandas
+    (``pip install "depthscale[pandas]"``).
+
+    Examples
+    --------
+    >>> from depthscale.theory.spectra import PowerLawSpectrum
+    >>> df = linear_laws_frame(PowerLawSpectrum(2.0, 1.0, 1000), [1, 2, 4])
+    >>> df.index.name, df.index.tolist(), list(df.columns[:2])
+    ('L', [1, 2, 4], ['constrained', 'constrained_opt'])
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError('pandas is not installed: pip install "depthscale[pandas]"') from None
+    from .spectra import as_depths
+
+    Ls, _ = as_depths(depths, "depths")
+    df = pd.DataFrame(linear_law_columns(spec, Ls), index=pd.Index([int(L) for L in Ls], name="L"))
+    df.attrs.update({"a": spec.a, "b": spec.b, "d": spec.d, "zeta": spec.zeta if spec.asymptotic else None})
+    return df
+
+
 def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0) -> dict:
     """All linear-attention laws at the given depths as a JSON-able dict (``None`` where a law does not apply).
 
@@ -129,6 +155,7 @@ def check_linear_work(d: int, depths) -> float:
 
 __all__ = [
     "linear_law_columns",
+    "linear_laws_frame",
     "linear_rows",
     "check_linear_work",
     "LINEAR_LAWS",
