@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 from ..theory._validate import check_int
 
@@ -72,12 +73,18 @@ def one_blas_thread():
 def limit_worker_threads(set_env: bool = False) -> None:
     """A sweep worker: one numba and one BLAS thread for the whole process (it runs one job at a time).
 
-    ``set_env`` also sets the thread variables (for a fresh worker process: numba refuses a change
-    of ``NUMBA_NUM_THREADS`` once its threads run, so never in a process that has used them).
+    ``set_env`` also sets the thread variables (for a fresh worker process). ``NUMBA_NUM_THREADS``
+    is set to 1 only if numba has not been imported: once it has, it keeps the pool size numba read
+    at import, because every compilation reloads numba's configuration from the environment and
+    refuses a changed pool size once the threads run (a spawned worker imports numba with the
+    package, so on a cold cache its first compilation failed). ``set_num_threads(1)`` below limits
+    the work to one thread either way.
     """
     if set_env:
         for var in THREAD_VARS:
             os.environ[var] = "1"
+        if "numba" in sys.modules:
+            os.environ["NUMBA_NUM_THREADS"] = str(sys.modules["numba"].config.NUMBA_NUM_THREADS)
     import scipy.linalg.cython_blas  # noqa: F401
     from threadpoolctl import threadpool_limits
 

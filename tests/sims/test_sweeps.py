@@ -453,3 +453,24 @@ def test_pool_workers_exit_when_the_sweep_is_killed(tmp_path):
         assert all_exit(workers, 600, 0.1), "orphaned pool workers still running"
     finally:
         kill_survivors(workers)
+
+
+def test_worker_compiles_after_its_thread_limits(tmp_path):
+    """A fresh process-pool worker (numba imported with the package, then limited to one thread) can
+    still compile: every compilation reloads numba's configuration from the environment, which used
+    to say NUMBA_NUM_THREADS=1 against the pool size read at import, so a cold cache failed every run."""
+    import subprocess
+    import sys
+
+    code = (
+        "from depthscale.sims.sweeps import _init_worker\n"
+        "_init_worker(None)\n"
+        "import numba\n"
+        "f = numba.njit(lambda x: x + 1)\n"
+        "print(f(1), numba.get_num_threads())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_") and k not in ("OMP_NUM_THREADS",)}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["2", "1"]
