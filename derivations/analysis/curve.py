@@ -73,6 +73,8 @@ def variant_name(model_cfg: dict) -> str:
         parts.append(f"{model_cfg['init']}-init")
     if model_cfg.get("ensemble"):
         parts.append("ensemble")
+    if model_cfg.get("attention", "softmax") != "softmax":
+        parts.append(model_cfg["attention"])
     return "+".join(parts) or "base"
 
 
