@@ -128,8 +128,9 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
 def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     """Bytes a run holds at once at least: parameters with their gradient and Adam moments, and the
     largest batch of contexts (``X (n,P,d)``, ``O (n,d,d)`` and the vectors of each context; two
-    training batches with ``prefetch``), and the per-context errors of the evaluation. Activations
-    come on top, so this is a lower bound.
+    training batches with ``prefetch``), the per-context errors of the evaluation and, with the context
+    update, one chunk's kept context attention (``(L-1) x P x P``). Other activations come on top, so
+    this is a lower bound.
 
     >>> from depthscale.sims.config import RunConfig, TaskConfig, TrainConfig
     >>> cfg = RunConfig(TaskConfig(d=16, P=128), train=TrainConfig(batch=1024))
@@ -144,7 +145,11 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
     params = 4 * make_model(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
     per_eval_context = 4 * 8  # the squared errors of the model and of the three floors, kept for paired errors
-    return float(params + max(train_batch, eval_batch) + tcfg.eval_contexts * per_eval_context)
+    scratch = 0
+    if mcfg.model == "softmax" and mcfg.context_update:  # ctx_pass keeps each layer's context attention
+        N, L = mcfg.n(d), mcfg.depth
+        scratch = (max(L - 1, 1) * (P * P + 2 * P * N) + 2 * L * P * N) * itemsize  # one chunk: As, Gs, AVs, Hs, Vs
+    return float(params + max(train_batch, eval_batch) + scratch + tcfg.eval_contexts * per_eval_context)
 
 
 def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:

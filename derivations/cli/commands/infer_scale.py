@@ -76,14 +76,14 @@ def _read(path: str) -> str:
 def handle_infer_scale(args) -> int:
     ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
     Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
-    kw = floor_options(args)
     from ...analysis.scale_match import read_floors
 
+    rows = read_floors(_read(args.floors))  # the file first: a missing one is refused before any import
+    kw = floor_options(args, ds, Ps)
     fit_follows = args.fit_contexts is None
     from ...analysis import scale_resolution as sr
 
     cap = None if args.resolve is None else sr.check_resolve(args.resolve, kw, ds, Ps, fit_follows)
-    rows = read_floors(_read(args.floors))
     t0 = time.perf_counter()
     out = infer_scale(rows, list(dict.fromkeys(ds)), list(dict.fromkeys(Ps)), kw, args.c_lambda, args.c_omega)
     if cap is not None:

@@ -13,13 +13,13 @@ def add_report_options(p, floor_default: str = "3000", reference_default: str = 
         "--floor-contexts",
         type=int,
         default=3000,
-        help=f"Monte Carlo contexts for the linear floors, >= 10 (default {floor_default})",
+        help=f"Monte Carlo contexts for the linear floors, 10..10000000 (default {floor_default})",
     )
     p.add_argument(
         "--reference-contexts",
         type=int,
         default=3000,
-        help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or >= 10"
+        help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or 10..10000000"
         f" (default {reference_default})",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object (claims and paths)")
@@ -35,11 +35,16 @@ def check_out(out: str) -> Path:
     return path
 
 
+CONTEXTS_MAX = 10_000_000
+
+
 def check_contexts(args) -> None:
     from ....theory._validate import check_int
 
-    check_int("floor-contexts", args.floor_contexts, lo=10)
-    check_int("reference-contexts", args.reference_contexts, lo=0)
+    # at most 10^7 contexts, as --contexts of the floors: the Monte Carlo then holds about 4.4 GiB at
+    # the paper's d and P, and a larger count is refused here, before any store is read or created
+    check_int("floor-contexts", args.floor_contexts, lo=10, hi=CONTEXTS_MAX)
+    check_int("reference-contexts", args.reference_contexts, lo=0, hi=CONTEXTS_MAX)
     if 0 < args.reference_contexts < 10:
         raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
 
@@ -80,10 +85,10 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from ....sims.store import Store
-
     check_out(args.out)
     check_contexts(args)
+    from ....sims.store import Store  # after the checks: it imports NumPy
+
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records())
         out = write(records, args, title=f"depthscale report: {Path(args.store).name}", load_arrays=st.load_arrays)

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..app import emit
-from .report import add_report_options, check_contexts, check_out, claims_text, write
+from ..app import check_out_file, emit
+from .report import CONTEXTS_MAX, add_report_options, check_contexts, check_out, claims_text, write
 from .sweep import add_run_options, check_run_options, run_sweep
 
 
@@ -80,6 +80,11 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 
 
 def handle(args) -> int:
+    from ....theory._validate import check_int
+
+    for name in ("floor_contexts", "reference_contexts"):  # sizes given: refused before the study is loaded
+        if getattr(args, name) is not None:
+            check_int(name.replace("_", "-"), getattr(args, name), lo=0, hi=CONTEXTS_MAX)
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.store import Store, check_store_file
     from ....sims.sweeps import plan
@@ -95,6 +100,8 @@ def handle(args) -> int:
     store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write", CONTEXTS_VERSION)
+    if not store_path.exists():  # a new store: its folder must take it, before OUT is created
+        check_out_file("store", store_path)
     runs = preset_runs(args.preset)
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from ....sims.threads import check_threads
-from ....theory._validate import SEED_MAX, check_int, check_real
+from ....theory._validate import SEED_MAX, check_int, check_memory, check_real
 from ...analysis.scale_match import task_from
 from ..app import emit
 
@@ -45,14 +45,14 @@ def add_floor_options(parser, contexts_default=None) -> None:
         dest="kappa_min",
         type=float,
         default=1e-2,
-        help="smallest temperature of the log grid (> 0); default 0.01",
+        help="smallest temperature of the log grid, 1e-08 <= kappa-min <= 1e+08; default 0.01",
     )
     parser.add_argument(
         "--kappa-max",
         dest="kappa_max",
         type=float,
         default=1e4,
-        help="largest temperature of the log grid (> kappa-min); default 10000",
+        help="largest temperature of the log grid (> kappa-min, <= 1e+08); default 10000",
     )
     parser.add_argument(
         "--n-kappa",
@@ -108,29 +108,41 @@ def add_softmax_floor_parser(sub) -> None:
     p.set_defaults(func=handle_softmax_floor)
 
 
-def floor_options(args) -> dict:
-    """Validate the shared options; return the keyword arguments of ``reference_floors``."""
-    from ....sims.reference_floors import MAX_TEMPERATURES, kappa_grid
+KAPPA_LIMITS = (1e-8, 1e8)  # temperatures the log grid and the heads' exponentials represent well
+TEMPERATURES_MAX = 8  # sims.reference_floors.MAX_TEMPERATURES, kept here so a refusal needs no scipy
 
+
+def floor_options(args, ds=None, Ps=None) -> dict:
+    """Validate the shared options and check the memory of the floors at the largest ``d`` and ``P``
+    (``ds``, ``Ps``; default ``args.d``, ``args.P``), before anything heavy is imported; return the
+    keyword arguments of ``reference_floors``."""
     n_eval = check_int("contexts", args.contexts, lo=2, hi=10_000_000)
     n_fit = n_eval if args.fit_contexts is None else check_int("fit_contexts", args.fit_contexts, lo=2, hi=10_000_000)
+    lo, hi = KAPPA_LIMITS
     kappa_range = (
-        check_real("kappa_min", args.kappa_min, lo=0, lo_open=True),
-        check_real("kappa_max", args.kappa_max, lo=0, lo_open=True),
+        check_real("kappa_min", args.kappa_min, lo=lo, hi=hi),
+        check_real("kappa_max", args.kappa_max, lo=lo, hi=hi),
     )
     if not kappa_range[0] < kappa_range[1]:
         raise ValueError(f"kappa_max={args.kappa_max!r}: must be larger than kappa_min={args.kappa_min!r}")
     n_grid = check_int("n_kappa", args.n_kappa, lo=3, hi=10_000)
-    kappa_grid(kappa_range, n_grid)
-    return {
+    kw = {
         "seed": check_int("seed", args.seed, lo=0, hi=SEED_MAX),
         "n_fit": n_fit,
         "n_eval": n_eval,
         "kappa_range": kappa_range,
         "n_grid": n_grid,
-        "K": check_int("temperatures", args.temperatures, lo=1, hi=MAX_TEMPERATURES),
-        "threads": check_threads(args.threads, lo=1),
+        "K": check_int("temperatures", args.temperatures, lo=1, hi=TEMPERATURES_MAX),
     }
+    from ...analysis.scale_resolution import floors_memory_bytes
+
+    d, P = max(ds or [args.d]), max(Ps or [args.P])
+    check_memory(
+        f"contexts={n_eval}, fit_contexts={n_fit}, n_kappa={n_grid}, d={d}, P={P}",
+        floors_memory_bytes(d, P, n_fit, n_eval, n_grid),
+    )
+    kw["threads"] = check_threads(args.threads, lo=1)  # last: it imports numba
+    return kw
 
 
 def floors_json(fl) -> dict:
@@ -162,8 +174,8 @@ def floors_json(fl) -> dict:
 
 
 def handle_softmax_floor(args) -> int:
+    kw = floor_options(args)  # sizes and memory first: task_from imports NumPy
     task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
-    kw = floor_options(args)
     from ....sims.reference_floors import reference_floors
 
     t0 = time.perf_counter()
