@@ -33,6 +33,10 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
     """
     from .display import RecordView  # a dict that shows as two lines of text and a table in a notebook
 
+    if not isinstance(config, RunConfig):
+        raise TypeError(
+            f"config={config!r}: must be a RunConfig (from a dict: RunConfig.from_dict(d)), not {type(config).__name__}"
+        )
     return RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0])
 
 

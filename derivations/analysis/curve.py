@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
-from ...theory._validate import check_choice
+from ...theory._validate import check_choice, check_int
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
 from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
@@ -296,6 +296,7 @@ class Curve:
         """
         if kind not in FIT_KINDS:
             check_choice("kind", kind, tuple(FIT_KINDS))
+        n_boot = check_int("n_boot", n_boot, lo=0, hi=1_000_000)  # the command line's cap
         if points not in POINTS:
             check_choice("points", points, POINTS)
         key = (kind, int(n_boot), int(seed), points)
@@ -524,11 +525,27 @@ def curve_label(key: tuple) -> str:
 
 
 def curves(records: Iterable[RunRecord]) -> list[Curve]:
-    """Group the ``ok`` records into curves over depth (one row of ``loss`` per seed)."""
+    """Group the ``ok`` records into curves over depth (one row of ``loss`` per seed).
+
+    ``records``: run records (dicts, as ``run()`` and ``Store.records()`` give them); anything else is
+    a ``TypeError``, a record without its configuration a ``ValueError`` naming it."""
+    if records is None or isinstance(records, (str, bytes, dict)) or not isinstance(records, Iterable):
+        raise TypeError(
+            f"records={records!r}: must be an iterable of run records (dicts), e.g. Store.records() or a list of run() results"
+        )
     groups = defaultdict(list)
-    for r in records:
+    for i, r in enumerate(records):
+        if not isinstance(r, dict):
+            raise TypeError(f"records[{i}]={r!r}: must be a run record (a dict), not {type(r).__name__}")
         if r.get("status", "ok") == "ok":
-            groups[curve_key(r)].append(r)
+            cfg = r.get("config")
+            if not (isinstance(cfg, dict) and isinstance(cfg.get("model"), dict) and "depth" in cfg["model"]):
+                raise ValueError(f"records[{i}]: a run record needs config.model.depth (config=RunConfig.to_dict())")
+            try:
+                key = curve_key(r)
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"records[{i}]: not a complete run record (config field {exc} missing)") from None
+            groups[key].append(r)
     out = []
     for key, recs in sorted(groups.items(), key=lambda kv: str(kv[0])):
         depths = np.array(sorted({int(r["config"]["model"]["depth"]) for r in recs}))

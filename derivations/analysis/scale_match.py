@@ -18,7 +18,6 @@ reported floor is within about 5 % of that reference at that scale.
 from __future__ import annotations
 
 import csv
-import io
 import math
 import statistics
 
@@ -38,12 +37,18 @@ def read_floors(text: str) -> list[dict]:
     --------
     >>> read_floors("# comment\\ntask,k,a,b,L0\\ntopk,2,0,0,1.9\\n")
     [{'task': 'topk', 'k': 2, 'a': 0.0, 'b': 0.0, 'L0': 1.9}]
+
+    A byte-order mark is skipped; a row with missing or extra fields is refused with its line number
+    (counted in the file, comments and blank lines included) and the columns concerned.
     """
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#") and ln.strip()]
-    if not lines:
+    text = text.removeprefix("\ufeff")  # the byte-order mark spreadsheet programs write
+    numbered = [
+        (i, ln) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    if not numbered:
         raise ValueError("floors=<empty>: the CSV needs a header task,k,a,b,L0 and at least one row")
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    parsed = [(i, fields) for (i, _), fields in zip(numbered, csv.reader([ln for _, ln in numbered]))]
+    header = [h.strip() for h in parsed[0][1]]
     twice = sorted({h for h in header if h in COLUMNS and header.count(h) > 1})
     if twice:  # csv would silently keep the last of them
         raise ValueError(f"floors header={','.join(header)!r}: column(s) {','.join(twice)} appear more than once")
@@ -53,9 +58,16 @@ def read_floors(text: str) -> list[dict]:
             f"floors header={','.join(header)!r}: missing column(s) {','.join(missing)}; need {','.join(COLUMNS)}"
         )
     rows = []
-    for n, raw in enumerate(reader, start=1):
-        rec = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None}
-        where = f"floors row {n}"
+    for line, fields in parsed[1:]:
+        where = f"floors line {line}"
+        if len(fields) != len(header):
+            what = (
+                "missing field(s): no " + ",".join(header[len(fields) :])
+                if len(fields) < len(header)
+                else (f"extra field(s) after {header[-1]}: {','.join(fields[len(header) :])!r}")
+            )
+            raise ValueError(f"{where}: has {len(fields)} fields, the header {len(header)}; {what}")
+        rec = {k: v.strip() for k, v in zip(header, fields)}
         task = check_choice(f"{where}: task", rec["task"], TASKS)
         if rec["k"] == "" and task != "topk":
             k = None  # the task configuration's default, as in simulate

@@ -101,6 +101,12 @@ def handle_linear(args) -> int:
     depths = parse_list("depths", args.depths, int)
     out = linear_rows(args.a, args.b, args.d, depths, args.c_lambda, args.c_omega)
     head = f"zeta = {_fmt(out['zeta'])}   (a={args.a:g}, b={args.b:g}, d={args.d})"
+    if out["zeta"] is None:  # outside the asymptotic laws' domain: said in both outputs, not left to a '-'
+        out["note"] = (
+            f"a={args.a:g}, b={args.b:g}: zeta = (a + b - 1) / a needs a > 0 and a + b > 1; the asymptotic laws "
+            "(beta_form, gamma_asymptote, free_continuum) do not apply, the finite-d columns are exact"
+        )
+        head += "\nnote: " + out["note"]
     emit(out, args.json, head + "\n" + _table(["L", *LINEAR_KEYS], out["rows"]))
     return 0
 
