@@ -35,6 +35,7 @@ from .temperature_heads import (
     N_GRID,
     HeadMixture,
     SingleHead,
+    check_attention,
     check_fit_inputs,
     check_head_task,
     fit_single_head,
@@ -72,7 +73,8 @@ class SignedMixture(HeadMixture):
 
 @dataclass(frozen=True)
 class ReferenceFloors:
-    """The three floors of one ``(task, seed)`` with the context counts they used."""
+    """The three floors of one ``(task, seed)`` with the context counts they used and the
+    ``attention`` map of their heads."""
 
     task: TaskConfig
     seed: int
@@ -81,6 +83,7 @@ class ReferenceFloors:
     single: SingleHead
     convex: ConvexMixture
     mixture: SignedMixture
+    attention: str = "softmax"
 
     def sq_errs(self) -> dict:
         """Per-context squared errors on the evaluation contexts, by floor name."""
@@ -102,7 +105,9 @@ def kappa_grid(kappa_range=KAPPA_RANGE, n_grid: int = N_GRID) -> np.ndarray:
     return np.geomspace(lo, hi, check_int("n_grid", n_grid, lo=3))
 
 
-def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = None) -> tuple[tuple, tuple, float]:
+def fit_convex(
+    cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = None, attention: str = "softmax"
+) -> tuple[tuple, tuple, float]:
     """Best non-negative mixture of the heads at ``kappas`` on the given contexts.
 
     Minimises ``mean((S v - target)^2)`` over ``v >= 0`` with ``S[:, j] = p(kappas[j]) . y``. The
@@ -110,8 +115,10 @@ def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = 
     |R v - Q^T t|^2 + const``) and solved by ``scipy.optimize.nnls``. Returns ``(support, weights,
     loss)``: the kappas with positive weight (increasing, duplicates merged), their weights and the
     mean squared error on these contexts. On a one-point grid this is the single head at that kappa
-    whenever its least-squares gain is positive. ``S``: ``head_outputs(cos, y, kappas)`` if already
-    computed (columns in the order of ``kappas``).
+    whenever its least-squares gain is positive. ``S``: ``head_outputs(cos, y, kappas, attention=attention)``
+    if already computed (columns in the order of ``kappas``). ``attention``: the map of the heads
+    (``head_outputs``); for the unnormalised ``sigmoid`` and ``relu`` the weights are still ``>= 0``
+    but need not sum to the gain of a layer average (see the module docstring).
 
     Examples
     --------
@@ -124,8 +131,9 @@ def fit_convex(cos, y, target, kappas, threads: int = 1, S: np.ndarray | None = 
     if kap.size < 1:
         raise ValueError("kappas=[]: must hold at least one temperature")
     cos, y, target, _ = check_fit_inputs(cos, y, target, KAPPA_RANGE, N_GRID)
+    check_attention(attention)
     if S is None:
-        S = head_outputs(cos, y, kap, threads)
+        S = head_outputs(cos, y, kap, threads, attention)
     else:
         S = np.asarray(S, dtype=np.float64)
         if S.shape != (cos.shape[0], len(kappas)):
@@ -154,14 +162,15 @@ def fit_signed_mixture(
     threads: int = 1,
     single_kappa: float | None = None,
     S_grid: np.ndarray | None = None,
+    attention: str = "softmax",
 ) -> tuple[tuple, tuple, float]:
     """Best signed mixture of ``K`` temperatures on the given contexts.
 
     ``K = 2`` is ``depthscale.sims.temperature_heads.fit_two_heads``. For ``K > 2`` the ``K - 1`` solution is
     extended greedily by the grid temperature that lowers the least-squares loss most, then all ``K``
     log-kappas are refined by Nelder-Mead (kept only if better), so the fitting loss never increases
-    with ``K``. Returns ``(kappas, gains, loss)`` with kappas increasing. ``single_kappa`` and
-    ``S_grid`` as in ``fit_two_heads``.
+    with ``K``. Returns ``(kappas, gains, loss)`` with kappas increasing. ``single_kappa``,
+    ``S_grid`` and ``attention`` as in ``fit_two_heads``.
 
     Examples
     --------
@@ -174,24 +183,27 @@ def fit_signed_mixture(
     """
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
     cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
+    check_attention(attention)
     if S_grid is None:
-        S_grid = head_outputs(cos, y, grid, threads)
+        S_grid = head_outputs(cos, y, grid, threads, attention)
     if K == 1:
-        kappa, gain, loss = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)
+        kappa, gain, loss = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid, attention)
         return (kappa,), (gain,), loss
     kap: tuple | np.ndarray
     if K == 2:
-        kap, gains, loss = fit_two_heads(cos, y, target, kappa_range, n_grid, threads, single_kappa, S_grid)
+        kap, gains, loss = fit_two_heads(cos, y, target, kappa_range, n_grid, threads, single_kappa, S_grid, attention)
         return kap, gains, loss
-    prev, _, prev_loss = fit_signed_mixture(cos, y, target, K - 1, kappa_range, n_grid, threads, single_kappa, S_grid)
-    S_prev = head_outputs(cos, y, prev, threads)
+    prev, _, prev_loss = fit_signed_mixture(
+        cos, y, target, K - 1, kappa_range, n_grid, threads, single_kappa, S_grid, attention
+    )
+    S_prev = head_outputs(cos, y, prev, threads, attention)
     trial = [_mixture_loss(np.column_stack([S_prev, S_grid[:, j]]), target) for j in range(grid.size)]
     j = int(np.argmin(trial))
     lo, hi = math.log(grid[0]), math.log(grid[-1])
     start = np.clip(np.log([*prev, grid[j]]), lo, hi)
 
     def obj(lk):
-        return _mixture_loss(head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads), target)
+        return _mixture_loss(head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads, attention), target)
 
     f0 = obj(start)
     res = minimize(
@@ -203,7 +215,7 @@ def fit_signed_mixture(
     )
     best: np.ndarray = res.x if res.fun < f0 else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
-    g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)
+    g, loss = optimal_gains(head_outputs(cos, y, kap, threads, attention), target)
     if loss > prev_loss:  # rounding in the refit: keep the smaller mixture padded with a zero gain
         g_prev, loss = optimal_gains(S_prev, target)
         kap, g = np.append(np.asarray(prev), grid[j]), np.append(g_prev, 0.0)
@@ -223,6 +235,7 @@ def reference_floors(
     n_grid: int = N_GRID,
     K: int = 2,
     threads: int = 1,
+    attention: str = "softmax",
 ) -> ReferenceFloors:
     """The ``single``, ``convex`` and ``mixture`` floors of ``(task, seed)`` (see the module docstring).
 
@@ -239,6 +252,9 @@ def reference_floors(
         ``convex`` is never above ``single`` when the single head's gain is positive.
     K : temperatures of the signed mixture (1 .. MAX_TEMPERATURES; 2: the best two-temperature mixture).
     threads : numba threads (the numbers do not depend on it).
+    attention : the map of every head, one of ``sims.attention_maps.ATTENTIONS`` (the model's
+        ``ModelConfig.attention``); default ``softmax``. The contexts do not depend on it, so floors
+        of different maps pair with each other and with every run on ``(task, seed, n_eval)``.
 
     Examples
     --------
@@ -249,26 +265,28 @@ def reference_floors(
     n_fit, n_eval, chunk = check_head_task(task, seed, n_fit, n_eval, chunk)
     grid = kappa_grid(kappa_range, n_grid)
     K = check_int("K", K, lo=1, hi=MAX_TEMPERATURES)
+    check_attention(attention)
     (cf, yf, tf), (ce, ye, te) = head_contexts(task, seed, n_fit, n_eval, chunk, threads)
+    att = attention
 
-    S_grid = head_outputs(cf, yf, grid, threads)  # shared by the three fits
-    kappa, gain, fit1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid)
-    sq, loss, se = head_errors(ce, ye, te, [kappa], [gain], threads)
+    S_grid = head_outputs(cf, yf, grid, threads, att)  # shared by the three fits
+    kappa, gain, fit1 = fit_single_head(cf, yf, tf, kappa_range, n_grid, threads, S_grid, att)
+    sq, loss, se = head_errors(ce, ye, te, [kappa], [gain], threads, att)
     single = SingleHead(kappa, gain, fit1, loss, se, sq)
 
-    S_conv = np.column_stack([S_grid, head_outputs(cf, yf, [kappa], threads)])
-    support, weights, fitc = fit_convex(cf, yf, tf, np.append(grid, kappa), threads, S_conv)
+    S_conv = np.column_stack([S_grid, head_outputs(cf, yf, [kappa], threads, att)])
+    support, weights, fitc = fit_convex(cf, yf, tf, np.append(grid, kappa), threads, S_conv, att)
     if support:
-        sq, loss, se = head_errors(ce, ye, te, list(support), list(weights), threads)
+        sq, loss, se = head_errors(ce, ye, te, list(support), list(weights), threads, att)
     else:  # every head anti-correlated with the target: the best non-negative predictor is 0
         sq = te**2
         loss, se = float(sq.mean()), float(sq.std(ddof=1) / math.sqrt(sq.size))
     convex = ConvexMixture(support, weights, fitc, loss, se, sq)
 
-    kappas, gains, fitm = fit_signed_mixture(cf, yf, tf, K, kappa_range, n_grid, threads, kappa, S_grid)
-    sq, loss, se = head_errors(ce, ye, te, list(kappas), list(gains), threads)
+    kappas, gains, fitm = fit_signed_mixture(cf, yf, tf, K, kappa_range, n_grid, threads, kappa, S_grid, att)
+    sq, loss, se = head_errors(ce, ye, te, list(kappas), list(gains), threads, att)
     mixture = SignedMixture(kappas, gains, fitm, loss, se, sq)
-    return ReferenceFloors(task, int(seed), n_fit, n_eval, single, convex, mixture)
+    return ReferenceFloors(task, int(seed), n_fit, n_eval, single, convex, mixture, att)
 
 
 def excess_over_floors(sq_err, floors: ReferenceFloors) -> dict:

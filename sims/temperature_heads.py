@@ -30,6 +30,18 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
 from ..theory._validate import SEED_MAX, check_int, check_real
+from .attention_maps import (
+    ATTENTIONS,
+    ENTMAX15,
+    SIGMOID,
+    SOFTMAX,
+    SPARSEMAX,
+    attention_code,
+    entmax15_inplace,
+    relu_inplace,
+    sigmoid_inplace,
+    sparsemax_inplace,
+)
 from .batch import Batch
 from .config import TaskConfig, rng_for
 from .jit import njit, prange
@@ -116,13 +128,60 @@ def _head_outputs(cos, y, kappas, out):
             out[b, k] = s / z
 
 
-def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1) -> np.ndarray:
-    """``S[b, k] = softmax_i(kappas[k] * cos[b, i]) . y[b]`` for every context and temperature.
+@njit(cache=True, parallel=True)
+def _map_head_outputs(cos, y, kappas, kind, out):
+    # the maps other than softmax, from sims/attention_maps.py, on one score vector per context
+    n, P = cos.shape
+    bias = -math.log(P)
+    scale = 1.0 / P
+    for b in prange(n):
+        z = np.empty(P)
+        shift = 0.0  # sparsemax and entmax are shift-invariant: scores <= 0 keep the threshold small
+        if kind == SPARSEMAX or kind == ENTMAX15:
+            shift = cos[b, 0]
+            for i in range(1, P):
+                if cos[b, i] > shift:
+                    shift = cos[b, i]
+        for k in range(kappas.size):
+            kap = kappas[k]
+            for i in range(P):
+                z[i] = kap * (cos[b, i] - shift)
+            if kind == SPARSEMAX:
+                sparsemax_inplace(z)
+            elif kind == ENTMAX15:
+                entmax15_inplace(z)
+            elif kind == SIGMOID:
+                sigmoid_inplace(z, bias)
+            else:
+                relu_inplace(z, scale)
+            s = 0.0
+            for i in range(P):
+                s += z[i] * y[b, i]
+            out[b, k] = s
+
+
+def check_attention(attention) -> int:
+    """The kernel code of an attention nonlinearity name (``ValueError`` naming ``attention`` otherwise)."""
+    if not isinstance(attention, str):
+        raise ValueError(f"attention={attention!r}: must be one of {', '.join(ATTENTIONS)}")
+    return attention_code(attention)
+
+
+def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1, attention: str = "softmax") -> np.ndarray:
+    """``S[b, k] = attention(kappas[k] * cos[b]) . y[b]`` for every context and temperature.
+
+    ``attention`` is one of ``sims.attention_maps.ATTENTIONS``, the maps of the model
+    (``ModelConfig.attention``): ``softmax``, ``sparsemax``, ``entmax15`` (weights on the simplex),
+    ``sigmoid`` (``sigmoid(kappa cos_i - log P)``) and ``relu`` (``relu(kappa cos_i) / P``), the last
+    two with the model's fixed bias and scale. At ``kappa = 0`` the normalised maps give the uniform
+    weights ``1/P`` and sigmoid gives ``1/(P + 1)`` on every token; relu gives zero weights.
 
     Examples
     --------
     >>> cos = np.array([[1.0, 0.0]]); y = np.array([[2.0, 4.0]])
     >>> head_outputs(cos, y, [0.0, 1e6]).tolist()
+    [[3.0, 2.0]]
+    >>> head_outputs(cos, y, [0.0, 1.0], attention="sparsemax").tolist()
     [[3.0, 2.0]]
     """
     cos = np.ascontiguousarray(cos, dtype=np.float64)
@@ -134,8 +193,12 @@ def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1) -> np
     kap = np.atleast_1d(np.asarray(kappas, dtype=np.float64))
     for v in kap:
         check_real("kappa", v, lo=0)
+    kind = check_attention(attention)
     out = np.empty((cos.shape[0], kap.size))
-    run_parallel(_head_outputs, numba_threads(threads), cos, y, kap, out)
+    if kind == SOFTMAX:
+        run_parallel(_head_outputs, numba_threads(threads), cos, y, kap, out)
+    else:
+        run_parallel(_map_head_outputs, numba_threads(threads), cos, y, kap, kind, out)
     return out
 
 
@@ -198,9 +261,9 @@ def check_fit_inputs(cos, y, target, kappa_range, n_grid):
     return cos, y, target, np.geomspace(lo, hi, n_grid)
 
 
-def _grid_outputs(cos, y, grid, threads, S_grid):
+def _grid_outputs(cos, y, grid, threads, S_grid, attention="softmax"):
     if S_grid is None:
-        return head_outputs(cos, y, grid, threads)
+        return head_outputs(cos, y, grid, threads, attention)
     S_grid = np.asarray(S_grid, dtype=np.float64)
     if S_grid.shape != (cos.shape[0], grid.size):
         raise ValueError(f"S_grid.shape={S_grid.shape}: must be (n, n_grid) = {(cos.shape[0], grid.size)}")
@@ -208,12 +271,22 @@ def _grid_outputs(cos, y, grid, threads, S_grid):
 
 
 def fit_single_head(
-    cos, y, target, kappa_range=KAPPA_RANGE, n_grid: int = N_GRID, threads: int = 1, S_grid: np.ndarray | None = None
+    cos,
+    y,
+    target,
+    kappa_range=KAPPA_RANGE,
+    n_grid: int = N_GRID,
+    threads: int = 1,
+    S_grid: np.ndarray | None = None,
+    attention: str = "softmax",
 ) -> tuple[float, float, float]:
     """Fit ``kappa`` and the gain of one temperature-only head on the given contexts.
 
     Returns ``(kappa, gain, loss)`` with ``loss`` the mean squared error on these contexts.
-    ``S_grid``: ``head_outputs`` on the log grid of ``kappa_range, n_grid`` if already computed.
+    ``S_grid``: ``head_outputs`` on the log grid of ``kappa_range, n_grid`` (with this
+    ``attention``) if already computed. ``attention``: the map of the head, as in ``head_outputs``;
+    for ``relu`` every ``kappa > 0`` gives the same loss (``relu(kappa z) = kappa relu(z)``, the gain
+    absorbs ``kappa``), and the grid point of smallest loss up to rounding is returned.
 
     Examples
     --------
@@ -224,17 +297,18 @@ def fit_single_head(
     (True, 1.0)
     """
     cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
-    S = _grid_outputs(cos, y, grid, threads, S_grid)
+    check_attention(attention)
+    S = _grid_outputs(cos, y, grid, threads, S_grid, attention)
     losses = _single_losses(S, target)
     i = int(np.argmin(losses))
     lo, hi = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
 
     def obj(lk):
-        return float(_single_losses(head_outputs(cos, y, [math.exp(lk)], threads), target)[0])
+        return float(_single_losses(head_outputs(cos, y, [math.exp(lk)], threads, attention), target)[0])
 
     res = minimize_scalar(obj, bounds=(lo, hi), method="bounded", options={"xatol": 1e-3})
     kappa = math.exp(res.x) if res.fun < losses[i] else float(grid[i])
-    g, loss = optimal_gains(head_outputs(cos, y, [kappa], threads), target)
+    g, loss = optimal_gains(head_outputs(cos, y, [kappa], threads, attention), target)
     return kappa, float(g[0]), loss
 
 
@@ -247,12 +321,15 @@ def fit_two_heads(
     threads: int = 1,
     single_kappa: float | None = None,
     S_grid: np.ndarray | None = None,
+    attention: str = "softmax",
 ) -> tuple[tuple, tuple, float]:
     """Fit the best mixture of two temperatures on the given contexts.
 
     ``single_kappa`` (default: fitted here) seeds the search, so the result is never worse on these
     contexts than the single head at that temperature. Returns ``((kappa1, kappa2), (g1, g2), loss)``
-    with ``kappa1 <= kappa2``. ``S_grid`` as in ``fit_single_head``.
+    with ``kappa1 <= kappa2``. ``S_grid`` and ``attention`` as in ``fit_single_head``; for ``relu``
+    all heads are proportional, so the pair is no better than the single head (the second gain is 0
+    up to rounding).
 
     Examples
     --------
@@ -264,19 +341,21 @@ def fit_two_heads(
     True
     """
     cos, y, target, grid = check_fit_inputs(cos, y, target, kappa_range, n_grid)
-    S_grid = _grid_outputs(cos, y, grid, threads, S_grid)
+    check_attention(attention)
+    S_grid = _grid_outputs(cos, y, grid, threads, S_grid, attention)
     if single_kappa is None:
-        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid)[0]
+        single_kappa = fit_single_head(cos, y, target, kappa_range, n_grid, threads, S_grid, attention)[0]
     single_kappa = check_real("single_kappa", single_kappa, lo=0, lo_open=True)
     cand = np.append(grid, single_kappa)
-    pair = _pair_losses(np.column_stack([S_grid, head_outputs(cos, y, [single_kappa], threads)]), target)
+    S_single = head_outputs(cos, y, [single_kappa], threads, attention)
+    pair = _pair_losses(np.column_stack([S_grid, S_single]), target)
     np.fill_diagonal(pair, np.inf)  # identical temperatures are the single head
     i, j = np.unravel_index(np.argmin(pair), pair.shape)
     start = np.clip(np.log([cand[i], cand[j]]), math.log(grid[0]), math.log(grid[-1]))
     lo, hi = math.log(grid[0]), math.log(grid[-1])
 
     def obj(lk):
-        Sk = head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads)
+        Sk = head_outputs(cos, y, np.exp(np.clip(lk, lo, hi)), threads, attention)
         return float(_pair_losses(Sk, target)[0, 1])
 
     res = minimize(
@@ -288,7 +367,7 @@ def fit_two_heads(
     )
     best = res.x if res.fun < obj(start) else start
     kap = np.sort(np.exp(np.clip(best, lo, hi)))
-    g, loss = optimal_gains(head_outputs(cos, y, kap, threads), target)
+    g, loss = optimal_gains(head_outputs(cos, y, kap, threads, attention), target)
     return (float(kap[0]), float(kap[1])), (float(g[0]), float(g[1])), loss
 
 
@@ -321,9 +400,9 @@ def check_head_task(task, seed, n_fit, n_eval, chunk):
     return check_int("n_fit", n_fit, lo=2), check_int("n_eval", n_eval, lo=2), check_int("chunk", chunk, lo=1)
 
 
-def head_errors(cos, y, target, kappas, gains, threads):
+def head_errors(cos, y, target, kappas, gains, threads, attention="softmax"):
     """Per-context squared errors of ``sum_j gains_j p(kappas_j) . y``, their mean and its standard error."""
-    yhat = head_outputs(cos, y, kappas, threads) @ np.asarray(gains, dtype=np.float64)
+    yhat = head_outputs(cos, y, kappas, threads, attention) @ np.asarray(gains, dtype=np.float64)
     sq = (yhat - target) ** 2
     return sq, float(sq.mean()), float(sq.std(ddof=1) / np.sqrt(sq.size))
 

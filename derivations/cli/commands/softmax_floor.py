@@ -1,5 +1,8 @@
 """``depthscale predict softmax-floor``: the infinite-depth reference floors of a softmax task.
 
+``--attention`` picks the map of the heads (softmax by default, or any nonlinearity of
+``ModelConfig.attention``: sparsemax, entmax15, sigmoid, relu).
+
 The sub-command is registered by ``depthscale.derivations.cli.commands.predict``; the options of the
 floor computation (contexts, temperature grid, mixture size) are shared with ``infer-scale``.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 import time
 
 from ....sims.threads import check_threads
-from ....theory._validate import SEED_MAX, check_int, check_memory, check_real
+from ....theory._validate import SEED_MAX, check_choice, check_int, check_memory, check_real
 from ...analysis.scale_match import task_from
 from ..app import emit
 
@@ -104,6 +107,12 @@ def add_softmax_floor_parser(sub) -> None:
     p.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b (>= 0)")
     p.add_argument("--d", type=int, required=True, help="input dimension (1..100000)")
     p.add_argument("--P", type=int, required=True, help="context length (>= 1)")
+    p.add_argument(
+        "--attention",
+        default="softmax",
+        help="the attention map of every head, as ModelConfig.attention: softmax | sparsemax | entmax15 | "
+        "sigmoid (sigmoid(kappa cos - log P)) | relu (relu(kappa cos) / P); default softmax",
+    )
     add_floor_options(p)
     p.set_defaults(func=handle_softmax_floor)
 
@@ -149,6 +158,7 @@ def floors_json(fl) -> dict:
     """The JSON object of ``predict softmax-floor`` for a ``ReferenceFloors``."""
     s, c, m = fl.single, fl.convex, fl.mixture
     return {
+        "attention": fl.attention,
         "single": {"loss": s.loss, "se": s.se, "kappa": s.kappa, "gain": s.gain, "fit_loss": s.fit_loss},
         "convex": {
             "loss": c.loss,
@@ -176,10 +186,12 @@ def floors_json(fl) -> dict:
 def handle_softmax_floor(args) -> int:
     kw = floor_options(args)  # sizes and memory first: task_from imports NumPy
     task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
+    from ....sims.attention_maps import ATTENTIONS
     from ....sims.reference_floors import reference_floors
 
+    attention = check_choice("attention", args.attention, ATTENTIONS)
     t0 = time.perf_counter()
-    fl = reference_floors(task, **kw)
+    fl = reference_floors(task, attention=attention, **kw)
     out = floors_json(fl)
     out["task"] = {
         "task": task.task,
@@ -203,7 +215,8 @@ def _text(out) -> str:
     ctx = out["contexts"]
     return "\n".join(
         [
-            f"floors on {ctx['eval']} evaluation contexts (fitted on {ctx['fit']} independent contexts), seed {ctx['seed']}",
+            f"{out['attention']} floors on {ctx['eval']} evaluation contexts (fitted on {ctx['fit']} independent "
+            f"contexts), seed {ctx['seed']}",
             f"single   {s['loss']:.6g} +- {s['se']:.2g}   kappa {s['kappa']:.4g}, gain {s['gain']:.4g}",
             f"convex   {c['loss']:.6g} +- {c['se']:.2g}   support kappa:weight {sup}",
             f"mixture  {m['loss']:.6g} +- {m['se']:.2g}   kappa:gain {mix}",
