@@ -1,7 +1,7 @@
 """Infinite-depth reference floors of the softmax tasks (docs/reference-floors.md).
 
 Three floors, each a predictor built from temperature-only heads
-``p(kappa) = softmax_i(kappa cos(x_test, x_i))``:
+``p(kappa) = softmax_i(kappa cos(x_test, x_i))`` (or another attention map, below):
 
 - ``single``: one head with its least-squares gain (``depthscale.sims.temperature_heads``);
 - ``convex``: the best non-negative mixture ``sum_j v_j p(kappa_j) . y`` over a log grid of
@@ -10,6 +10,20 @@ Three floors, each a predictor built from temperature-only heads
   nothing outside that set: this is its infinite-depth floor if every layer were a temperature head;
 - ``mixture``: the best signed mixture of ``K`` temperatures (``K = 2`` by default), kappas and gains
   optimised: the corresponding limit when every layer has its own value map (gains of either sign).
+
+Attention maps. ``attention=`` (default ``softmax``) replaces the softmax of every head by another
+map of the model (``ModelConfig.attention``, ``sims/attention_maps.py``): ``p(kappa) =
+attention(kappa cos)``. For the normalised maps (sparsemax, 1.5-entmax) every statement above holds
+as it stands. For the unnormalised ``sigmoid`` (``sigmoid(kappa cos_i - log P)``) and ``relu``
+(``relu(kappa cos_i) / P``) a head's weights do not sum to one, and their total changes with kappa.
+``convex`` is then still the best non-negative mixture of heads, and still the limit of the base
+model's layer average with a positive shared gain (its weights ``v_j`` are that gain times the
+fraction of layers at ``kappa_j``); what it loses is the reading of ``sum_j v_j`` as the gain of
+one normalised head. Two limits tie the maps together: ``relu(kappa z) / P = kappa relu(z) / P``,
+so every relu head is the same head up to scale: all three relu floors are one predictor, the
+single head with its gain (the gain absorbs kappa; ``convex`` needs that gain positive). As kappa
+grows, softmax, sparsemax and 1.5-entmax heads all tend to the hard argmax (top-1) head; at kappa =
+0 a sigmoid head weighs every token ``1/(P + 1)``, the uniform softmax head up to the gain.
 
 Contexts. Every floor is fitted on the fitting contexts ``rng_for(task, seed, "baseline-fit")`` and
 evaluated on the evaluation contexts ``eval_batches(task, n_eval, seed)`` -- the contexts on which

@@ -14,6 +14,10 @@ best mixture is the limit of two coinciding temperatures (a head plus a multiple
 in kappa): the search then returns two nearly equal kappas with large opposite gains. Its loss is
 well defined and stable; the individual gains are not meaningful there.
 
+``attention=`` replaces softmax by another map of the model (``sims/attention_maps.py``): sparsemax,
+1.5-entmax, ``sigmoid(kappa cos - log P)`` or ``relu(kappa cos) / P`` (default softmax, whose numbers
+do not change).
+
 Both are fitted on their own training contexts (``rng_for(task, seed, "baseline-fit")``) and
 evaluated on the evaluation contexts of ``depthscale.sims.tasks.eval_batches(task, n_eval, seed)``,
 the very contexts ``depthscale.sims.measure.evaluate`` uses, so per-context squared errors can be
