@@ -1,0 +1,230 @@
+"""The nonlinearity study's claims: does inverse depth need softmax?
+
+Per (nonlinearity, protocol, task) curve: the depth law, the layers' disagreement, the one-layer
+model against its own single head, and the deep model against its own convex and signed floors.
+Across nonlinearities, per task under the cosine protocol: whether a sparse map lowers the shared
+error ``C_64`` below softmax's, and whether depth gains more than under softmax. The verdict rules
+are the protocol study's (inverse depth with its lack-of-fit test where the fit does not decide;
+paired floor differences by 2 s.e. either way), so the softmax rows here and there agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from depthscale.derivations.analysis import fits
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.studies.protocols.protocol_study import ALPHA_RANGE, LOF_LEVEL, law_test
+
+from .rows import DEEP, Row, paired_across, rows
+
+NO_RUNS = "no nonlinearity-study runs in this sweep"
+FIT = "R_inf + c L^-alpha"
+SPARSE = ("sparsemax", "entmax15")
+SIGNED_RTOL = 0.03  # "reaches the signed floor": within 3 % of it
+
+
+def _deepest(r: Row, name: str) -> int | None:
+    """The deepest depth with a paired excess over the floor ``name``."""
+    deep = [L for L in r.excess if name in r.excess[L]]
+    return max(deep) if deep else None
+
+
+def _law_rejected(r: Row) -> tuple[bool, str]:
+    law = law_test(r.curve)
+    if law is None:
+        return False, "; lack-of-fit test: fewer than 2 seeds or 3 depths"
+    return law.p < LOF_LEVEL, f"; lack-of-fit p = {law.p:.2g} for the least-rejected alpha in {list(ALPHA_RANGE)}"
+
+
+@claim(
+    "nonlin-inverse-depth",
+    f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] under this nonlinearity",
+    tolerance="2 s.e.",
+    expected=ALPHA_RANGE,
+    missing=NO_RUNS,
+)
+def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
+    """Decided by the fitted alpha when the fit is identified and precise; otherwise it fails when the
+    seeds' own scatter rejects the law for every alpha in the range (the protocol study's rule)."""
+    out = []
+    for r in rows(ev):
+        rejected, note = _law_rejected(r)
+        f = r.fit
+        if f.failure or not f.identified:
+            why = f.failure or f"fit not identified ({FIT}: {f.reason})"
+            if rejected:
+                out.append(claim.decided(r.condition(), False, [r.curve], why + note, ALPHA_RANGE, None, None))
+            else:
+                out.append(claim.indicative(r.condition(), ALPHA_RANGE, why + note))
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        ok = in_range(a, se, *ALPHA_RANGE)
+        if ok is None and rejected:
+            ok = False
+        det = f"alpha = {est(a, se)}, R_inf = {est(f.params['L0'], f.se['L0'])}" + note
+        out.append(claim.decided(r.condition(), ok, [r.curve], det, ALPHA_RANGE, a, se))
+    return out
+
+
+@claim(
+    "nonlin-disagreement",
+    f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
+    "(A_L - C_L flat in depth, as the central-limit mechanism needs)",
+    tolerance="2 s.e.",
+    expected=ALPHA_RANGE,
+    missing=NO_RUNS,
+)
+def disagreement(claim: Claim, ev) -> list[ClaimResult]:
+    """Fitted over L >= 2 as a pure power law; the detail gives the disagreement's own exponent
+    ``1 - alpha`` (0: flat; positive: growing with depth)."""
+    out = []
+    for r in rows(ev):
+        L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
+        keep = (L >= 2) & np.isfinite(D) & (D > 0)
+        if keep.sum() < 3:
+            out.append(claim.not_run("fewer than 3 depths >= 2 with A_L - C_L > 0", r.condition()))
+            continue
+        f = fits.fit_power_law(L[keep], D[keep] / L[keep])
+        if (missing := claim.without_fit(r.condition(), ALPHA_RANGE, {"(A_L - C_L)/L = c L^-alpha": f})) is not None:
+            out.append(missing)
+            continue
+        a, se = f.params["alpha"], f.se["alpha"]
+        det = (
+            f"A_L - C_L grows as L^{1 - a:.2f} ± {se:.2f} "
+            f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
+        )
+        out.append(claim.decided(r.condition(), in_range(a, se, *ALPHA_RANGE), [r.curve], det, ALPHA_RANGE, a, se))
+    return out
+
+
+def _floor_claim(claim: Claim, ev, name: str, depth_of) -> list[ClaimResult]:
+    out = []
+    for r in rows(ev):
+        L = depth_of(r, name)
+        if L is None or name not in r.floors:
+            continue
+        diff, se = r.excess[L][name]
+        floor = r.floors[name]
+        det = f"R_L - {name} floor = {est(diff, se)} at L = {L} (paired, same contexts); floor {est(*floor)}"
+        out.append(claim.decided(r.condition(), below_zero(diff, se), [r.curve], det, "< 0", diff, se))
+    return out
+
+
+@claim(
+    "nonlin-one-layer-head",
+    "The one-layer model beats its own best single temperature-only head (paired)",
+    tolerance="< -2 paired s.e.",
+    missing="no one-layer runs with stored errors and floors",
+)
+def one_layer_head(claim: Claim, ev) -> list[ClaimResult]:
+    """R_1 minus the single head of the same nonlinearity on the same evaluation contexts: pass below
+    it by 2 s.e., fail above it by 2 s.e., indicative at it."""
+    return _floor_claim(claim, ev, "single", lambda r, n: 1 if 1 in r.excess and n in r.excess[1] else None)
+
+
+@claim(
+    "nonlin-beats-convex",
+    "The deepest model beats its own nonlinearity's convex floor, the best non-negative mixture of "
+    "temperature heads (paired)",
+    tolerance="< -2 paired s.e.",
+    missing="no deep runs with stored errors and floors",
+)
+def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
+    """At the deepest depth trained: pass below the floor by 2 s.e., fail above it by 2 s.e."""
+    return _floor_claim(claim, ev, "convex", _deepest)
+
+
+@claim(
+    "nonlin-signed-floor",
+    f"The deepest model reaches its own nonlinearity's signed floor (within {SIGNED_RTOL:.0%}, paired)",
+    tolerance=f"{SIGNED_RTOL:.0%}, 2 s.e.",
+    missing="no deep runs with stored errors and floors",
+)
+def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
+    """``R_L - signed`` relative to the floor: pass when below 3 % by 2 s.e., fail when above it by 2 s.e."""
+    out = []
+    for r in rows(ev):
+        L = _deepest(r, "signed")
+        if L is None or "signed" not in r.floors:
+            continue
+        diff, se = r.excess[L]["signed"]
+        floor = r.floors["signed"][0]
+        rel, rel_se = diff / floor, se / floor
+        ok = True if rel + 2 * rel_se < SIGNED_RTOL else (False if rel - 2 * rel_se > SIGNED_RTOL else None)
+        det = f"R_L is {rel:+.1%} ± {rel_se:.1%} of the signed floor {est(*r.floors['signed'])} at L = {L} (paired)"
+        out.append(claim.decided(r.condition(), ok, [r.curve], det, f"< {SIGNED_RTOL:.0%}", rel, rel_se))
+    return out
+
+
+def _pairs_with_softmax(ev, attentions) -> list[tuple[Row, Row]]:
+    """``(row, softmax row)`` of one task under the cosine protocol, for each of ``attentions``."""
+    rs = [r for r in rows(ev) if r.protocol == "cosine"]
+    soft = {r.task: r for r in rs if r.attention == "softmax"}
+    return [(r, soft[r.task]) for r in rs if r.attention in attentions and r.task in soft]
+
+
+@claim(
+    "nonlin-sparse-shared-error",
+    f"A sparse nonlinearity lowers the shared error C_{DEEP} below softmax's (same tasks, seeds and contexts)",
+    tolerance="< -2 s.e.",
+    missing=f"no sparsemax or entmax15 runs at L = {DEEP} beside softmax ones",
+)
+def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
+    """Per task under the cosine protocol, ``C_64(sparse) - C_64(softmax)`` per seed, pooled over the
+    seeds by their scatter (``C_L`` is stored without a per-context error): pass below 0 by 2 s.e.,
+    fail above 0 by 2 s.e., else indicative."""
+    out = []
+    for r, s in _pairs_with_softmax(ev, SPARSE):
+        a, b = r.seed_values("C_L", DEEP), s.seed_values("C_L", DEEP)
+        diffs = [a[k] - b[k] for k in sorted(a.keys() & b.keys())]
+        label = r.condition(f"{r.attention} vs softmax {r.task}")
+        if len(diffs) < 2:
+            out.append(claim.not_run(f"fewer than 2 seeds with both runs at L = {DEEP}", label))
+            continue
+        m, se = float(np.mean(diffs)), float(np.std(diffs, ddof=1) / math.sqrt(len(diffs)))
+        det = (
+            f"C_{DEEP} = {np.mean(list(a.values())):.4g} against softmax's {np.mean(list(b.values())):.4g}; "
+            f"difference {est(m, se)} over {len(diffs)} seeds"
+        )
+        out.append(claim.decided(label, below_zero(m, se), [r.curve, s.curve], det, "< 0", m, se))
+    return out
+
+
+@claim(
+    "nonlin-depth-gains-more",
+    f"Depth gains more than under softmax: R_1 - R_{DEEP} is larger (paired, same contexts)",
+    tolerance="> 2 paired s.e.",
+    missing=f"no runs at L = 1 and {DEEP} beside softmax ones",
+)
+def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
+    """Per nonlinearity and task under the cosine protocol: ``(R_1 - R_64) - (R_1 - R_64)_softmax`` from
+    the per-context errors of the four runs of each seed, pooled over the seeds: pass above 0 by
+    2 s.e., fail below 0 by 2 s.e., else indicative."""
+    out = []
+    others = [a for a in ("sparsemax", "entmax15", "sigmoid", "relu")]
+    for r, s in _pairs_with_softmax(ev, others):
+        got = paired_across(r, s, 1, 1, minus=(DEEP, DEEP))
+        label = r.condition(f"{r.attention} vs softmax {r.task}")
+        if got is None:
+            continue
+        m, se = got
+        ok = below_zero(-m, se)
+        det = f"(R_1 - R_{DEEP}) minus softmax's = {est(m, se)} (paired over the seeds' shared contexts)"
+        out.append(claim.decided(label, ok, [r.curve, s.curve], det, "> 0", m, se))
+    return out
+
+
+CLAIMS = (
+    inverse_depth,
+    disagreement,
+    one_layer_head,
+    beats_convex,
+    signed_floor,
+    sparse_shared_error,
+    depth_gains_more,
+)

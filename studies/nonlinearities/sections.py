@@ -1,0 +1,203 @@
+"""The nonlinearity study's report pieces: its two figures, its table and its story (the answer first)."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+
+import numpy as np
+
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.sims.attention_maps import ATTENTIONS
+
+from .rows import DEEP, rows
+
+COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
+
+LOSS_CAPTION = (
+    "R_L against depth under the cosine protocol, one panel per task, one line per nonlinearity (seed "
+    "mean, error bars over seeds); the dashed line of the same colour is that nonlinearity's convex "
+    "floor, the best non-negative mixture of its temperature heads. Look at whether any line keeps "
+    "falling like 1/L, and where each ends against its own floor."
+)
+SHARED_CAPTION = (
+    "The two terms of R_L = C_L + (A_L - C_L)/L under the cosine protocol: top row the shared error C_L, "
+    "bottom row the layers' disagreement A_L - C_L (log scale), one line per nonlinearity. The "
+    "central-limit mechanism needs the bottom row flat; look at its slopes."
+)
+
+
+def _png(fig) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _by_task(ev):
+    out = defaultdict(list)
+    for r in rows(ev):
+        if r.protocol == "cosine":
+            out[r.task].append(r)
+    return dict(sorted(out.items()))
+
+
+def loss_figure(ev) -> dict:
+    """``R_L`` against L per task, one line per nonlinearity, its own convex floor dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = _by_task(ev)
+    entry = {"name": "nonlinearities_loss", "caption": LOSS_CAPTION, "png": None, "why_missing": ""}
+    if not tasks:
+        entry["why_missing"] = "no cosine-protocol runs of the study"
+        return entry
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
+    for ax, (task, rs) in zip(axes[0], tasks.items()):
+        for r in rs:
+            c, col = r.curve, COLOURS[r.attention]
+            ax.errorbar(c.depths, c.mean, yerr=c.error_bar, color=col, marker="o", ms=3, lw=1.2, label=r.attention)
+            if "convex" in r.floors:
+                ax.axhline(r.floors["convex"][0], color=col, ls="--", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(task)
+        ax.set_xlabel("depth L")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
+    axes[0][0].set_ylabel("test loss R_L")
+    axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
+    fig.tight_layout()
+    entry["png"] = _png(fig)
+    return entry
+
+
+def shared_figure(ev) -> dict:
+    """``C_L`` (top) and ``A_L - C_L`` (bottom) against L per task, one line per nonlinearity."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = _by_task(ev)
+    entry = {"name": "nonlinearities_terms", "caption": SHARED_CAPTION, "png": None, "why_missing": ""}
+    if not tasks:
+        entry["why_missing"] = "no cosine-protocol runs of the study"
+        return entry
+    fig, axes = plt.subplots(2, len(tasks), figsize=(4.2 * len(tasks), 6.2), squeeze=False, sharex=True)
+    for j, (task, rs) in enumerate(tasks.items()):
+        for r in rs:
+            c, col = r.curve, COLOURS[r.attention]
+            keep = c.depths >= 2
+            axes[0][j].plot(c.depths[keep], c.field_mean("C_L")[keep], color=col, marker="o", ms=3, label=r.attention)
+            gap = c.field_mean("gap")[keep]
+            pos = gap > 0
+            axes[1][j].plot(c.depths[keep][pos], gap[pos], color=col, marker="o", ms=3)
+        axes[0][j].set_title(task)
+        axes[1][j].set_yscale("log")
+        axes[1][j].set_xlabel("depth L")
+        for ax in axes[:, j]:
+            ax.set_xscale("log", base=2)
+    axes[0][0].set_ylabel("shared error C_L")
+    axes[1][0].set_ylabel("disagreement A_L - C_L")
+    axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
+    fig.tight_layout()
+    entry["png"] = _png(fig)
+    return entry
+
+
+def table(ev) -> dict | None:
+    """Per nonlinearity, protocol and task: alpha, R_1, R_deepest, C_deepest, its floors."""
+    rs = rows(ev)
+    if not rs:
+        return None
+    body = []
+    for r in rs:
+        c, f = r.curve, r.fit
+        ok = not f.failure and f.identified
+        deep = int(c.depths[-1])
+        body.append(
+            [
+                r.attention,
+                r.protocol,
+                r.task,
+                est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
+                f"{c.mean[0]:.4g}" if c.depths[0] == 1 else "—",
+                f"{c.mean[-1]:.4g} (L = {deep})",
+                f"{c.field_mean('C_L')[-1]:.4g}",
+                *(est(*r.floors[n]) if n in r.floors else "—" for n in ("single", "convex", "signed")),
+            ]
+        )
+    return {
+        "title": "Nonlinearity study: fit, losses and each nonlinearity's own reference floors",
+        "columns": ["attention", "protocol", "task", "alpha", "R_1", "R_deepest", "C_deepest", "single", "convex", "signed"],
+        "rows": body,
+    }
+
+
+def sections(ev) -> Sections:
+    t = table(ev)
+    return Sections(tables=(t,) if t else (), figures=(loss_figure(ev), shared_figure(ev)))
+
+
+def _count(results, claim_id: str, attention: str | None = None) -> dict:
+    out: dict = defaultdict(int)
+    for r in results:
+        if r.claim_id == claim_id and (attention is None or r.condition.variant == attention):
+            out[r.verdict] += 1
+    return out
+
+
+def _tally(counts: dict) -> str:
+    return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()) if n) or "none decided"
+
+
+def story(results, ev) -> Story:
+    """The answer from the decided claims: inverse depth per nonlinearity, the disagreement, and the
+    cross-nonlinearity comparisons, each with its numbers."""
+    answer = []
+    inv = {a: _count(results, "nonlin-inverse-depth", a) for a in ATTENTIONS}
+    tried = [a for a in ATTENTIONS if sum(inv[a].values())]
+    if not tried:
+        return Story(answer=("No run of the nonlinearity study is in this store yet.",))
+    passes = [a for a in tried if inv[a].get("pass")]
+    answer.append(
+        "Inverse depth (alpha in [0.8, 1.2]) "
+        + (f"holds for {', '.join(passes)} on some task" if passes else "holds under no nonlinearity")
+        + f": per nonlinearity, {'; '.join(f'{a}: {_tally(inv[a])}' for a in tried)}."
+    )
+    dis = [r for r in results if r.claim_id == "nonlin-disagreement" and r.measured is not None]
+    if dis:
+        growth = [1 - r.measured for r in dis]
+        answer.append(
+            f"The layers' disagreement A_L - C_L grows with depth as L^{min(growth):.2f} to L^{max(growth):.2f} "
+            f"over {len(dis)} curves, where the central-limit mechanism needs it flat."
+        )
+    for cid, what in (
+        ("nonlin-sparse-shared-error", f"a sparse map lowers the shared error C_{DEEP} below softmax's"),
+        ("nonlin-depth-gains-more", f"depth gains more (R_1 - R_{DEEP}) than under softmax"),
+    ):
+        rs = [r for r in results if r.claim_id == cid and r.measured is not None]
+        if rs:
+            cells = "; ".join(f"{r.condition.label}: {est(r.measured, r.error)} ({r.verdict})" for r in rs)
+            answer.append(f"Whether {what}: {cells}.")
+    findings = (
+        Finding(
+            "Loss against depth, per nonlinearity",
+            "Each nonlinearity's R_L against L and its own convex floor.",
+            "nonlinearities_loss",
+            ("nonlin-inverse-depth", "nonlin-beats-convex", "nonlin-signed-floor"),
+        ),
+        Finding(
+            "Shared error and disagreement",
+            "The two terms of the central-limit decomposition per nonlinearity.",
+            "nonlinearities_terms",
+            ("nonlin-disagreement", "nonlin-sparse-shared-error"),
+        ),
+    )
+    return Story(answer=tuple(answer[:5]), findings=findings)
