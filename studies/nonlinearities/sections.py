@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 
-import numpy as np
-
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.study import Finding, Sections, Story
 from depthscale.sims.attention_maps import ATTENTIONS
