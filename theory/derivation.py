@@ -12,11 +12,12 @@ the step by machine:
 3. for asymptotic steps, by the ratio ``lhs / rhs`` at growing values of the limit variable, which
    must approach 1 monotonically and end within a stated tolerance (or by ``sympy.limit``).
 
-This module is mathematics only: rendering a derivation to Markdown, HTML (MathML) or LaTeX is
-the job of :mod:`depthscale.derivations.report.render_derivation`. The texts of a derivation (title,
+This module is mathematics; rendering a derivation to Markdown, HTML (MathML) or LaTeX is the job
+of :mod:`depthscale.theory.render_derivation`, which :meth:`Derivation.to_markdown`,
+:meth:`Derivation.to_html`, :meth:`Derivation.to_latex` and the notebook displays call. The texts of a derivation (title,
 introduction, justifications, notes, parameter descriptions) are prose with inline formulas
 between dollar signs, LaTeX inside (``"Insert $\\lambda_k = c_\\lambda k^{-a}$."``), the markup
-described in :mod:`depthscale.derivations.report.typeset`.
+described in :mod:`depthscale.theory.typeset`.
 
 Examples
 --------
@@ -511,10 +512,57 @@ class Derivation:
             self._result = DerivationResult(results, all(r.passed for r in results))
         return self._result
 
-    def _repr_markdown_(self) -> str:
-        from .display import derivation_markdown
+    # ---- rendering: one renderer (depthscale.theory.render_derivation) for every format -------
+    def to_markdown(self, level: int = 1, checked: bool | None = None) -> str:
+        """The derivation as Markdown: equations in ``$$ ... $$``, inline formulas in ``$ ... $``.
 
-        return derivation_markdown(self)
+        Parameters
+        ----------
+        level : int
+            Heading level of the title (1 to 6); the steps are one level below.
+        checked : bool, optional
+            Show the machine checks: True runs them (cached), False leaves them out; None (default)
+            shows them when :meth:`check` has already run.
+        """
+        from .render_derivation import render_derivation
+
+        return render_derivation(self, "md", fragment=True, level=level, checked=self._checked(checked))
+
+    def to_html(self, fragment: bool = False, level: int = 1, checked: bool | None = None) -> str:
+        """The derivation as HTML with MathML equations: a self-contained page, or with ``fragment``
+        a ``<section>`` to embed (``level``, ``checked`` as in :meth:`to_markdown`)."""
+        from .render_derivation import render_derivation
+
+        return render_derivation(self, "html", fragment=fragment, level=level, checked=self._checked(checked))
+
+    def to_latex(self, fragment: bool = False, level: int = 1, checked: bool | None = None) -> str:
+        r"""The derivation as LaTeX: a complete ``article`` (amsmath), or with ``fragment`` a section to
+        ``\input`` (``level``, ``checked`` as in :meth:`to_markdown`).
+
+        Examples
+        --------
+        >>> zeta, L = sp.symbols("zeta L", positive=True)
+        >>> d = Derivation("Beta", "A Beta function.", [],
+        ...                [Step("Same", sp.beta(zeta, 2 * L + 1), sp.beta(zeta, 2 * L + 1), "Nothing.")])
+        >>> print(d.to_latex(fragment=True).splitlines()[6])
+        \mathrm{B}\left(\zeta, 2 L + 1\right) = \mathrm{B}\left(\zeta, 2 L + 1\right)
+        """
+        from .render_derivation import render_derivation
+
+        return render_derivation(self, "tex", fragment=fragment, level=level, checked=self._checked(checked))
+
+    def _checked(self, checked: bool | None) -> bool:
+        if checked is None:
+            return self._result is not None
+        if not isinstance(checked, bool):
+            raise TypeError(f"checked={checked!r}: must be True, False or None")
+        return checked
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown(level=3)
+
+    def _repr_latex_(self) -> str:
+        return self.to_latex(fragment=True, level=3)
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Jupyter calls ``_repr_markdown_`` / ``_repr_html_`` on the last value of a cell; the classes
 define those by calling the functions here (kept apart so that the classes stay about the
-mathematics). Equations are sympy's own LaTeX between ``$$``; Jupyter renders them with MathJax.
+mathematics). Equations are typeset by :mod:`depthscale.theory.render_derivation` (the renderer of
+the reports) between ``$$``; Jupyter renders them with MathJax.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ def _check_line(result) -> str:
 
 
 def step_markdown(step, result=None) -> str:
-    """A step as Markdown: its title and justification, the equation, and its check if given.
+    r"""A step as Markdown: its title and justification, the equation, and its check if given.
+
+    The equation is typeset by :func:`depthscale.theory.render_derivation.step_latex`, the one
+    renderer of derivations (the Beta function as :math:`\mathrm{B}`, Pochhammer symbols, ...).
 
     >>> import sympy as sp
     >>> from depthscale.theory.derivation import Step
@@ -30,28 +34,20 @@ def step_markdown(step, result=None) -> str:
     <BLANKLINE>
     *not checked yet (`.check()`)*
     """
-    import sympy as sp
+    from .render_derivation import step_latex
+    from .typeset import prose
 
-    relation = "=" if step.relation == "=" else r"\sim"
-    equation = f"$${sp.latex(step.lhs)} {relation} {sp.latex(step.rhs)}$$"
-    note = f" ({step.note})" if getattr(step, "note", "") else ""
-    return f"**{step.title}.** {step.justification}\n\n{equation}{note}\n\n{_check_line(result)}"
+    note = f" (*{prose(step.note, 'md')}*)" if getattr(step, "note", "") else ""
+    return (
+        f"**{prose(step.title, 'md')}.** {prose(step.justification, 'md')}\n\n$${step_latex(step)}$${note}"
+        f"\n\n{_check_line(result)}"
+    )
 
 
 def derivation_markdown(derivation) -> str:
-    """A derivation as Markdown: title, introduction, numbered steps (with their checks once
-    ``check()`` has run) and conclusion."""
-    result = derivation._result
-    checks = result.steps if result is not None else [None] * len(derivation.steps)
-    parts = [f"### {derivation.title}", derivation.introduction]
-    for i, (step, check) in enumerate(zip(derivation.steps, checks), 1):
-        parts.append(f"{i}. " + step_markdown(step, check).replace("\n\n", "\n\n   "))
-    if derivation.conclusion:
-        parts.append(derivation.conclusion)
-    if result is not None:
-        passed = sum(r.passed for r in result.steps)
-        parts.append(f"*{passed} of {len(result.steps)} steps checked by machine.*")
-    return "\n\n".join(parts)
+    """A derivation as Markdown (:meth:`Derivation.to_markdown` at heading level 3): the checks are
+    shown once ``check()`` has run."""
+    return derivation.to_markdown(level=3)
 
 
 def html_table(rows, caption: str = "") -> str:

@@ -44,16 +44,6 @@ if TYPE_CHECKING:
 POINTS = ("auto", "mean", "seeds")  # what a curve's fit is made to (Curve.fit)
 
 
-def _optional(module: str, extra: str):
-    """Import an optional dependency, or raise an ImportError that names the extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f'{module} is not installed: pip install "depthscale[{extra}]"') from None
-
-
 # Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
 FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
 
@@ -266,11 +256,9 @@ class Curve:
         seed : int
             Seed of the bootstrap resampling.
         points : {"auto", "mean", "seeds"}
-            ``"mean"``: the seed-mean loss at each depth (one point a depth); ``"seeds"``: every
-            run's loss (a point per seed and depth, so repeated depths count as degrees of freedom
-            and the seeds' scatter sets the errors; 3 depths x 3 seeds are 9 points); ``"auto"``:
-            the seed means when there are enough depths for a degree of freedom (4 for
-            ``"offset"``, 3 for ``"power"``), else the seeds.
+            ``"mean"``: the seed-mean loss at each depth; ``"seeds"``: every run's loss (repeated
+            depths count as degrees of freedom: 3 depths x 3 seeds are 9 points); ``"auto"``: the
+            means when enough depths leave a degree of freedom (4 offset, 3 power), else the seeds.
 
         Returns
         -------
@@ -279,20 +267,6 @@ class Curve:
             With ``n_boot > 0`` it has a bootstrap, or ``bootstrap_refused`` says why not (fewer
             than 3 seeds with every depth, a fit that is not identified, a fit to seed-level
             points). Cached per ``(kind, n_boot, seed, points)``.
-
-        Examples
-        --------
-        >>> def rec(L, s):
-        ...     return {"status": "ok", "seed": s, "converged": True,
-        ...             "final_loss": (0.5 + 0.4 / L) * (1 + 0.01 * (s - 1) * (-1) ** L),
-        ...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
-        ...                        "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
-        >>> (c,) = curves([rec(L, s) for L in (1, 2, 4) for s in (0, 1, 2)])
-        >>> c.fit("offset", n_boot=0, points="mean").failure
-        '3 depth(s) with a positive loss < 4'
-        >>> f = c.fit("offset", n_boot=0)  # "auto": the nine seed-level points
-        >>> f.n, f.dof
-        (9, 6)
         """
         if kind not in FIT_KINDS:
             check_choice("kind", kind, tuple(FIT_KINDS))
@@ -319,7 +293,9 @@ class Curve:
         mean = self.mean
         ok = np.isfinite(mean) & (mean > 0)
         if points == "seeds" or (points == "auto" and ok.sum() < need and self.loss.shape[0] > 1):
-            return self._seed_fit(kind, name, n_boot)
+            from .curve_data import seed_fit
+
+            return seed_fit(self, kind, name, n_boot)
         if ok.sum() < need:
             return _fits.FitResult.missing(
                 name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum())
@@ -351,34 +327,6 @@ class Curve:
                     extra["bootstrap_refused"] = f"no bootstrap: {exc}"  # the Jacobian errors stand alone
         return _replace(res, **extra) if extra else res
 
-    def _seed_fit(self, kind: str, name: str, n_boot: int) -> _fits.FitResult:
-        """The fit to every run's loss: one point per (seed, depth), repeated depths included."""
-        n_params = 3 if kind == "offset" else 2
-        seed_idx, depth_idx = np.nonzero(np.isfinite(self.loss) & (self.loss > 0))
-        L, R = self.depths[depth_idx].astype(float), self.loss[seed_idx, depth_idx]
-        n_depths = len(set(depth_idx.tolist()))
-        if n_depths < n_params or L.size <= n_params:
-            return _fits.FitResult.missing(
-                name,
-                f"{L.size} seed-level point(s) at {n_depths} depth(s): the law needs {n_params} depths "
-                f"and more than {n_params} points",
-                int(L.size),
-            )
-        fn = FIT_KINDS[kind][1]
-        try:
-            res = fn(L, R)
-        except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
-            return _fits.FitResult.missing(name, f"fit failed: {exc}", int(L.size))
-        extra: dict[str, Any] = {}
-        if kind == "offset":
-            try:
-                extra["delta_aic_alpha_one"] = _fits.compare_alpha_one(L, R).delta_aic
-            except (ValueError, RuntimeError, np.linalg.LinAlgError):
-                pass
-        if n_boot > 0:
-            extra["bootstrap_refused"] = "no bootstrap: a fit to seed-level points (its errors use the seeds' scatter)"
-        return _replace(res, **extra) if extra else res
-
     def fit_report(self, kind: str | None = None, points: str = "auto") -> str:
         """The losses by depth and the lmfit-style :meth:`FitResult.fit_report` of a fit (no bootstrap).
 
@@ -391,76 +339,27 @@ class Curve:
         """
         from .display import curve_report
 
-        if kind is not None and kind not in FIT_KINDS:
-            check_choice("kind", kind, tuple(FIT_KINDS))
-        if points not in POINTS:
-            check_choice("points", points, POINTS)
-        return curve_report(self, kind, points)
+        return curve_report(self, kind, points)  # kind and points are checked by fit
 
     def __repr__(self) -> str:
-        from .display import curve_repr
+        from .display import curve_repr  # noqa: I001  (display code apart from the numbers)
 
         return curve_repr(self)
 
     # ---- tables
     def to_frame(self):
         """The runs as a pandas DataFrame indexed by ``(depth, seed)``, sorted: ``final_loss``,
-        ``final_loss_se``, ``converged`` and ``steps`` (``nan`` / None where a run lacks one).
+        ``final_loss_se``, ``converged``, ``steps`` (:func:`.curve_data.curve_frame`; needs pandas)."""
+        from .curve_data import curve_frame
 
-        Needs pandas (``pip install "depthscale[pandas]"``).
-
-        Examples
-        --------
-        >>> def rec(L, s):
-        ...     return {"status": "ok", "seed": s, "converged": True, "final_loss": 0.5 + 0.4 / L,
-        ...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
-        ...                        "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
-        >>> (c,) = curves([rec(L, s) for L in (4, 1, 2) for s in (1, 0)])
-        >>> df = c.to_frame()
-        >>> df.index.names, df.index[:3].tolist(), float(df["final_loss"].iloc[0])
-        (FrozenList(['depth', 'seed']), [(1, 0), (1, 1), (2, 0)], 0.9)
-        """
-        pd = _optional("pandas", "pandas")
-        rows = []
-        for (L, s), r in sorted(self.runs.items()):
-            v, se = r.get("final_loss"), r.get("final_loss_se")
-            rows.append(
-                {
-                    "depth": int(L),
-                    "seed": s,
-                    "final_loss": math.nan if v is None else float(v),
-                    "final_loss_se": math.nan if se is None else float(se),
-                    "converged": bool(r.get("converged", False)),
-                    "steps": r.get("steps_run", r.get("steps")),
-                }
-            )
-        cols = ["depth", "seed", "final_loss", "final_loss_se", "converged", "steps"]
-        df = pd.DataFrame(rows, columns=cols).set_index(["depth", "seed"])
-        df.attrs["label"] = self.label
-        return df
+        return curve_frame(self)
 
     def to_xarray(self):
-        """The losses as an ``xarray.DataArray`` named ``final_loss`` with dimensions ``depth`` x
-        ``seed`` (``nan`` where a run is missing) and the condition in ``attrs``.
+        """The losses as an ``xarray.DataArray`` ``final_loss`` over ``depth`` x ``seed`` (``nan``: no
+        run), the condition in ``attrs``. Needs xarray (``pip install "depthscale[xarray]"``)."""
+        from .curve_data import curve_xarray
 
-        Needs xarray (``pip install "depthscale[xarray]"``).
-        """
-        xr = _optional("xarray", "xarray")
-        return xr.DataArray(
-            self.loss.T.copy(),
-            dims=("depth", "seed"),
-            coords={"depth": self.depths.astype(int), "seed": list(self.seeds)},
-            name="final_loss",
-            attrs={
-                "label": self.label,
-                "model": self.model,
-                "variant": self.variant,
-                "task": self.task,
-                "d": self.d,
-                "P": self.P,
-                "n_unconverged": self.n_unconverged,
-            },
-        )
+        return curve_xarray(self)
 
     def _repr_html_(self) -> str:
         from .display import curve_html

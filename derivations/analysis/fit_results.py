@@ -144,7 +144,8 @@ class FitResult:
             return False, f"R^2 = {self.r2:.3g} <= 0: the law explains nothing of the data"
         if "alpha" in self.names and self.data is not None:
             lo, hi = self.profile_interval("alpha")
-            from .fits import ALPHA_MAX, PROFILE_ALPHA_MIN
+            from .fit_ranges import PROFILE_ALPHA_MIN
+            from .fits import ALPHA_MAX
 
             if hi >= ALPHA_MAX or lo <= PROFILE_ALPHA_MIN:
                 end = f"above {ALPHA_MAX:g}" if hi >= ALPHA_MAX else f"below {PROFILE_ALPHA_MIN:g}"
@@ -162,7 +163,7 @@ class FitResult:
         and, unlike ``alpha ± t se``, one that follows the curvature of the likelihood. Found by
         walking out from the estimate in steps of 30 % and refining each crossing; an end that
         is not crossed inside the range is returned as that end of the range (``ALPHA_MAX`` above,
-        :data:`~depthscale.derivations.analysis.fits.PROFILE_ALPHA_MIN` below), which means the
+        :data:`~depthscale.derivations.analysis.fit_ranges.PROFILE_ALPHA_MIN` below), which means the
         data do not bound the exponent there. ``(nan, nan)`` for other fits and without dof.
 
         Examples
@@ -182,7 +183,7 @@ class FitResult:
             return (math.nan, math.nan)
         key = ("profile", name, float(level))
         if key not in self._memo:
-            from .fits import _profile_alpha_interval
+            from .fit_ranges import _profile_alpha_interval
 
             self._memo[key] = _profile_alpha_interval(self, level)
         return self._memo[key]

@@ -16,13 +16,13 @@ import itertools
 import math
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from ...theory._validate import check_real
+from .fit_ranges import _floor_cap
 from .fit_results import BootstrapResult, Comparison, FitResult, ProfileResult
 
 ALPHA_MAX = 20.0  # upper bound of fitted exponents: far beyond anything physical here
-PROFILE_ALPHA_MIN = 0.01  # below it a power law is not told from a logarithm on these depths
 _ALPHA_GRID = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)
 _L0_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99, 0.999)  # of the smallest loss
 
@@ -61,26 +61,6 @@ def _inputs(L, R, weights, n_params: int, R_name: str = "R"):
 
 def _check_huber(huber):
     return None if huber is None else check_real("huber", huber, lo=0, lo_open=True)
-
-
-def _floor_cap(X, R, w) -> float:
-    """The largest floor ``L0`` an offset law may take: the smallest loss of one input point.
-
-    Points that repeat an input (several seeds at one depth) count as one, by the weighted geometric
-    mean of their losses (the value the log-residual law is fitted to there): the floor lies below
-    the loss at every depth, not below the luckiest seed. ``X`` is ``(n,)`` or ``(n, K)``; points of
-    zero weight are left out.
-    """
-    X = np.asarray(X, dtype=float).reshape(len(R), -1)
-    keep = w > 0
-    groups: dict = {}
-    for x, r, wi in zip(map(tuple, X[keep]), R[keep], w[keep]):
-        groups.setdefault(x, []).append((float(r), float(wi)))
-    means = [
-        g[0][0] if len(g) == 1 else math.exp(sum(wi * math.log(r) for r, wi in g) / sum(wi for _, wi in g))
-        for g in groups.values()
-    ]
-    return float(min(means))
 
 
 # -------------------------------------------------------------------------------------------
@@ -250,28 +230,6 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
         {"L0": (0.0, rmin), "alpha": (float(lo[2]), ALPHA_MAX)},
     )
     return dataclasses.replace(res, data=(L, R, w, huber))
-
-
-def _profile_alpha_interval(fit: FitResult, level: float) -> tuple:
-    """The profile-likelihood interval of alpha of an offset fit (:meth:`FitResult.profile_interval`)."""
-    L, R, w, huber = fit.data
-    limit = fit.ssr * (1.0 + float(stats.f.ppf(level, 1, fit.dof)) / fit.dof)
-
-    def excess(a: float) -> float:
-        return _fit_offset_fixed_alpha(L, R, w, a, huber).ssr - limit
-
-    a_hat = fit.params["alpha"]
-
-    def end(step: float, stop: float) -> float:
-        inside = a_hat
-        while (inside < stop) if step > 1 else (inside > stop):
-            nxt = min(inside * step, stop) if step > 1 else max(inside * step, stop)
-            if excess(nxt) > 0:
-                return float(optimize.brentq(excess, min(inside, nxt), max(inside, nxt), rtol=1e-4))
-            inside = nxt
-        return stop
-
-    return (end(1 / 1.3, PROFILE_ALPHA_MIN), end(1.3, ALPHA_MAX))
 
 
 def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alpha") -> FitResult:
