@@ -149,14 +149,16 @@ def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """``R_L - signed`` relative to the floor: pass when below 3 % by 2 s.e., fail when above it by 2 s.e."""
     out = []
     for r in rows(ev):
-        L = _deepest(r, "signed")
-        if L is None or "signed" not in r.floors:
+        L = _deepest(r, "mixture")
+        if L is None or "mixture" not in r.floors:
             continue
-        diff, se = r.excess[L]["signed"]
-        floor = r.floors["signed"][0]
+        diff, se = r.excess[L]["mixture"]
+        floor = r.floors["mixture"][0]
         rel, rel_se = diff / floor, se / floor
         ok = True if rel + 2 * rel_se < SIGNED_RTOL else (False if rel - 2 * rel_se > SIGNED_RTOL else None)
-        det = f"R_L is {rel:+.1%} ± {rel_se:.1%} of the signed floor {est(*r.floors['signed'])} at L = {L} (paired)"
+        det = (
+            f"R_L - signed mixture floor = {rel:+.1%} ± {rel_se:.1%} of {est(*r.floors['mixture'])} at L = {L} (paired)"
+        )
         out.append(claim.decided(r.condition(), ok, [r.curve], det, f"< {SIGNED_RTOL:.0%}", rel, rel_se))
     return out
 

@@ -19,11 +19,11 @@ from depthscale.derivations.analysis.curve import Curve, pool_independent, pool_
 from depthscale.derivations.analysis.fit_results import FitResult
 from depthscale.derivations.claims.verdicts import Condition
 from depthscale.sims.attention_maps import ATTENTIONS
+from depthscale.sims.reference_floors import FLOOR_NAMES  # single head, convex and signed mixtures
 
 NAME = "nonlinearities"  # the study's name: its numbers are TheoryNumbers.studies[NAME]
 D, P = 16, 128
 PROTOCOLS = {"cosine": ("cosine", 4000), "constant": ("constant", 3000)}  # name: (schedule, step cap)
-FLOOR_NAMES = ("single", "convex", "signed")
 DEEP = 64  # the depth the cross-nonlinearity claims compare at (the deepest the preset trains)
 
 

@@ -9,7 +9,7 @@ from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.study import Finding, Sections, Story
 from depthscale.sims.attention_maps import ATTENTIONS
 
-from .rows import DEEP, rows
+from .rows import DEEP, FLOOR_NAMES, rows
 
 COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
 
@@ -36,11 +36,29 @@ def _png(fig) -> bytes:
 
 
 def _by_task(ev):
+    """The cosine-protocol rows by task, top-2 tasks first (the order of the study's page)."""
     out = defaultdict(list)
     for r in rows(ev):
         if r.protocol == "cosine":
-            out[r.task].append(r)
-    return dict(sorted(out.items()))
+            out[(r.curve.key.k, r.curve.key.a, r.task)].append(r)
+    return {key[-1]: rs for key, rs in sorted(out.items())}
+
+
+def _depth_axis(ax) -> None:
+    import matplotlib.ticker as mt
+
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(mt.FuncFormatter(lambda x, _: f"{x:g}"))
+
+
+def _log_y(ax) -> None:
+    """A log loss axis labelled with plain numbers (no 3 x 10^0)."""
+    import matplotlib.ticker as mt
+
+    ax.set_yscale("log")
+    plain = mt.FuncFormatter(lambda y, _: f"{y:.3g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
 
 
 def loss_figure(ev) -> dict:
@@ -62,12 +80,10 @@ def loss_figure(ev) -> dict:
             ax.errorbar(c.depths, c.mean, yerr=c.error_bar, color=col, marker="o", ms=3, lw=1.2, label=r.attention)
             if "convex" in r.floors:
                 ax.axhline(r.floors["convex"][0], color=col, ls="--", lw=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        _depth_axis(ax)
+        _log_y(ax)
         ax.set_title(task)
         ax.set_xlabel("depth L")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
-        ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
     axes[0][0].set_ylabel("test loss R_L")
     axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
     fig.tight_layout()
@@ -97,10 +113,10 @@ def shared_figure(ev) -> dict:
             pos = gap > 0
             axes[1][j].plot(c.depths[keep][pos], gap[pos], color=col, marker="o", ms=3)
         axes[0][j].set_title(task)
-        axes[1][j].set_yscale("log")
+        _log_y(axes[1][j])
         axes[1][j].set_xlabel("depth L")
         for ax in axes[:, j]:
-            ax.set_xscale("log", base=2)
+            _depth_axis(ax)
     axes[0][0].set_ylabel("shared error C_L")
     axes[1][0].set_ylabel("disagreement A_L - C_L")
     axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
@@ -128,12 +144,23 @@ def table(ev) -> dict | None:
                 f"{c.mean[0]:.4g}" if c.depths[0] == 1 else "—",
                 f"{c.mean[-1]:.4g} (L = {deep})",
                 f"{c.field_mean('C_L')[-1]:.4g}",
-                *(est(*r.floors[n]) if n in r.floors else "—" for n in ("single", "convex", "signed")),
+                *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
             ]
         )
     return {
         "title": "Nonlinearity study: fit, losses and each nonlinearity's own reference floors",
-        "columns": ["attention", "protocol", "task", "alpha", "R_1", "R_deepest", "C_deepest", "single", "convex", "signed"],
+        "columns": [
+            "attention",
+            "protocol",
+            "task",
+            "alpha",
+            "R_1",
+            "R_deepest",
+            "C_deepest",
+            "single",
+            "convex",
+            "signed mixture",
+        ],
         "rows": body,
     }
 
