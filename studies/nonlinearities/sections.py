@@ -56,9 +56,9 @@ def _log_y(ax) -> None:
     import matplotlib.ticker as mt
 
     ax.set_yscale("log")
-    plain = mt.FuncFormatter(lambda y, _: f"{y:.3g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain)
+    ax.yaxis.set_major_formatter(mt.FuncFormatter(lambda y, _: f"{y:.3g}"))
+    # minor ticks labelled at 2, 3 and 5 times a power of ten only, so they never crowd
+    ax.yaxis.set_minor_formatter(mt.FuncFormatter(lambda y, _: f"{y:.3g}" if f"{y:.0e}"[0] in "235" else ""))
 
 
 def loss_figure(ev) -> dict:
