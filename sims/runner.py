@@ -37,7 +37,7 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
         raise TypeError(
             f"config={config!r}: must be a RunConfig (from a dict: RunConfig.from_dict(d)), not {type(config).__name__}"
         )
-    return RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0])
+    return cast(RunRecord, RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0]))
 
 
 def lockstep_key(config: RunConfig) -> str:
