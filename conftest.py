@@ -16,7 +16,7 @@ from pathlib import Path
 from _pytest.doctest import DoctestModule
 
 ROOT = Path(__file__).resolve().parent
-PACKAGES = ("depthscale", "theory", "sims", "derivations")
+PACKAGES = ("depthscale", "theory", "sims", "derivations", "studies")
 
 
 def module_name(path: Path) -> str | None:

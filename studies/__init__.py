@@ -6,3 +6,7 @@ sections), and is registered by one line of ``[project.entry-points."depthscale.
 pyproject.toml; :func:`depthscale.derivations.study.studies` lists them. How a study declares
 itself: the docstring of :mod:`depthscale.derivations.study`.
 """
+
+# the studies whose claims a report of any of these four studies' presets decides, in report order
+# (each decides some claims on the others' runs: the cpu preset's cosine runs are a protocol)
+REPORTED_TOGETHER = ("core", "protocols", "paper-curves", "linear-start")

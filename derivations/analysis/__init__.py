@@ -13,7 +13,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
     goodness_of_fit="lack_of_fit",
     bootstrap="bootstrap_over_seeds",
-    protocols="FLOOR_NAMES PROTOCOLS Protocol gather_floors protocol_of study_curves",
     theory_numbers="TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes",
     scale_match="match_score rank read_floors",
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,6 @@ DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # keys of the theory numbers: plain tuples (claim ids print them), named here for the types
 Spectrum = tuple[float, float]  # (a, b)
 FloorKey = tuple[float, float, int, int, int]  # (a, b, k, d, P)
-OptimumKey = tuple[float, float, int, int, str]  # (a, b, d, P, task)
 
 
 @dataclass(frozen=True)
@@ -33,19 +33,15 @@ class TheoryNumbers:
         trained model has at its P.
     floor_reference : ``{(a, b): (value, se, paper)}``, the paper's top-2 floors recomputed
         (:func:`floor_reference`).
-    linear_optimum : ``{(a, b, d, P, task): {L: (loss, se, in_sample, equal_step, equal_step_se)}}``,
-        the best depth-L polynomial in S at a linear easy-task curve's (d, P)
-        (``claims.linear_optimum.optimum_numbers``).
-    linear_optimum_reference : ``{(a, b): (alpha, se, alpha_in_sample, paper, contexts)}``, the
-        optimum's exponent at the paper's scale (``claims.linear_optimum.reference_exponents``).
-    protocol_floors : ``{curve key: {"floors", "excess"}}`` (``analysis.protocols.gather_floors``);
-        ``None``: not gathered yet (``Evidence.protocol_floors`` gathers and keeps them).
+    studies : ``{study name: its numbers}``: what a study's ``theory`` callable computed for a report
+        (:class:`~depthscale.derivations.study.Study`), in the study's own typed record; a study
+        absent here computes them when its claims ask (``Evidence.study_numbers``).
 
     Examples
     --------
     >>> th = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
-    >>> th.slopes[(2.0, 1.0)], th.floor, th.protocol_floors is None
-    ((-0.99, 1.0), {}, True)
+    >>> th.slopes[(2.0, 1.0)], th.floor, th.studies
+    ((-0.99, 1.0), {}, {})
     >>> TheoryNumbers.from_mapping({"slopes": {}}) == TheoryNumbers()
     True
     >>> TheoryNumbers.from_mapping({"floor_contxt": {}})  # doctest: +ELLIPSIS
@@ -59,9 +55,7 @@ class TheoryNumbers:
     floor: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
     floor_context: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
     floor_reference: dict[Spectrum, tuple[float, float, float]] = field(default_factory=dict)
-    linear_optimum: dict[OptimumKey, dict[int, tuple[float, ...]]] = field(default_factory=dict)
-    linear_optimum_reference: dict[Spectrum, tuple[float, float, float, float, int]] = field(default_factory=dict)
-    protocol_floors: dict[str, dict] | None = None
+    studies: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, numbers: Mapping) -> TheoryNumbers:

@@ -3,9 +3,11 @@
 A claim is declared, not written out: its id, statement, tolerance and family are fields of a
 :class:`Claim`, and its ``evaluate(claim, ev)`` only picks the curves it needs, measures and says
 whether the measurement agrees (``ok``: True, False, or None when too imprecise to say). The record
-builds every :class:`~depthscale.derivations.claims.verdicts.ClaimResult`: ids are ``claim.id`` plus
-the condition's label, a fit that cannot be used gives ``not run`` or ``indicative``
-(:meth:`Claim.without_fit`), the verdict rule is :func:`~depthscale.derivations.claims.verdicts.decide`
+builds every :class:`~depthscale.derivations.claims.verdicts.ClaimResult`: its ``claim_id`` is
+``claim.id`` and its typed ``condition`` is made from a label, a
+:class:`~depthscale.derivations.claims.verdicts.Condition` or a curve; a fit that cannot be used
+gives ``not run`` or ``indicative`` (:meth:`Claim.without_fit`), the verdict rule is
+:func:`~depthscale.derivations.claims.verdicts.decision`
 (:meth:`Claim.decided`), and a claim with nothing to test gives one ``not run`` row.
 
 Examples
@@ -23,10 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ...theory._validate import check_choice
 from .evidence import Evidence
-from .verdicts import ClaimResult, decide, unidentified
+from .verdicts import ClaimResult, Condition, decision, unidentified
 
 _UNSET: object = object()
+KINDS = ("simulation", "theory")
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Claim:
     Attributes
     ----------
     id : str
-        The claim's id; each result's id is this, then the condition's label.
+        The claim's id (each result's ``claim_id``).
     statement : str
         What is claimed (the ``claim`` column).
     tolerance : str
@@ -50,6 +54,9 @@ class Claim:
     missing : str or None
         The reason of the ``not run`` row given when ``evaluate`` returns nothing; None: no row then
         (claims on theory numbers that a report may leave out).
+    kind : str
+        ``"simulation"`` (tested on trained runs) or ``"theory"`` (decided by theory numbers alone;
+        a report states these after the others).
     """
 
     id: str
@@ -59,6 +66,10 @@ class Claim:
     evaluate: Callable[[Claim, Evidence], list[ClaimResult]]
     expected: object = None
     missing: str | None = ""
+    kind: str = "simulation"
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, KINDS)
 
     def __call__(self, ev: Evidence) -> list[ClaimResult]:
         rows = list(self.evaluate(self, ev))
@@ -70,13 +81,14 @@ class Claim:
     def __name__(self) -> str:  # the evaluate function's name, as the family module spells it
         return self.evaluate.__name__
 
-    def row_id(self, label: str = "") -> str:
+    def row_id(self, label="") -> str:
         """The id of the result on one condition: ``"<id> <label>"`` (the id alone without a label)."""
+        label = Condition.of(label).label
         return f"{self.id} {label}" if label else self.id
 
     def result(
         self,
-        label: str,
+        label,
         expected,
         measured: float | None,
         error: float | None,
@@ -85,10 +97,11 @@ class Claim:
         *,
         note: str = "",
         expected_error: float | None = None,
+        would_be: str | None = None,
     ) -> ClaimResult:
-        """A result of this claim on the condition ``label``."""
+        """A result of this claim on the condition ``label`` (a label, a ``Condition`` or a curve)."""
         return ClaimResult(
-            self.row_id(label),
+            self.id,
             self.statement,
             expected,
             measured,
@@ -98,18 +111,20 @@ class Claim:
             reason,
             note=note,
             expected_error=expected_error,
+            condition=Condition.of(label),
+            would_be=would_be,
         )
 
-    def not_run(self, reason: str, label: str = "", expected=_UNSET, measured=None, error=None) -> ClaimResult:
+    def not_run(self, reason: str, label="", expected=_UNSET, measured=None, error=None) -> ClaimResult:
         """No data (or no fit) to test this claim on ``label``."""
         exp = self.expected if expected is _UNSET else expected
         return self.result(label, exp, measured, error, "not run", reason)
 
-    def indicative(self, label: str, expected, reason: str) -> ClaimResult:
+    def indicative(self, label, expected, reason: str) -> ClaimResult:
         """Undecided, with nothing measured: the data are there but say nothing (a fit not identified)."""
         return self.result(label, expected, None, None, "indicative", reason)
 
-    def without_fit(self, label: str, expected, fits: dict, no_fit: str = "", note: str = "") -> ClaimResult | None:
+    def without_fit(self, label, expected, fits: dict, no_fit: str = "", note: str = "") -> ClaimResult | None:
         """The unusable-fit rule: ``not run`` when there is no fit (``no_fit`` says why, or a fit's
         ``failure``), ``indicative`` when a fit is not identified (its reason, then ``note``), else None.
 
@@ -123,7 +138,7 @@ class Claim:
 
     def decided(
         self,
-        label: str,
+        label,
         ok: bool | None,
         curves: Iterable,
         detail: str,
@@ -135,9 +150,11 @@ class Claim:
         expected_error: float | None = None,
         budget_stopped: Iterable = (),
     ) -> ClaimResult:
-        """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decide`) on these curves and the result."""
-        v, det = decide(ok, list(curves), detail, budget_stopped)
-        return self.result(label, expected, measured, error, v, det, note=note, expected_error=expected_error)
+        """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decision`) on these curves and the result."""
+        v, det, would = decision(ok, list(curves), detail, budget_stopped)
+        return self.result(
+            label, expected, measured, error, v, det, note=note, expected_error=expected_error, would_be=would
+        )
 
 
 def claim(
@@ -148,6 +165,7 @@ def claim(
     expected=None,
     missing: str | None = "",
     family: str | None = None,
+    kind: str = "simulation",
 ) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
     """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record.
 
@@ -176,7 +194,7 @@ def claim(
             said = " ".join((evaluate.__doc__ or "").strip().split("\n\n")[0].split())
             if not said:
                 raise ValueError(f"claim {id!r}: no statement and no docstring to take it from")
-        return Claim(id, said, tolerance, fam, evaluate, expected, missing)
+        return Claim(id, said, tolerance, fam, evaluate, expected, missing, kind)
 
     return wrap
 

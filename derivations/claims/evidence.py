@@ -1,62 +1,73 @@
-"""What claims are tested on (:class:`Evidence`) and the selection of curves shared by the claim families."""
+"""What claims are tested on (:class:`Evidence`) and the selection of curves the claims share."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ...theory._validate import bad_argument
 from ..analysis.curve import Curve
 from ..analysis.theory_numbers import TheoryNumbers
 
+T = TypeVar("T")
 
-@dataclass
+
+@dataclass(frozen=True)
 class Evidence:
     """What claims are tested on: the curves of a sweep, precomputed theory numbers, and the runs' arrays.
 
-    ``theory`` is a :class:`~depthscale.derivations.analysis.theory_numbers.TheoryNumbers` (floors,
-    slopes, derivation checks, ...; an empty field: not computed); a mapping keyed by its field names
-    is converted, a key that names no field refused. ``load_arrays(key)`` (``Store.load_arrays``)
-    gives a run's stored arrays: the per-context errors the protocol study pairs with the reference
-    floors (:meth:`protocol_floors`); without it, and without ``theory.protocol_floors``, those
-    comparisons are left out.
+    Immutable: its fields never change once built. ``theory`` is a
+    :class:`~depthscale.derivations.analysis.theory_numbers.TheoryNumbers` (an empty field: not
+    computed); a mapping keyed by its field names is converted, a key that names no field refused.
+    ``load_arrays(key)`` (``Store.load_arrays``) gives a run's stored arrays (its per-context
+    errors), from which a study may derive numbers the theory numbers lack (:meth:`derived`).
 
     Examples
     --------
-    >>> Evidence([]).protocol_floors()
-    {}
-    >>> Evidence([], {"slopes": {(2.0, 1.0): (-0.99, 1.0)}}).theory.slopes
-    {(2.0, 1.0): (-0.99, 1.0)}
+    >>> ev = Evidence([], {"slopes": {(2.0, 1.0): (-0.99, 1.0)}})
+    >>> ev.theory.slopes, ev.curves
+    ({(2.0, 1.0): (-0.99, 1.0)}, ())
+    >>> ev.derived("count", lambda e: len(e.curves))
+    0
     """
 
-    curves: list
+    curves: Sequence[Curve] = ()  # kept as a tuple
     theory: TheoryNumbers = field(default_factory=TheoryNumbers)
     load_arrays: Callable[[str], dict | None] | None = None
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # normalised once, on construction: a list of curves is kept as a tuple, a mapping as TheoryNumbers
+        object.__setattr__(self, "curves", tuple(self.curves))
         if isinstance(self.theory, Mapping):  # the untyped form of earlier versions
-            self.theory = TheoryNumbers.from_mapping(self.theory)
+            object.__setattr__(self, "theory", TheoryNumbers.from_mapping(self.theory))
         elif not isinstance(self.theory, TheoryNumbers):
             bad_argument("theory", self.theory, "a TheoryNumbers or a mapping of its field names")
 
-    def protocol_floors(self) -> dict:
-        """The reference floors of the protocol-study curves, paired with their runs (computed once from
-        ``load_arrays`` and kept in this evidence's ``theory.protocol_floors``, where the report's tables
-        and figures find them)."""
-        floors = self.theory.protocol_floors
-        if floors is None:
-            from ..analysis import protocols
+    def derived(self, name: str, compute: Callable[[Evidence], T]) -> T:
+        """``compute(self)``, computed on the first call for ``name`` and returned again after (the
+        evidence does not change, so neither does what is derived from it; the claims, tables and
+        figures that ask for it share one computation, in any order)."""
+        if name not in self._derived:
+            self._derived[name] = compute(self)
+        return self._derived[name]
 
-            if self.load_arrays is None or not protocols.study_curves(self.curves):
-                return {}
-            floors = protocols.gather_floors(self.curves, self.load_arrays)
-            self.theory = replace(self.theory, protocol_floors=floors)
-        return floors
+    def study_numbers(self, study: str, compute: Callable[[Evidence], Any] | None = None) -> Any:
+        """The theory numbers of ``study`` (``theory.studies[study]``), or, when the report did not
+        compute them, ``compute(self)`` (once; None without ``compute``)."""
+        if study in self.theory.studies:
+            return self.theory.studies[study]
+        return None if compute is None else self.derived(f"study:{study}", compute)
 
 
-def _select(ev: Evidence, model, tasks, variant="base", k=None) -> list[Curve]:
+def select_curves(ev: Evidence, model, tasks, variant="base", k=None) -> list[Curve]:
+    """The curves of ``model`` on ``tasks`` (of ``variant``; of top-``k`` when given)."""
     return [
         c
         for c in ev.curves
         if c.model == model and c.task in tasks and c.variant == variant and (k is None or c.k == k)
     ]
+
+
+__all__ = ["Evidence", "select_curves"]

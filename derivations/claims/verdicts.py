@@ -16,7 +16,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -34,13 +34,56 @@ MIN_EVAL = 4096
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What one result of a claim was measured on: the label the report shows, and the typed settings
+    behind it (empty or None where they do not apply).
+
+    Examples
+    --------
+    >>> Condition("top-2 d=8", model="softmax", k=2, d=8).label
+    'top-2 d=8'
+    >>> Condition.of("(a,b)=(2,1)") == Condition("(a,b)=(2,1)")
+    True
+    """
+
+    label: str = ""
+    model: str = ""
+    variant: str = ""
+    task: str = ""
+    k: int | None = None
+    a: float | None = None
+    b: float | None = None
+    d: int | None = None
+    P: int | None = None
+    protocol: str = ""
+    depth: int | None = None
+
+    @classmethod
+    def of(cls, where=None, **more) -> Condition:
+        """A condition from a label (str), a :class:`Condition` (``more`` replaces fields), or anything
+        with a curve's fields (``label``, ``model``, ``variant``, ``task``, ``k``, ``a``, ``b``, ``d``,
+        ``P``: a :class:`~depthscale.derivations.analysis.curve.Curve`); ``more`` sets further fields."""
+        if where is None or isinstance(where, str):
+            return cls(where or "", **more)
+        if isinstance(where, Condition):
+            return replace(where, **more) if more else where
+        fields_ = {n: getattr(where, n) for n in ("label", "model", "variant", "task", "k", "a", "b", "d", "P")}
+        fields_["k"] = int(fields_["k"]) if fields_["k"] is not None else None
+        return cls(**{**fields_, **more})
+
+    def to_dict(self) -> dict:
+        """The fields that are set (JSON-able)."""
+        return {k: v for k, v in asdict(self).items() if v not in ("", None)}
+
+
+@dataclass(frozen=True)
 class ClaimResult:
     """One row of the claims table.
 
     Attributes
     ----------
-    id : str
-        Claim family and condition, e.g. ``"softmax-top2-exponent softmax top-2 (a,b)=(0,0) d=8 P=32"``.
+    claim_id : str
+        The claim's id (``"softmax-top2-exponent"``).
     claim : str
         The statement tested.
     expected : float, (float, float), str or None
@@ -55,14 +98,21 @@ class ClaimResult:
     verdict : str
         One of :data:`VERDICTS`.
     reason : str
-        Why this verdict (what was measured, what was missing).
+        Why this verdict (what was measured, what was missing), for the reader; no code reads it.
     note : str
         Text shown after the measured value (a second measured number, e.g. the linear spread).
     expected_error : float or None
         One standard error of a computed ``expected`` (a Monte Carlo floor), else None.
+    condition : Condition
+        What it was measured on (a label alone is taken as ``Condition(label)``).
+    would_be : str or None
+        For an ``indicative`` verdict on evidence too small to decide: the verdict the measurement
+        points to (``"pass"`` or ``"fail"``); None otherwise.
+
+    ``id`` is the row's id in the claims table: ``claim_id``, then the condition's label.
     """
 
-    id: str
+    claim_id: str
     claim: str
     expected: object
     measured: float | None
@@ -72,9 +122,27 @@ class ClaimResult:
     reason: str
     note: str = ""
     expected_error: float | None = None
+    condition: Condition = Condition()
+    would_be: str | None = None
 
     def __post_init__(self):
         check_choice("verdict", self.verdict, VERDICTS)
+        if not isinstance(self.condition, Condition):
+            if not isinstance(self.condition, str):
+                raise TypeError(f"condition={self.condition!r}: must be a Condition or a label (str)")
+            object.__setattr__(self, "condition", Condition(self.condition))
+        if self.would_be is not None:
+            check_choice("would_be", self.would_be, ("pass", "fail"))
+            if self.verdict != "indicative":
+                raise ValueError(
+                    f"would_be={self.would_be!r}: only an indicative verdict has one, not {self.verdict!r}"
+                )
+
+    @property
+    def id(self) -> str:
+        """The row's id: the claim's id, then the condition's label."""
+        label = self.condition.label
+        return f"{self.claim_id} {label}" if label else self.claim_id
 
     def _repr_html_(self) -> str:
         """A one-row claims table in a notebook (:class:`~depthscale.derivations.claims.display.ClaimTable`)."""
@@ -92,6 +160,8 @@ class ClaimResult:
         cells = claim_cells(self)
         return {
             "id": self.id,
+            "claim_id": self.claim_id,
+            "condition": self.condition.to_dict(),
             "claim": self.claim,
             "expected": exp,
             "expected_error": _num(self.expected_error),
@@ -102,6 +172,7 @@ class ClaimResult:
             "measured_text": cells["measured"],
             "tolerance": self.tolerance,
             "verdict": self.verdict,
+            "would_be": self.would_be,
             "reason": self.reason,
         }
 
@@ -140,17 +211,30 @@ def decisive(curves, require_converged: bool = True, budget_stopped=()) -> tuple
 
 
 def decide(ok: bool | None, curves, detail: str, budget_stopped=()) -> tuple[str, str]:
-    """``(verdict, reason)``: pass/fail on decisive evidence, else indicative with the would-be verdict.
+    """``(verdict, reason)`` of :func:`decision`."""
+    verdict, reason, _ = decision(ok, curves, detail, budget_stopped)
+    return verdict, reason
 
-    ``ok=None`` (the measurement is too imprecise to say) is indicative whatever the evidence;
-    curves in ``budget_stopped`` need not have converged (:func:`decisive`).
+
+def decision(ok: bool | None, curves, detail: str, budget_stopped=()) -> tuple[str, str, str | None]:
+    """``(verdict, reason, would_be)``: pass/fail on decisive evidence, else indicative with the
+    would-be verdict (``would_be``, also stated in the reason).
+
+    ``ok=None`` (the measurement is too imprecise to say) is indicative whatever the evidence, with no
+    would-be verdict; curves in ``budget_stopped`` need not have converged (:func:`decisive`).
+
+    >>> decision(True, [], "alpha = 1.0")
+    ('pass', 'alpha = 1.0', None)
+    >>> decision(None, [], "too wide")
+    ('indicative', 'too wide', None)
     """
     if ok is None:
-        return "indicative", detail
+        return "indicative", detail, None
     dec, why = decisive(curves, budget_stopped=budget_stopped)
+    would = "pass" if ok else "fail"
     if dec:
-        return ("pass" if ok else "fail"), detail
-    return "indicative", f"{detail}; would be {'pass' if ok else 'fail'}, but {why}"
+        return would, detail, None
+    return "indicative", f"{detail}; would be {would}, but {why}", would
 
 
 def in_range(x: float, se: float, lo: float, hi: float) -> bool | None:
@@ -222,10 +306,12 @@ __all__ = [
     "MIN_SPAN",
     "MIN_EVAL",
     "ClaimResult",
+    "Condition",
     "not_run",
     "errored",
     "decisive",
     "decide",
+    "decision",
     "in_range",
     "unidentified",
     "claim_cells",

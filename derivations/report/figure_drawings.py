@@ -368,21 +368,18 @@ def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = Fals
     ax.legend(fontsize=8)
 
 
-def _protocol_excess(
-    rows,
-    ylabel: str = "R_L - R_inf (fitted)",
-    empty: str = "no protocol-study curve with an identified fit",
-    signed: bool = False,
+def _excess_vs_depth(
+    rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no curve with an identified fit", signed: bool = False
 ) -> Figure:
-    """Excess against depth, log-log, one panel per task. ``signed``: points at or below 0 are drawn
+    """Excess against depth, log-log, one panel per task, one colour per series. ``signed``: points at or below 0 are drawn
     too, on a symmetric-log axis (linear near 0), instead of being left out and counted."""
-    rows = _as_list("rows", rows, "dicts with protocol, task, depths, excess, se")
+    rows = _as_list("rows", rows, "dicts with series, task, depths, excess, se")
     tasks = sorted({str(r.get("task")) for r in rows})
     if not tasks:
         raise _NoFigure(empty)
     fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
-    protocols = sorted({str(r.get("protocol")) for r in rows})
-    colours = dict(zip(protocols, _palette(len(protocols))))
+    names = sorted({str(r.get("series")) for r in rows})
+    colours = dict(zip(names, _palette(len(names))))
     for ax, task in zip(axes[0], tasks):
         Ls_all, ys_all = [], []
         for r in (r for r in rows if str(r.get("task")) == task):
@@ -398,8 +395,8 @@ def _protocol_excess(
                 marker="o",
                 ms=4,
                 capsize=2,
-                color=colours[str(r["protocol"])],
-                label=f"{r['protocol']}"
+                color=colours[str(r["series"])],
+                label=f"{r['series']}"
                 + (f" (alpha={_num(r['alpha']):.2f})" if r.get("alpha") is not None else "")
                 + (f" ({int((~ok).sum())} at or below 0, not drawn)" if (~ok).any() else ""),
             )
@@ -408,7 +405,7 @@ def _protocol_excess(
             if ok.any():
                 j = int(np.flatnonzero(ok)[0])
                 guide_at = (L[j], y[j])
-                ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["protocol"])])
+                ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["series"])])
         ax.set_xscale("log")
         ys = np.abs(np.asarray(ys_all, float))
         if ys.size and np.all(np.asarray(ys_all) > 0):

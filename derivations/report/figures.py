@@ -28,12 +28,12 @@ from matplotlib.figure import Figure
 
 from .figure_drawings import (
     _decomposition,
+    _excess_vs_depth,
     _exponents_vs_zeta,
     _floors,
     _linear_optimum,
     _mode_curves,
     _overview,
-    _protocol_excess,
     _room_for_depth,
 )
 from .figure_parts import _bad, _NoFigure, _png
@@ -48,7 +48,7 @@ __all__ = [
     "decomposition",
     "floors",
     "room_for_depth",
-    "linear_optimum",
+    "optimum_vs_depth",
 ]
 
 FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
@@ -83,25 +83,24 @@ FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
         "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
         "two-temperature mixture, per spectrum; right: differences with paired standard errors.",
     ),
-    "linear_optimum": (
+    "optimum_vs_depth": (
         _linear_optimum,
         "Linear attention on the easy task, per spectrum: trained R_L of each seed (open symbols), the best "
         "depth-L polynomial in S = X^T X / P at the runs' own (d, P) with its band (in-sample bound to "
         "+2 s.e.), and the population laws (optimal equal step, free continuum), log-log.",
     ),
-    "protocol_excess": (
-        _protocol_excess,
-        "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against "
-        "depth, log-log, one panel per task, one colour per training protocol; dotted lines are L^-1 "
-        "through each curve's first point (docs/protocol-study.md).",
+    "excess_vs_depth": (
+        _excess_vs_depth,
+        "The excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one panel per "
+        "task, one colour per series; dotted lines are L^-1 through each curve's first point.",
     ),
-    "single_excess": (
-        lambda rows: _protocol_excess(
-            rows, "R_L - single head (paired)", "no study curve with stored errors and a single-head floor", signed=True
+    "signed_excess_vs_depth": (
+        lambda rows: _excess_vs_depth(
+            rows, "R_L - single head (paired)", "no curve with stored errors and a single-head floor", signed=True
         ),
-        "Paper-curves study: R_L minus the best single temperature head on the same contexts against "
-        "depth, log-log (symmetric-log, linear near 0, when some depth is at or below the head), one colour "
-        "per setting; dotted lines are L^-1 through each curve's first point (docs/paper-curves.md).",
+        "R_L minus the best single temperature head on the same contexts against depth, log-log "
+        "(symmetric-log, linear near 0, when some depth is at or below the head), one colour per series; "
+        "dotted lines are L^-1 through each curve's first point.",
     ),
 }
 
@@ -129,8 +128,10 @@ def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
         return None, str(exc)
 
 
-def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict:
-    """Draw a figure into the entry a report expects: ``{"name", "caption", "png", "why_missing"}``.
+def figure_entry(kind: str, *args, caption: str | None = None, name: str | None = None, **kwargs) -> dict:
+    """Draw a figure of one of the :data:`FIGURES` kinds into the entry a report expects:
+    ``{"name", "caption", "png", "why_missing"}`` (``name``: the figure's file name, default the
+    kind; ``caption``: default the kind's).
 
     Examples
     --------
@@ -138,10 +139,10 @@ def figure_entry(name: str, *args, caption: str | None = None, **kwargs) -> dict
     >>> e["png"] is None, e["why_missing"]
     (True, 'no spectrum with a fitted floor L0 and a reference floor')
     """
-    fig, why = build(name, *args, **kwargs)
+    fig, why = build(kind, *args, **kwargs)
     return {
-        "name": name,
-        "caption": caption if caption is not None else FIGURES[name][1],
+        "name": name or kind,
+        "caption": caption if caption is not None else FIGURES[kind][1],
         "png": None if fig is None else _png(fig),
         "why_missing": why,
     }
@@ -259,18 +260,18 @@ def room_for_depth(rows) -> bytes | None:
     return _png_or_none("room_for_depth", rows)
 
 
-def linear_optimum(rows) -> bytes | None:
+def optimum_vs_depth(rows) -> bytes | None:
     """Trained R_L (each seed), the depth-L optimum with its band and the population laws per spectrum, as PNG bytes.
 
     ``rows``: dicts with ``label``, ``depths``, ``seeds`` (``{seed: losses at depths}``), ``optimum``
     (``{L: (loss, se, in_sample)}``) and ``laws`` (``{name: (depths, losses)}``), as made by
-    :func:`depthscale.derivations.claims.linear_optimum.figure_rows`.
+    a study's sections.
 
     Examples
     --------
     >>> row = {"label": "(2,1)", "depths": [1, 2, 4], "seeds": {"0": [0.15, 0.08, 0.03]},
     ...        "optimum": {1: (0.14, 0.001, 0.14), 4: (0.026, 0.001, 0.025)}, "laws": {"free": ([1, 4], [0.1, 0.01])}}
-    >>> linear_optimum([row])[:4]
+    >>> optimum_vs_depth([row])[:4]
     b'\\x89PNG'
     """
-    return _png_or_none("linear_optimum", rows)
+    return _png_or_none("optimum_vs_depth", rows)

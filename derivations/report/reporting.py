@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from ..analysis import reference_values, theory_numbers
 from ..analysis.curve import Curve, curves
 from ..analysis.theory_numbers import TheoryNumbers
-from ..claims import linear_optimum as linear_optimum_claims
-from ..claims.registry import Evidence, evaluate_claims, registered_claims
+from ..claims.registry import Evidence, evaluate_claims, registered_claims, study_order
 from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
 from ..formatting import MISSING, format_estimate, format_interval
-from ..study import report_studies
-from . import figures, protocol_table
+from ..study import TheoryInputs, report_studies
+from . import figures
 from .findings import claim_findings, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
@@ -43,15 +43,10 @@ def gather_theory(cs: list[Curve], floor_contexts: int, reference_contexts: int)
         # the floor of the class a trained model has at its P: polynomials in its context covariance
         floor_context=theory_numbers.floors(topk, floor_contexts, covariance="context") if topk else {},
         floor_reference=theory_numbers.floor_reference(reference_contexts) if reference_contexts else {},
-        # the optimum's exponents at the paper's scale, read from a cached file (see the module)
-        linear_optimum_reference=linear_optimum_claims.reference_exponents() if reference_contexts else {},
-        # the best depth-L polynomial in S at each linear easy-task curve's own (d, P), as many contexts as the floors
-        linear_optimum=linear_optimum_claims.optimum_numbers(cs, floor_contexts),
     )
     d_lin = max([c.d for c in cs if c.model == "linear"] or [128])
     tables = theory_numbers.linear_table(lin_spectra, d_lin)
     tables.append(theory_numbers.clt_table())
-    tables += linear_optimum_claims.theory_tables(theory, floor_contexts)
     if theory.floor:
         tables.append(
             {
@@ -254,17 +249,6 @@ def figure_entries(records, cs: list[Curve], theory: TheoryNumbers) -> list:
         figures.figure_entry("decomposition", records),
         figures.figure_entry("floors", floor_rows),
         figures.figure_entry("room_for_depth", base_rows),
-        figures.figure_entry("linear_optimum", linear_optimum_claims.figure_rows(cs, theory)),
-        *(
-            [figures.figure_entry("protocol_excess", study)]
-            if (study := protocol_table.figure_rows(Evidence(cs, theory)))
-            else []
-        ),
-        *(
-            [figures.figure_entry("single_excess", above)]
-            if (above := protocol_table.single_excess_rows(Evidence(cs, theory)))
-            else []
-        ),
     ]
 
 
@@ -282,22 +266,27 @@ def build_context(
 ):
     """Everything a report shows, from a list of run records.
 
-    ``load_arrays(key)`` (``Store.load_arrays``) gives the runs' per-context errors, which the
-    protocol study pairs with the reference floors; without it those comparisons are left out.
+    ``study`` (a :class:`~depthscale.derivations.study.Study`): the report holds the claims, theory
+    numbers and sections of its ``report_studies``; None: of every registered study. ``load_arrays(key)``
+    (``Store.load_arrays``) gives the runs' per-context errors, which a study may pair with reference
+    floors; without it those comparisons are left out.
     """
     from .context import ReportContext
 
     t0 = time.perf_counter()
     records = list(records)
     cs = curves(records)
+    reported = study_order() if study is None else report_studies(study)
     theory, derivs, theory_tables = gather_theory(cs, floor_contexts, reference_contexts)
-    # the protocol floors are gathered by the claims that need them (Evidence.protocol_floors), as for
-    # evaluate_claims called on its own: one path, the same claims
+    inputs = TheoryInputs(cs, floor_contexts, reference_contexts, load_arrays)
+    theory = replace(theory, studies={s.name: s.theory(inputs) for s in reported if s.theory is not None})
+    # one evidence for the claims, the tables and the figures: what a study derives from it is computed once
     ev = Evidence(cs, theory, load_arrays)
-    claims = evaluate_claims(ev, None if study is None else registered_claims(report_studies(study)))
-    for table in (protocol_table.table(ev), protocol_table.checkpoint_table(ev)):
-        if table is not None:
-            theory_tables.append(table)
+    asked = registered_claims(reported)
+    claims = evaluate_claims(ev, asked)
+    theory_only = [c.id for c in asked if c.kind == "theory"]
+    sections = [s.sections(ev) for s in reported if s.sections is not None]
+    theory_tables += [t for sec in sections for t in sec.tables]
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]
@@ -321,8 +310,8 @@ def build_context(
         derivations=derivs,
         theory_tables=theory_tables,
         results_tables=results_tables(cs),
-        figures=figure_entries(records, cs, ev.theory),  # with the protocol floors the claims gathered
-        claims=simulation_first(claims),
+        figures=figure_entries(records, cs, ev.theory) + [f for sec in sections for f in sec.figures],
+        claims=simulation_first(claims, theory_only),
         notes=notes,
-        findings=claim_findings(claims),
+        findings=claim_findings(claims, theory_only),
     )

@@ -1,8 +1,16 @@
 """The paper's core claims: the depth laws of linear and softmax attention that the ``smoke``,
-``cpu`` and ``paper`` presets decide (docs/claims.md)."""
+``cpu`` and ``paper`` presets decide (docs/claims.md).
 
-from depthscale.derivations.claims import controls, linear, softmax, theory_checks
+Claim families: :mod:`.theory_checks` (theory alone), :mod:`.linear`, :mod:`.softmax` and
+:mod:`.controls`. Their theory numbers (derivation checks, equal-step slopes, linear floors) are the
+library's own (``derivations.report.reporting.gather_theory``); its tables and figures are the
+report's standard ones.
+"""
+
 from depthscale.derivations.study import Study
+
+from .. import REPORTED_TOGETHER
+from . import controls, linear, softmax, theory_checks
 
 CLAIMS = (
     *theory_checks.CLAIMS,
@@ -19,6 +27,6 @@ STUDY = Study(
     package=__name__,
     presets=("smoke", "cpu", "paper"),
     claims=CLAIMS,
-    report_studies=("core", "protocols", "paper-curves", "linear-start"),
+    report_studies=REPORTED_TOGETHER,
     contexts={"smoke": (500, 300)},
 )

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from ...theory.clt import identity_residual
-from ..formatting import format_estimate as est
-from .claim import Claim, claim, evaluated_with
-from .evidence import _select
-from .verdicts import ClaimResult, below_zero
+from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
+from depthscale.derivations.claims.evidence import select_curves
+from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.theory.clt import identity_residual
 
 IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01
@@ -55,7 +55,7 @@ def controls(claim: Claim, ev) -> list[ClaimResult]:
 def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
     """The deepest model against the reference floor ``name``, paired on the same evaluation contexts."""
     out = []
-    for c in _select(ev, "softmax", ("topk",)):
+    for c in select_curves(ev, "softmax", ("topk",)):
         b = c.floor(name)
         if b is None:
             continue

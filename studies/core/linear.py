@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..analysis.curve import EASY_TASKS, Curve
-from ..formatting import format_estimate as est
-from ..formatting import format_percent as pct
-from ..formatting import format_value as num
-from . import linear_optimum
-from .claim import Claim, claim, evaluated_with
-from .evidence import _select
-from .verdicts import ClaimResult
+from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
+from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
+from depthscale.derivations.claims.evidence import select_curves
+from depthscale.derivations.claims.verdicts import ClaimResult
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.formatting import format_percent as pct
+from depthscale.derivations.formatting import format_value as num
+from depthscale.studies.linear_start import linear_optimum
 
 FLOOR_RTOL = 0.05
 SATURATION_RTOL = 0.02
@@ -33,7 +33,7 @@ PARALLEL_RHO = 0.5
 def linear_exponent(claim: Claim, ev) -> list[ClaimResult]:
     """Linear easy-task exponent between zeta and 2 zeta"""
     out = []
-    for c in _select(ev, "linear", EASY_TASKS):
+    for c in select_curves(ev, "linear", EASY_TASKS):
         spec = c.spectrum
         fit = c.fit("power")
         if not spec.asymptotic:
@@ -92,7 +92,7 @@ def _mode_order(c: Curve):
 def _modes(claim: Claim, ev, model: str, tasks, op: str, rho_bound: float) -> list[ClaimResult]:
     """Mode-learning order of each curve with mode losses at two or more depths, against ``op rho_bound``."""
     out = []
-    for c in (c for c in _select(ev, model, tasks) if len(c.depths) >= 2):
+    for c in (c for c in select_curves(ev, model, tasks) if len(c.depths) >= 2):
         rho = _mode_order(c)
         if rho is None or not np.isfinite(rho):
             continue
@@ -128,7 +128,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     P -> infinity limit) is stated beside it.
     """
     out = []
-    for c in _select(ev, "linear", ("topk",)):
+    for c in select_curves(ev, "linear", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)
         th = ev.theory.floor_context.get(key)
         j = int(np.nanargmax(c.depths))
@@ -153,7 +153,7 @@ def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
     Compared: the deep loss at L_max against L_max/4 (or the previous depth).
     """
     out = []
-    for c in _select(ev, "linear", ("topk",)):
+    for c in select_curves(ev, "linear", ("topk",)):
         if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.floor_context:
             continue  # decided beside the floor, as the floor's companion
         j = int(np.nanargmax(c.depths))

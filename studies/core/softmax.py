@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.curve import EASY_TASKS, Curve
-from ..formatting import format_estimate as est
-from ..formatting import format_interval
-from ..formatting import format_value as num
-from .claim import Claim, claim
-from .evidence import _select
-from .verdicts import MIN_EVAL, ClaimResult, in_range, unidentified
+from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.evidence import select_curves
+from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, in_range, unidentified
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.formatting import format_interval
+from depthscale.derivations.formatting import format_value as num
 
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
@@ -29,7 +29,7 @@ GAP_ALPHA_RANGE = (0.7, 1.3)
 )
 def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
     """One softmax layer solves the easy task (MSE <= 1e-3 E[y*^2], top-1 mass >= 0.99)"""
-    recs = [r for c in _select(ev, "softmax", ("easy-exact",)) for r in c.records_at(1)]
+    recs = [r for c in select_curves(ev, "softmax", ("easy-exact",)) for r in c.records_at(1)]
     if not recs:
         return []
     rel = float(np.mean([r["final_loss"] / r["target_power"] for r in recs]))
@@ -45,11 +45,12 @@ def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
         f"; would be {'pass' if ok else 'fail'}, but " + "; ".join(why) if why else ""
     )
     expected = "MSE/E[y*^2] <= 1e-3, top-1 >= 0.99"
-    return [claim.result("", expected, rel, None, v, det, note=f"(top-1 mass {num(top1)})")]
+    would = ("pass" if ok else "fail") if why else None
+    return [claim.result("", expected, rel, None, v, det, note=f"(top-1 mass {num(top1)})", would_be=would)]
 
 
 def _softmax_top2(ev) -> list[Curve]:
-    return _select(ev, "softmax", ("topk",), k=2)
+    return select_curves(ev, "softmax", ("topk",), k=2)
 
 
 @claim("softmax-top2-exponent", tolerance=f"± {SOFTMAX_ALPHA_TOL}", expected=1.0, missing="no softmax top-2 runs")
@@ -93,7 +94,7 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
     soft = [(c, f) for c, f in soft if not f.failure]
     skipped = [c.label for c, f in soft if not f.identified]
     soft = [(c, f) for c, f in soft if f.identified]
-    lin = [(c, c.fit("power")) for c in _select(ev, "linear", EASY_TASKS)]
+    lin = [(c, c.fit("power")) for c in select_curves(ev, "linear", EASY_TASKS)]
     lin_skipped = [c.label for c, f in lin if not f.failure and not f.identified]
     lin = [(c, f) for c, f in lin if f.identified]
     if len(soft) < 2:
@@ -136,7 +137,7 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
     two = {(c.a, c.b, c.d, c.P): c for c in _softmax_top2(ev)}
     pairs = [
         (c, two[(c.a, c.b, c.d, c.P)])
-        for c in _select(ev, "softmax", ("topk",))
+        for c in select_curves(ev, "softmax", ("topk",))
         if c.k != 2 and (c.a, c.b, c.d, c.P) in two
     ]
     out = []
@@ -165,7 +166,7 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
 )
 def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     """C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L"""
-    from ..analysis import fits
+    from depthscale.derivations.analysis import fits
 
     out = []
     for c in (c for c in _softmax_top2(ev) if len(c.depths) >= 4):
@@ -202,10 +203,10 @@ def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
 
     Compared on the same spectrum and scale (d, P).
     """
-    lin = {(c.a, c.b, c.k, c.d, c.P): c for c in _select(ev, "linear", ("topk",))}
+    lin = {(c.a, c.b, c.k, c.d, c.P): c for c in select_curves(ev, "linear", ("topk",))}
     theory = ev.theory.floor_context
     out = []
-    for c in _select(ev, "softmax", ("topk",)):
+    for c in select_curves(ev, "softmax", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)
         cl = lin.get(key)
         if cl is not None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..formatting import format_percent as pct
-from .claim import Claim, claim
-from .verdicts import ClaimResult
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.verdicts import ClaimResult
+from depthscale.derivations.formatting import format_percent as pct
 
 SLOPE_TOL = 0.05  # equal-step local slope against -zeta
 FLOOR_REFERENCE_RTOL = 0.03
@@ -14,7 +14,7 @@ FLOOR_REFERENCE_RTOL = 0.03
 
 # ---------------------------------------------------------------- theory-only claims
 # claims on theory numbers a report may leave out: no "not run" row without them
-theory_claim = partial(claim, missing=None)
+theory_claim = partial(claim, missing=None, kind="theory")
 
 
 @theory_claim("derivations-checked", "Every derivation step is machine-checked", tolerance="all steps")

@@ -1,17 +1,25 @@
 """The linear optimum: trained linear attention against the best depth-L predictor of its class at
-its own (d, P) (docs/linear-optimum.md, presets ``linear-start``)."""
+its own (d, P) (docs/linear-optimum.md, preset ``linear-start``).
 
-from depthscale.derivations.claims import linear_optimum
+:mod:`.optimum` (its theory numbers), :mod:`.linear_optimum` (its claims), :mod:`.sections` (its
+tables and figure).
+"""
+
 from depthscale.derivations.study import Study
+
+from .. import REPORTED_TOGETHER
+from . import linear_optimum, optimum, sections
 
 CLAIMS = linear_optimum.CLAIMS
 
 STUDY = Study(
-    name="linear-start",
+    name=optimum.NAME,
     question="Does trained linear attention reach the best depth-L predictor of its class, and has that optimum "
     "the paper's exponent?",
     package=__name__,
     presets=("linear-start",),
     claims=CLAIMS,
-    report_studies=("core", "protocols", "paper-curves", "linear-start"),
+    theory=optimum.theory_numbers,
+    sections=sections.sections,
+    report_studies=REPORTED_TOGETHER,
 )

@@ -1,8 +1,14 @@
 """The paper-curves study: does the paper's inverse depth appear, and what does it take?
-(docs/paper-curves.md, preset ``curves``)."""
+(docs/paper-curves.md, preset ``curves``).
 
-from depthscale.derivations.claims import paper_curves
+It builds on the protocol study (whose per-protocol claims decide every setting here too):
+:mod:`.paper_curves` holds the claims it adds, :mod:`.sections` its checkpoint table and figure.
+"""
+
 from depthscale.derivations.study import Study
+
+from .. import REPORTED_TOGETHER
+from . import paper_curves, sections
 
 CLAIMS = paper_curves.CLAIMS
 
@@ -12,5 +18,6 @@ STUDY = Study(
     package=__name__,
     presets=("curves",),
     claims=CLAIMS,
-    report_studies=("core", "protocols", "paper-curves", "linear-start"),
+    sections=sections.sections,
+    report_studies=REPORTED_TOGETHER,
 )

@@ -1,20 +1,20 @@
 """The paper-curves study: does the paper's inverse depth appear, and what does it take?
 
-The ``curves`` preset (docs/paper-curves.md) adds to the protocol study (:mod:`depthscale.derivations.claims.protocol_study`,
+The ``curves`` preset (docs/paper-curves.md) adds to the protocol study (:mod:`depthscale.studies.protocols.protocol_study`,
 whose per-protocol claims decide every setting here too) a positive control (an ensemble of
 independently trained one-layer models), the paper's likely model (framework-default init, constant
 Adam, widths 16 and 64, measured at training checkpoints), depth to 256, and top-16 variants. This
 module holds the claims the study adds: where the one-layer model sits against the single head, and
 whether any variant reaches the signed two-temperature floor on top-16 (its report pieces are in
-:mod:`depthscale.derivations.report.protocol_table`).
+:mod:`depthscale.studies.paper_curves.sections`).
 """
 
 from __future__ import annotations
 
-from ..formatting import format_estimate as est
-from .claim import Claim, claim
-from .protocol_study import FLOOR_RTOL, ProtocolRow, _budget_note, _decided, _row_label, rows
-from .verdicts import ClaimResult, below_zero
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.studies.protocols.protocol_study import FLOOR_RTOL, ProtocolRow, budget_note, decided, row_label, rows
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 
@@ -37,7 +37,7 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
         floor = r.floors["single"][0]
         ok = below_zero(-diff, se)  # above the head by 2 s.e., below it by 2 s.e., or undecided
         det = f"R_1 - single head = {est(diff, se)} ({diff / floor:+.1%} of the head {floor:.4g})"
-        out.append(_decided(claim, _row_label(r), ok, [r], det + _budget_note(r), "> 0", diff, se))
+        out.append(decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, se))
     return out
 
 
@@ -86,7 +86,7 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
         det += "; not run at L >= 16: " + ", ".join(
             f"{c[3].protocol.name} (at L = {c[2]}: {c[0]:+.1%} ± {c[1]:.1%})" for c in shallow
         )
-    return [_decided(claim, "", ok, [c[3] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, rel_se)]
+    return [decided(claim, "", ok, [c[3] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, rel_se)]
 
 
 CLAIMS = (shallow_above_single, top16_signed_floor)

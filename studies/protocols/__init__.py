@@ -1,16 +1,24 @@
 """The training-protocol study: where inverse-depth scaling of softmax attention comes from
-(docs/protocol-study.md, preset ``protocol``)."""
+(docs/protocol-study.md, preset ``protocol``).
 
-from depthscale.derivations.claims import protocol_study
+:mod:`.protocols` (the protocols and the reference floors of their runs, the study's theory
+numbers), :mod:`.protocol_study` (its claims), :mod:`.sections` (its table and figure).
+"""
+
 from depthscale.derivations.study import Study
+
+from .. import REPORTED_TOGETHER
+from . import protocol_study, protocols, sections
 
 CLAIMS = protocol_study.CLAIMS
 
 STUDY = Study(
-    name="protocols",
+    name=protocols.NAME,
     question="Which training protocol, if any, makes the loss of trained softmax attention fall as 1/L with depth?",
     package=__name__,
     presets=("protocol",),
     claims=CLAIMS,
-    report_studies=("core", "protocols", "paper-curves", "linear-start"),
+    theory=protocols.theory_numbers,
+    sections=sections.sections,
+    report_studies=REPORTED_TOGETHER,
 )

@@ -4,9 +4,9 @@ The ``protocol`` preset trains the softmax model under five training protocols t
 where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
 protocol from its configuration, pairs every run with the infinite-depth reference floors of its
 task on the same evaluation contexts (``gather_floors``, in
-:mod:`depthscale.derivations.analysis.protocols`), and holds the claims the study decides
-(:data:`CLAIMS`, registered in :mod:`depthscale.derivations.claims.registry`; definitions in
-docs/claims.md, the study in docs/protocol-study.md).
+:mod:`depthscale.studies.protocols.protocols`), and holds the claims the study decides
+(:data:`CLAIMS`, listed in the study's record; definitions in docs/claims.md, the study in
+docs/protocol-study.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
 (the part of the layers' errors that averages away), the mean single-layer loss ``A_L``, ``R_1``, the mean
@@ -21,14 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..analysis import fits
-from ..analysis.curve import Curve
-from ..analysis.fit_results import FitResult, LackOfFit
-from ..analysis.goodness_of_fit import lack_of_fit
-from ..analysis.protocols import FLOOR_NAMES, PROTOCOLS, Protocol, gather_floors, protocol_of, study_curves, task_label
-from ..formatting import format_estimate as est
-from .claim import Claim, claim
-from .verdicts import ClaimResult, below_zero, in_range, unidentified
+from depthscale.derivations.analysis import fits
+from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.analysis.fit_results import FitResult, LackOfFit
+from depthscale.derivations.analysis.goodness_of_fit import lack_of_fit
+from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range, unidentified
+from depthscale.derivations.formatting import format_estimate as est
+
+from .protocols import FLOOR_NAMES, PROTOCOLS, Protocol, floors_of, gather_floors, protocol_of, study_curves, task_label
 
 
 def pct(x: float) -> str:
@@ -70,8 +71,8 @@ class ProtocolRow:
 
 
 def rows(ev) -> list[ProtocolRow]:
-    """The study's rows from the evidence (curves and ``theory.protocol_floors``)."""
-    floors = ev.protocol_floors()
+    """The study's rows from the evidence (its curves and their reference floors, :func:`floors_of`)."""
+    floors = floors_of(ev)
     out = []
     for p, c in study_curves(ev.curves):
         sim = c.field_mean("qk_similarity")
@@ -98,12 +99,12 @@ def _deep_mean(c: Curve, name: str) -> float:
     return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
 
 
-def _row_label(row: ProtocolRow) -> str:
+def row_label(row: ProtocolRow) -> str:
     """A per-curve claim row's label (after the claim's id): the protocol and the task."""
     return f"{row.protocol.name} {task_label(row.curve)}"
 
 
-def _budget_note(row: ProtocolRow) -> str:
+def budget_note(row: ProtocolRow) -> str:
     return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
 
 
@@ -112,7 +113,7 @@ NO_RUNS = "no protocol-study runs in this sweep"
 FIT = "R_inf + c L^-alpha"
 
 
-def _decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, measured, error, **kw) -> ClaimResult:
+def decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, measured, error, **kw) -> ClaimResult:
     """The verdict rule on study rows: a fixed-budget protocol's runs need not have converged."""
     stopped = [r.curve for r in rows_ if r.protocol.fixed_budget]
     return claim.decided(
@@ -138,9 +139,9 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """
     out = []
     for r in rows(ev):
-        label, f = _row_label(r), r.fit
+        label, f = row_label(r), r.fit
         rejected, note = _law_checked(r.curve)
-        note += _budget_note(r)
+        note += budget_note(r)
         if (missing := _without_fit(claim, label, r, False, rejected, note)) is not None:
             out.append(missing)
             continue
@@ -156,7 +157,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
             ok = False
         elif ok is None:
             det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
-        out.append(_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
+        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
     return out
 
 
@@ -167,7 +168,7 @@ def _without_fit(claim: Claim, label: str, r: ProtocolRow, ok_if_rejected: bool,
     if missing is None or missing.verdict != "indicative" or not rejected:
         return missing
     det = f"fit not identified ({FIT}: {r.fit.reason})" + note
-    return _decided(claim, label, ok_if_rejected, [r], det, ALPHA_RANGE, None, None)
+    return decided(claim, label, ok_if_rejected, [r], det, ALPHA_RANGE, None, None)
 
 
 def _law_checked(c: Curve) -> tuple[bool, str]:
@@ -237,7 +238,7 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
         elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
             ok = False
         det = det if ok is not None else det + "; between the thresholds: undecided"
-        out.append(_decided(claim, label, ok, good, det, RHO_PASS, rho_gap, None, note=f"(rho with A_L: {rho_a:.2f})"))
+        out.append(decided(claim, label, ok, good, det, RHO_PASS, rho_gap, None, note=f"(rho with A_L: {rho_a:.2f})"))
     return out
 
 
@@ -256,7 +257,7 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     identified whenever three or more depths are finite."""
     out = []
     for r in rows(ev):
-        label = _row_label(r)
+        label = row_label(r)
         L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
         keep = (L >= 2) & np.isfinite(D) & (D > 0)
         if keep.sum() < 3:
@@ -271,9 +272,7 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
             f"alpha = {est(a, se)}: A_L - C_L grows as L^{1 - a:.2f} "
             f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
         )
-        out.append(
-            _decided(claim, label, in_range(a, se, *ALPHA_RANGE), [r], det + _budget_note(r), ALPHA_RANGE, a, se)
-        )
+        out.append(decided(claim, label, in_range(a, se, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, se))
     return out
 
 
@@ -298,7 +297,7 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
         outside, inside = a + 2 * se < lo or a - 2 * se > hi, lo <= a - 2 * se and a + 2 * se <= hi
         ok = True if outside or (rejected and not inside) else (False if inside else None)
         det = f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
-        out.append(_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
+        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
     return out
 
 
@@ -322,7 +321,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
             f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
             f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(_decided(claim, _row_label(r), below_zero(diff, se), [r], det + _budget_note(r), "< 0", diff, se))
+        out.append(decided(claim, row_label(r), below_zero(diff, se), [r], det + budget_note(r), "< 0", diff, se))
     return out
 
 
@@ -336,7 +335,7 @@ def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
     """Which reference floor the deep models approach (R_inf within 3 % of it), per protocol and task."""
     out = []
     for r in rows(ev):
-        label, f = _row_label(r), r.fit
+        label, f = row_label(r), r.fit
         if f.failure or not f.identified or not r.floors:
             why = f.failure or unidentified({FIT: f}) or "no reference floors"
             out.append(claim.indicative(label, None, why))
@@ -355,7 +354,7 @@ def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
         if ok is None:
             det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
         L0, L0_se = f.params["L0"], f.se["L0"]
-        out.append(_decided(claim, label, ok, [r], det + _budget_note(r), floor, L0, L0_se, expected_error=floor_se))
+        out.append(decided(claim, label, ok, [r], det + budget_note(r), floor, L0, L0_se, expected_error=floor_se))
     return out
 
 
@@ -378,6 +377,10 @@ __all__ = [
     "protocol_of",
     "study_curves",
     "gather_floors",
+    "floors_of",
     "task_label",
+    "decided",
+    "row_label",
+    "budget_note",
     "rows",
 ]

@@ -1,5 +1,5 @@
 """The training protocols of the protocol study (docs/protocol-study.md): recognising a curve's protocol,
-and the reference floors of its runs.
+and the reference floors of its runs (the study's theory numbers: :func:`theory_numbers`).
 """
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...theory._choices import FLOOR_NAMES
-from .curve import Curve, pool_independent, pool_paired, variant_name
+from depthscale.derivations.analysis.curve import Curve, pool_independent, pool_paired, variant_name
+from depthscale.theory._choices import FLOOR_NAMES
 
 
 @dataclass(frozen=True)
@@ -156,8 +156,8 @@ def gather_floors(curves, load_arrays) -> dict:
     different seeds end apart (``curve.pool_paired``). Floors are computed once per (task, seed,
     evaluation contexts).
     """
-    from ...sims.config import TaskConfig
-    from ...sims.reference_floors import excess_over_floors, reference_floors
+    from depthscale.sims.config import TaskConfig
+    from depthscale.sims.reference_floors import excess_over_floors, reference_floors
 
     cache: dict = {}
     out = {}
@@ -186,3 +186,27 @@ def gather_floors(curves, load_arrays) -> dict:
             "excess": {L: {n: pool_paired(v) for n, v in d.items()} for L, d in sorted(per_depth.items())},
         }
     return out
+
+
+NAME = "protocols"  # the study's name: its numbers are TheoryNumbers.studies[NAME]
+
+
+def theory_numbers(inputs) -> dict:
+    """The study's theory numbers for a report: the reference floors of its curves paired with their
+    runs (:func:`gather_floors`; ``{}`` without the runs' arrays). ``inputs``: a
+    :class:`~depthscale.derivations.study.TheoryInputs`."""
+    if inputs.load_arrays is None or not study_curves(inputs.curves):
+        return {}
+    return gather_floors(inputs.curves, inputs.load_arrays)
+
+
+def floors_of(ev) -> dict:
+    """The reference floors of the study curves of the evidence ``ev``: the report's
+    (``ev.theory.studies["protocols"]``), else gathered once from ``ev.load_arrays``."""
+
+    def gather(e) -> dict:
+        if e.load_arrays is None or not study_curves(e.curves):
+            return {}
+        return gather_floors(e.curves, e.load_arrays)
+
+    return ev.study_numbers(NAME, gather)

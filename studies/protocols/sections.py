@@ -1,20 +1,19 @@
-"""The protocol study's report pieces: its table, the rows of its excess-over-plateau figure, and the
-paper-curves study's depth law at training checkpoints and excess over the single head."""
+"""The protocol study's report pieces: its table and its excess-over-plateau figure (:func:`sections`)."""
 
 from __future__ import annotations
 
-import copy
-from typing import TYPE_CHECKING, cast
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.report import figures
+from depthscale.derivations.study import Sections
 
-import numpy as np
+from .protocol_study import rows
+from .protocols import FLOOR_NAMES, task_label
 
-from ..analysis.curve import curves
-from ..analysis.protocols import FLOOR_NAMES, task_label
-from ..claims.protocol_study import rows
-from ..formatting import format_estimate as est
-
-if TYPE_CHECKING:
-    from ...sims.records import RunRecord
+CAPTION = (
+    "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one "
+    "panel per task, one colour per training protocol; dotted lines are L^-1 through each curve's first "
+    "point (docs/protocol-study.md)."
+)
 
 
 # ------------------------------------------------------------------------------------------------ report pieces
@@ -70,7 +69,7 @@ def figure_rows(ev) -> list[dict]:
         c = r.curve
         out.append(
             {
-                "protocol": r.protocol.name,
+                "series": r.protocol.name,
                 "task": task_label(c),
                 "depths": c.depths.tolist(),
                 "excess": (c.mean - r.fit.params["L0"]).tolist(),
@@ -81,61 +80,10 @@ def figure_rows(ev) -> list[dict]:
     return out
 
 
-def checkpoint_table(ev) -> dict | None:
-    """The depth law at each training checkpoint: ``R_L = R_inf + c L^-alpha`` fitted to the losses the
-    runs had after s steps (all depths, seed means), with the mean disagreement ``A_L - C_L``."""
-    body = []
-    for r in rows(ev):
-        recs = [rec for rec in r.curve.runs.values() if rec.get("checkpoints")]
-        steps = sorted({c["step"] for rec in recs for c in rec["checkpoints"]})
-        for s in steps:
-            at = []
-            for rec in recs:
-                c = next((c for c in rec["checkpoints"] if c["step"] == s), None)
-                if c is not None:
-                    rc = copy.deepcopy({k: v for k, v in rec.items() if k != "checkpoints"})
-                    rc.update({k: c[k] for k in ("final_loss", "final_loss_se", "A_L", "C_L", "gap")})
-                    at.append(cast("RunRecord", rc))  # the run's record as measured at this checkpoint
-            (cv,) = curves(at) or (None,)
-            if cv is None or len(cv.depths) < 4:
-                continue
-            f = cv.fit("offset")
-            ok = not f.failure and f.identified
-            gap = cv.field_mean("gap")[cv.depths >= 2]
-            body.append(
-                [
-                    r.protocol.name,
-                    task_label(r.curve),
-                    s,
-                    f"{int(cv.depths[0])}..{int(cv.depths[-1])}",
-                    est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
-                    est(f.params["L0"], f.se["L0"]) if ok else "not identified",
-                    float(cv.mean[0]),
-                    float(np.nanmean(gap)) if np.any(np.isfinite(gap)) else float("nan"),
-                ]
-            )
-    if not body:
-        return None
-    return {
-        "title": "Depth law at training checkpoints: R_L = R_inf + c L^-alpha after s steps",
-        "columns": ["protocol", "task", "step", "depths", "alpha", "R_inf", "R_1", "mean A_L - C_L"],
-        "rows": body,
-    }
-
-
-def single_excess_rows(ev) -> list[dict]:
-    """Per setting: ``R_L`` minus the best single temperature head (paired, seed-pooled) against L."""
-    out = []
-    for r in rows(ev):
-        Ls = sorted(L for L in r.excess if "single" in r.excess[L])
-        if Ls:
-            out.append(
-                {
-                    "protocol": r.protocol.name,
-                    "task": task_label(r.curve),
-                    "depths": Ls,
-                    "excess": [r.excess[L]["single"][0] for L in Ls],
-                    "se": [r.excess[L]["single"][1] for L in Ls],
-                }
-            )
-    return out
+def sections(ev) -> Sections:
+    """The study's table and figure (none when the evidence holds no study curve)."""
+    t = table(ev)
+    if t is None:
+        return Sections()
+    fig = figures.figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION)
+    return Sections(tables=(t,), figures=(fig,))

@@ -10,10 +10,10 @@ import pytest
 
 from depthscale.derivations.analysis import theory_numbers
 from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.claims import protocol_study as ps
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.report.reporting import build_context, gather_theory
 from depthscale.sims.store import Store
+from depthscale.studies.protocols import protocol_study as ps
 
 N_EVAL = 256
 DEPTHS = (1, 2, 4, 8, 16, 32)

@@ -6,16 +6,17 @@ from synthetic import curve
 
 from depthscale.derivations.analysis import curves
 from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS
-from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims import Evidence, evaluate_claims
-from depthscale.derivations.claims.linear_optimum import (
-    figure_rows,
+from depthscale.derivations.report import figures
+from depthscale.studies.linear_start.optimum import (
+    NAME,
+    OptimumNumbers,
     load_reference,
     optimum_at,
     optimum_exponent,
     reference_exponents,
 )
-from depthscale.derivations.report import figures
+from depthscale.studies.linear_start.sections import figure_rows
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 KEY = (2.0, 1.0, 8, 32, "easy-fresh")  # the synthetic records' (a, b, d, P, task)
@@ -25,8 +26,8 @@ def optimum(law, se=1e-4):
     return {KEY: {L: (law(L), se * law(L), 0.99 * law(L)) for L in DEPTHS}}
 
 
-def rows_of(records, theory):
-    return {r.id: r for r in evaluate_claims(Evidence(curves(records), theory))}
+def rows_of(records, numbers: OptimumNumbers):
+    return {r.id: r for r in evaluate_claims(Evidence(curves(records), {"studies": {NAME: numbers}}))}
 
 
 def linear(law, **kw):
@@ -35,10 +36,10 @@ def linear(law, **kw):
 
 def test_trained_at_the_optimum_passes_and_far_above_fails_with_the_ratio():
     law = lambda L: 0.15 * L**-1.2  # noqa: E731
-    at = rows_of(linear(law), {"linear_optimum": optimum(law)})
+    at = rows_of(linear(law), OptimumNumbers(at_runs=optimum(law)))
     assert all(at[f"linear-optimum linear easy-fresh (a,b)=(2,1) d=8 P=32 L={L}"].verdict == "pass" for L in DEPTHS)
     # trained 1.5 times the optimum from L = 8 on: those depths fail, and the ratio is stated
-    above = rows_of(linear(lambda L: law(L) * (1.5 if L >= 8 else 1.0)), {"linear_optimum": optimum(law)})
+    above = rows_of(linear(lambda L: law(L) * (1.5 if L >= 8 else 1.0)), OptimumNumbers(at_runs=optimum(law)))
     got = {L: above[f"linear-optimum linear easy-fresh (a,b)=(2,1) d=8 P=32 L={L}"] for L in DEPTHS}
     assert [got[L].verdict for L in DEPTHS] == ["pass"] * 3 + ["fail"] * 3
     assert "trained / optimum = 1.5" in got[32].reason
@@ -47,22 +48,22 @@ def test_trained_at_the_optimum_passes_and_far_above_fails_with_the_ratio():
 def test_a_loose_optimum_does_not_decide():
     # 10 % + 2 s.e.: an optimum with a 20 % error bar accepts a trained loss 40 % above it
     law = lambda L: 0.15 * L**-1.2  # noqa: E731
-    rows = rows_of(linear(lambda L: 1.4 * law(L)), {"linear_optimum": optimum(law, se=0.2)})
+    rows = rows_of(linear(lambda L: 1.4 * law(L)), OptimumNumbers(at_runs=optimum(law, se=0.2)))
     assert rows["linear-optimum linear easy-fresh (a,b)=(2,1) d=8 P=32 L=4"].verdict == "pass"
 
 
 def test_without_the_optimum_the_claim_is_not_run():
-    rows = rows_of(linear(lambda L: 0.1 / L), {})
+    rows = rows_of(linear(lambda L: 0.1 / L), OptimumNumbers())
     assert {r.verdict for k, r in rows.items() if k.startswith("linear-optimum")} == {"not run"}
     assert rows["linear-exponent-finite"].verdict == "not run"
 
 
 def test_linear_exponent_row_says_what_limits_the_trained_runs():
     law = lambda L: 0.15 * L**-1.2  # noqa: E731
-    same = rows_of(linear(law), {"linear_optimum": optimum(law)})
+    same = rows_of(linear(law), OptimumNumbers(at_runs=optimum(law)))
     (row,) = [r for k, r in same.items() if k.startswith("linear-exponent linear")]
     assert "limited by the optimum" in row.reason
-    short = rows_of(linear(lambda L: law(L) * L**0.5), {"linear_optimum": optimum(law)})
+    short = rows_of(linear(lambda L: law(L) * L**0.5), OptimumNumbers(at_runs=optimum(law)))
     (row,) = [r for k, r in short.items() if k.startswith("linear-exponent linear")]
     assert "limited by training" in row.reason and "at L=32" in row.reason
     assert "own exponent over L=[1, 2, 4, 8, 16, 32] is 1.2" in row.reason
@@ -81,7 +82,7 @@ def test_optimum_exponent_error_matches_error_propagation():
 def test_exponent_claim_thresholds():
     ref = {(2.0, 1.0): (1.50, 0.01, 1.52, 1.485, 3000), (1.0, 2.0): (2.0, 0.01, 2.0, 2.552, 3000)}
     ref[(2.0, 0.5)] = (1.121 * 1.09, 0.05, 1.2, 1.121, 3000)  # within 10 %, but 2 s.e. crosses the bound
-    rows = rows_of([], {"linear_optimum_reference": ref})
+    rows = rows_of([], OptimumNumbers(reference=ref))
     assert rows["linear-exponent-finite (a,b)=(2,1)"].verdict == "pass"
     assert rows["linear-exponent-finite (a,b)=(1,2)"].verdict == "fail"
     assert rows["linear-exponent-finite (a,b)=(2,0.5)"].verdict == "indicative"
@@ -109,13 +110,13 @@ def test_reference_cache_is_reproduced_by_an_independent_run():
 
 def test_figure_draws_every_seed_the_optimum_and_the_laws():
     recs = linear(lambda L: 0.15 * L**-1.2)
-    rows = figure_rows(curves(recs), TheoryNumbers(linear_optimum=optimum(lambda L: 0.1 * L**-1.5)))
+    rows = figure_rows(curves(recs), OptimumNumbers(at_runs=optimum(lambda L: 0.1 * L**-1.5)))
     assert len(rows) == 1 and sorted(rows[0]["seeds"]) == ["0", "1"] and sorted(rows[0]["optimum"]) == list(DEPTHS)
     assert set(rows[0]["laws"]) == {"equal step (optimal step)", "free continuum"}
-    fig, why = figures.build("linear_optimum", rows)
+    fig, why = figures.build("optimum_vs_depth", rows)
     assert why == ""
     ax = fig.axes[0]
     labels = [ln.get_label() for ln in ax.lines]
     assert labels.count("trained, seed 0") == 1 and labels.count("trained, seed 1") == 1
     assert any(lab.startswith("optimum") for lab in labels) and "free continuum" in labels
-    assert figures.build("linear_optimum", [])[0] is None
+    assert figures.build("optimum_vs_depth", [])[0] is None

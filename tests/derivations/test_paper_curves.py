@@ -5,10 +5,10 @@ import pytest
 from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.claims import paper_curves as pc
-from depthscale.derivations.claims import protocol_study as ps
 from depthscale.derivations.claims.registry import Evidence
-from depthscale.derivations.report import protocol_table
+from depthscale.studies.paper_curves import paper_curves as pc
+from depthscale.studies.paper_curves import sections as paper_sections
+from depthscale.studies.protocols import protocol_study as ps
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 P = {p.name: p for p in ps.PROTOCOLS}
@@ -40,7 +40,7 @@ def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
 
 def _evidence(recs, floors, excess):
     cs = curves(recs)
-    return Evidence(cs, {"protocol_floors": {c.key: {"floors": floors, "excess": excess} for c in cs}})
+    return Evidence(cs, {"studies": {"protocols": {c.key: {"floors": floors, "excess": excess} for c in cs}}})
 
 
 FLOORS = {"single": (2.0, 0.002), "convex": (1.95, 0.002), "mixture": (1.70, 0.002)}
@@ -59,12 +59,12 @@ def test_top16_signed_floor_names_the_closest_variant():
     plv = _records(P["plateau-per-layer-value"], lambda L: 1.7, k=16)
     cs = curves(base + plv)
     excess = {c.key: {16: {"mixture": (0.30 if c.variant == "base" else 0.017, 0.005)}} for c in cs}
-    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "pass" and "closest: plateau-per-layer-value" in r.reason
     assert r.measured == pytest.approx(0.01)
     far = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in cs}
-    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs}}
+    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and r.measured == pytest.approx(0.30 / 1.70)
     assert pc.top16_signed_floor(Evidence([], {}))[0].verdict == "not run"
@@ -80,7 +80,7 @@ def test_top16_signed_floor_is_undecided_while_a_variant_has_no_deep_run():
     def decide(deep_excess):
         excess = {c.key: {16: {"mixture": (deep_excess, 0.005)}} for c in deep}
         excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
-        th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+        th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
         return pc.top16_signed_floor(Evidence(cs, th))[0]
 
     far = decide(0.30)
@@ -97,11 +97,11 @@ def test_top16_signed_floor_counts_a_variant_deep_under_any_of_its_protocols():
     cs = base + cu + cu256
     excess = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in base + cu256}
     excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
-    th = {"protocol_floors": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}
+    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and "plateau-context-update-batch256 L=16" in r.reason
     (r,) = pc.top16_signed_floor(
-        Evidence(base + cu, {"protocol_floors": {c.key: th["protocol_floors"][c.key] for c in base + cu}})
+        Evidence(base + cu, {"studies": {"protocols": {c.key: th["studies"]["protocols"][c.key] for c in base + cu}}})
     )
     assert r.verdict == "indicative"
 
@@ -109,7 +109,7 @@ def test_top16_signed_floor_counts_a_variant_deep_under_any_of_its_protocols():
 def test_checkpoint_table_fits_the_law_of_each_step():
     laws = {1000: lambda L: 3.0 + 2.0 / L**0.5, 4000: lambda L: 2.0 + 1.0 / L}
     recs = _records(P["default-N16"], laws[4000], checkpoints=laws)
-    t = protocol_table.checkpoint_table(_evidence(recs, FLOORS, {}))
+    t = paper_sections.checkpoint_table(_evidence(recs, FLOORS, {}))
     by_step = {row[2]: row for row in t["rows"]}
     assert set(by_step) == {1000, 4000}
     for s, alpha in ((1000, 0.5), (4000, 1.0)):
@@ -126,21 +126,19 @@ def test_single_excess_rows_and_figure():
         FLOORS,
         {L: {"single": (0.5 + 1 / L, 0.01)} for L in DEPTHS},
     )
-    (row,) = protocol_table.single_excess_rows(ev)
-    assert row["protocol"] == "ensemble-control" and row["depths"] == list(DEPTHS)
+    (row,) = paper_sections.single_excess_rows(ev)
+    assert row["series"] == "ensemble-control" and row["depths"] == list(DEPTHS)
     assert row["excess"] == [0.5 + 1 / L for L in DEPTHS]
-    fig, why = figures.build("single_excess", [row])
+    fig, why = figures.build("signed_excess_vs_depth", [row])
     assert fig is not None and why == ""
-    assert figures.build("single_excess", [])[0] is None
+    assert figures.build("signed_excess_vs_depth", [])[0] is None
 
 
-@pytest.mark.parametrize("name", ["single_excess", "protocol_excess"])
+@pytest.mark.parametrize("name", ["signed_excess_vs_depth", "excess_vs_depth"])
 def test_excess_figures_draw_when_no_depth_is_above_zero(name):
     """Deep models below the head (every excess <= 0) must still give a picture, not a log-scale error."""
     from depthscale.derivations.report import figures
 
-    rows = [
-        {"protocol": "cosine", "task": "top-2", "depths": [1, 2, 4], "excess": [0.0, -0.01, -0.03], "se": [0.01] * 3}
-    ]
+    rows = [{"series": "cosine", "task": "top-2", "depths": [1, 2, 4], "excess": [0.0, -0.01, -0.03], "se": [0.01] * 3}]
     entry = figures.figure_entry(name, rows)  # draws the figure into PNG bytes
     assert entry["png"][:4] == b"\x89PNG" and entry["why_missing"] == ""

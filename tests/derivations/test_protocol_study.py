@@ -7,12 +7,12 @@ import pytest
 from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.claims import protocol_study as ps
 from depthscale.derivations.claims.registry import Evidence
 from depthscale.derivations.cli.commands.reproduce import preset_path
-from depthscale.derivations.report import protocol_table
 from depthscale.sims.config import RunConfig
 from depthscale.sims.grid import load_grid
+from depthscale.studies.protocols import protocol_study as ps
+from depthscale.studies.protocols import sections as protocol_table
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 
@@ -45,7 +45,7 @@ def _evidence(laws=LAWS, floors=None, excess=-0.05):
     recs = [r for name, (R, c, a, g) in laws.items() for r in _records(P[name], R, c, a, g)]
     cs = curves(recs)
     fl = floors or {"single": (1.96, 0.002), "convex": (1.90, 0.002), "mixture": (1.905, 0.002)}
-    theory = {"protocol_floors": {c.key: {"floors": fl, "excess": {32: {"convex": (excess, 0.01)}}} for c in cs}}
+    theory = {"studies": {"protocols": {c.key: {"floors": fl, "excess": {32: {"convex": (excess, 0.01)}}} for c in cs}}}
     return Evidence(cs, theory)
 
 
@@ -148,7 +148,7 @@ def test_floor_claim_names_the_nearest_floor():
     recs = _records(P["cosine"], 1.00, 0.2, 1.0, 0.2, k=16)
     cs = curves(recs)
     fl = {"single": (1.10, 0.001), "convex": (1.005, 0.001), "mixture": (1.04, 0.001)}
-    (r,) = ps.floor_reached(Evidence(cs, {"protocol_floors": {cs[0].key: {"floors": fl, "excess": {}}}}))
+    (r,) = ps.floor_reached(Evidence(cs, {"studies": {"protocols": {cs[0].key: {"floors": fl, "excess": {}}}}}))
     assert r.verdict == "pass" and "nearest: convex" in r.reason and r.expected == 1.005
 
 
@@ -165,13 +165,13 @@ def test_study_table_and_figure():
     t = protocol_table.table(ev)
     assert len(t["rows"]) == 5 and all(len(r) == len(t["columns"]) for r in t["rows"])
     rows = protocol_table.figure_rows(ev)
-    assert {r["protocol"] for r in rows} == set(LAWS)
+    assert {r["series"] for r in rows} == set(LAWS)
     for r in rows:  # the plotted excess is the curve's mean minus its fitted plateau
-        c = next(c for p, c in ps.study_curves(ev.curves) if p.name == r["protocol"])
+        c = next(c for p, c in ps.study_curves(ev.curves) if p.name == r["series"])
         assert np.allclose(r["excess"], c.mean - c.fit("offset").params["L0"])
-    fig, why = figures.build("protocol_excess", rows)
+    fig, why = figures.build("excess_vs_depth", rows)
     assert fig is not None and why == ""
-    assert figures.build("protocol_excess", [])[0] is None
+    assert figures.build("excess_vs_depth", [])[0] is None
 
 
 def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
@@ -228,7 +228,7 @@ def _curve_evidence(name, final_loss):
     recs = _records(P[name], 1.0, 0.0, 1.0, 0.1)
     for r in recs:
         r["final_loss"] = final_loss(r["config"]["model"]["depth"], r["seed"])
-    return Evidence(curves(recs), {"protocol_floors": {}})
+    return Evidence(curves(recs), {"studies": {"protocols": {}}})
 
 
 def test_inverse_depth_fails_a_curve_that_stops_falling_whose_fit_is_not_identified():

@@ -378,7 +378,7 @@ def test_rebuild_removes_its_own_undrawn_figures_only(tmp_path):
     [
         ({"claims": CLAIMS[:1] + [{"id": "x", "verdict": "pass"}]}, r"claims\[1\]=.*: must be a ClaimResult"),
         ({"claims": CLAIMS[:1] + [CLAIMS[0]]}, r"claims\[1\]\.id"),
-        ({"claims": [replace(CLAIMS[0], id=" ")]}, r"claims\[0\]\.id"),
+        ({"claims": [replace(CLAIMS[0], claim_id=" ")]}, r"claims\[0\]\.id"),
         ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
         ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
         ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),

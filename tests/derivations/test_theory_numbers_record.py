@@ -1,13 +1,16 @@
 """The typed theory numbers claims read (``Evidence.theory``): a misspelled kind is refused, never
-silently read as "not computed"; protocol floors are gathered once and kept in the evidence."""
+silently read as "not computed"; the evidence is immutable, and what a study derives from it (the
+protocol floors) is computed once."""
+
+import dataclasses
 
 import pytest
 from synthetic import curve
 
-from depthscale.derivations.analysis import protocols
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
+from depthscale.studies.protocols import protocols
 
 KEY = (0.5, 0.5, 2, 8, 32)  # (a, b, k, d, P) of the synthetic linear top-2 curve
 
@@ -39,17 +42,19 @@ def test_theory_that_is_no_mapping_is_refused_in_one_line():
         Evidence([], None)
 
 
-def test_protocol_floors_are_gathered_once_and_kept_in_the_evidence(monkeypatch):
+def test_protocol_floors_are_gathered_once_and_the_evidence_never_changes(monkeypatch):
     gathered = {"run-key": {"floors": {"single": (1.0, 0.01)}, "excess": {}}}
     calls = []
     monkeypatch.setattr(protocols, "study_curves", lambda cs: [("protocol", c) for c in cs])
     monkeypatch.setattr(protocols, "gather_floors", lambda cs, load: calls.append(len(cs)) or gathered)
     theory = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
     ev = Evidence(["a curve"], theory, load_arrays=lambda key: None)
-    assert ev.protocol_floors() is gathered and ev.protocol_floors() is gathered
-    assert calls == [1]  # the second call reads what the first kept
-    # kept beside the other numbers, in the evidence's own record (the caller's is not changed)
-    assert ev.theory.protocol_floors is gathered and ev.theory.slopes == theory.slopes
-    assert theory.protocol_floors is None
-    # evidence built on those numbers, without the arrays, finds the floors there
-    assert Evidence(["a curve"], ev.theory).protocol_floors() is gathered
+    assert protocols.floors_of(ev) is gathered and protocols.floors_of(ev) is gathered
+    assert calls == [1]  # the second call (a table, a figure) reads what the first derived
+    # the evidence's own fields are what it was built with: no cache rewrites them
+    assert ev.theory is theory and theory.studies == {}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.theory = TheoryNumbers()  # type: ignore[misc]
+    # numbers a report computed (the study's theory numbers) are read, not gathered again
+    given = Evidence(["a curve"], TheoryNumbers(studies={protocols.NAME: gathered}))
+    assert protocols.floors_of(given) is gathered and calls == [1]
