@@ -208,7 +208,7 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
             con.close()
             _remove_private(private)
     except (sqlite3.DatabaseError, OSError) as exc:
-        raise ValueError(f"store={name!r}: is not a usable SQLite file ({exc})") from None
+        raise ValueError(f"store={name!r}: is damaged or not a usable SQLite file ({exc})") from None
     if meta and damage != ["ok"]:
         raise ValueError(f"store={name!r}: is damaged (SQLite's quick_check: {'; '.join(damage)})")
     if not meta:

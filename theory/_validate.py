@@ -38,7 +38,7 @@ def check_real(name: str, value, *, lo=None, hi=None, lo_open=False, hi_open=Fal
     ValueError: a='2': must be a real number
     """
     # float() also takes text ('2') and NumPy's booleans: neither is a number here
-    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, str, bytes)) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
         _fail(name, value, "a real number")
     try:
         v = float(value)
