@@ -1,6 +1,8 @@
 """Reference floors checked against an independent brute force: plain numpy softmax heads, explicit
 least squares, non-negative least squares by enumerating every support, dense grids, and Monte Carlo
-over independent evaluation sets for the standard errors."""
+over independent evaluation sets for the standard errors; for every other attention map, heads
+recomputed from the map's definition (``test_temperature_heads.bf_outputs``) with
+``scipy.optimize.nnls`` and ``numpy.linalg.lstsq``."""
 
 import itertools
 
@@ -8,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import optimize
+from test_temperature_heads import ATTENTIONS, bf_outputs
 
 from depthscale.sims.config import TaskConfig, rng_for
 from depthscale.sims.reference_floors import (
@@ -189,6 +193,85 @@ def test_standard_errors_match_the_spread_over_independent_evaluation_sets():
         assert abs(spread / getattr(fl, name).se - 1) < tol, name
 
 
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_convex_of_every_map_equals_scipy_nnls(fitdata, attention):
+    cos, y, t = fitdata
+    grid = [0.05, 0.5, 2.0, 5.0, 12.0, 40.0, 300.0]
+    S = bf_outputs(cos, y, grid, attention)
+    v = optimize.nnls(S, t)[0]
+    support, weights, loss = fit_convex(cos, y, t, grid, attention=attention)
+    assert loss == pytest.approx(np.mean((S @ v - t) ** 2), rel=1e-9)
+    pred = bf_outputs(cos, y, support, attention) @ np.asarray(weights)
+    np.testing.assert_allclose(pred, S @ v, rtol=1e-6, atol=1e-9 * np.abs(t).max())
+    if attention != "relu":  # relu heads are proportional: the weights are not unique, the predictor is
+        assert support == tuple(k for k, w in zip(grid, v) if w > 1e-9 * v.max())
+        np.testing.assert_allclose(weights, v[v > 1e-9 * v.max()], rtol=1e-6)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS)
+def test_signed_mixtures_of_every_map_match_lstsq(fitdata, attention):
+    cos, y, t = fitdata
+    losses = []
+    for K in (1, 2, 3):
+        kappas, gains, loss = fit_signed_mixture(cos, y, t, K, attention=attention)
+        assert len(kappas) == K and list(kappas) == sorted(kappas)
+        S = bf_outputs(cos, y, kappas, attention)
+        bf = np.linalg.lstsq(S, t, rcond=None)[0]
+        assert loss == pytest.approx(np.mean((S @ bf - t) ** 2), rel=1e-7)
+        assert loss == pytest.approx(np.mean((S @ np.asarray(gains) - t) ** 2), rel=1e-7)
+        losses.append(loss)
+    assert losses[1] <= losses[0] * (1 + 1e-12) and losses[2] <= losses[1] * (1 + 1e-12)
+    # K = 2 beats every pair of a coarse independent grid (up to the refinement tolerance)
+    grid = np.geomspace(0.03, 3000, 11)
+    S = bf_outputs(cos, y, grid, attention)
+    coarse = min(
+        np.mean((S[:, c] @ np.linalg.lstsq(S[:, c], t, rcond=None)[0] - t) ** 2)
+        for c in map(list, itertools.combinations(range(grid.size), 2))
+    )
+    assert losses[1] <= coarse * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("attention", ATTENTIONS[1:])
+def test_reference_floors_of_every_map_on_the_stated_contexts(attention):
+    n_fit, n_eval, seed = 900, 700, 4
+    fl = reference_floors(TASK, seed, n_fit=n_fit, n_eval=n_eval, chunk=256, n_grid=25, attention=attention)
+    assert fl.attention == attention
+    cf, yf, tf = bf_contexts(batches(TASK, n_fit, rng_for(TASK, seed, "baseline-fit"), chunk=300))
+    ce, ye, te = bf_contexts(eval_batches(TASK, n_eval, seed, chunk=300))
+    heads = {
+        "single": ((fl.single.kappa,), (fl.single.gain,)),
+        "convex": (fl.convex.support, fl.convex.weights),
+        "mixture": (fl.mixture.kappas, fl.mixture.gains),
+    }
+    for name, (kap, g) in heads.items():
+        floor = getattr(fl, name)
+        ev = (bf_outputs(ce, ye, kap, attention) @ np.asarray(g) - te) ** 2
+        fit = (bf_outputs(cf, yf, kap, attention) @ np.asarray(g) - tf) ** 2
+        np.testing.assert_allclose(floor.sq_err, ev, rtol=1e-9, atol=1e-12)
+        assert floor.loss == pytest.approx(ev.mean(), rel=1e-12)
+        assert floor.se == pytest.approx(ev.std(ddof=1) / np.sqrt(n_eval), rel=1e-9)
+        assert floor.fit_loss == pytest.approx(fit.mean(), rel=1e-8)
+    assert fl.convex.fit_loss <= fl.single.fit_loss * (1 + 1e-12)
+    assert fl.mixture.fit_loss <= fl.single.fit_loss * (1 + 1e-12)
+
+
+def test_relu_floors_are_one_predictor():
+    """Every relu head is the kappa = 1 head times kappa, so the single, convex and signed floors are all
+    the least-squares multiple of that head (its gain is positive here): one fitting loss, one set of
+    per-context errors."""
+    fl = reference_floors(TASK, 5, n_fit=800, n_eval=600, n_grid=25, attention="relu")
+    cf, yf, tf = bf_contexts(batches(TASK, 800, rng_for(TASK, 5, "baseline-fit")))
+    ce, ye, te = bf_contexts(eval_batches(TASK, 600, 5))
+    s = bf_outputs(cf, yf, [1.0], "relu")[:, 0]
+    g = (s @ tf) / (s @ s)
+    assert g > 0
+    sq = (g * bf_outputs(ce, ye, [1.0], "relu")[:, 0] - te) ** 2
+    for name in ("single", "convex", "mixture"):
+        floor = getattr(fl, name)
+        assert floor.fit_loss == pytest.approx(np.mean((g * s - tf) ** 2), rel=1e-9), name
+        np.testing.assert_allclose(floor.sq_err, sq, rtol=1e-7, atol=1e-12)
+
+
 def test_bad_input_raises(fitdata):
     cos, y, t = fitdata
     with pytest.raises(ValueError, match="kappa"):
@@ -205,3 +288,7 @@ def test_bad_input_raises(fitdata):
         kappa_grid((5.0, 1.0), 10)
     with pytest.raises(ValueError, match="floors"):
         excess_over_floors(np.zeros(3), object())
+    with pytest.raises(ValueError, match="attention"):
+        fit_convex(cos, y, t, [1.0], attention="tanh")
+    with pytest.raises(ValueError, match="attention"):
+        fit_signed_mixture(cos, y, t, 3, attention="tanh")
