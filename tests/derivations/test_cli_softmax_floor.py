@@ -43,6 +43,7 @@ def test_softmax_floor_contract_and_values(capsys):
     code, out, err = run(capsys, ARGS)
     assert code == 0 and err == ""
     obj = json.loads(out)
+    assert obj["attention"] == "softmax"
     assert {"loss", "se", "kappa"} <= set(obj["single"])
     assert {"loss", "se", "support"} <= set(obj["convex"])
     assert {"loss", "se", "kappas", "gains"} <= set(obj["mixture"])
@@ -85,10 +86,57 @@ def test_softmax_floor_contract_and_values(capsys):
         ("--fit-contexts", "1"),
         ("--c-lambda", "0"),
         ("--threads", "0"),
+        ("--attention", "tanh"),
+        ("--attention", "Softmax"),
     ],
 )
 def test_softmax_floor_bad_input(capsys, change):
     assert f"{option_name(change[0])}=" in rejection(capsys, ARGS, *change)
+
+
+def bf_map_heads(batch, kappas, attention):
+    """Heads of another attention map by plain numpy: sparsemax by sorting (Martins and Astudillo's
+    closed form), sigmoid(z - log P) and relu(z) / P from their definitions."""
+    X, q, y = np.asarray(batch.X), np.asarray(batch.x_test), np.asarray(batch.y)
+    cos = np.einsum("bpd,bd->bp", X, q) / (np.linalg.norm(X, axis=2) * np.linalg.norm(q, axis=1)[:, None])
+    P = cos.shape[1]
+    out = []
+    for k in kappas:
+        z = k * cos
+        if attention == "sparsemax":
+            zs = -np.sort(-z, axis=1)
+            cs = np.cumsum(zs, axis=1)
+            r = np.arange(1, P + 1)
+            n_on = (1 + r * zs > cs).sum(axis=1)  # the support size
+            tau = (cs[np.arange(len(z)), n_on - 1] - 1) / n_on
+            w = np.maximum(z - tau[:, None], 0.0)
+        elif attention == "sigmoid":
+            w = 1 / (1 + np.exp(-(z - math.log(P))))
+        else:
+            w = np.maximum(z, 0.0) / P
+        out.append((w * y).sum(axis=1))
+    return np.stack(out, axis=1)
+
+
+@pytest.mark.parametrize("attention", ["sparsemax", "sigmoid", "relu"])
+def test_softmax_floor_of_another_map(capsys, attention):
+    code, out, err = run(capsys, [*ARGS, "--attention", attention])
+    assert code == 0 and err == ""
+    obj = json.loads(out)
+    assert obj["attention"] == attention
+    task = TaskConfig(task="topk", k=2, a=0.0, b=0.0, d=4, P=16)
+    ev = next(iter(eval_batches(task, 1500, 0, chunk=1500)))
+    heads = {
+        "single": ([obj["single"]["kappa"]], [obj["single"]["gain"]]),
+        "convex": ([e["kappa"] for e in obj["convex"]["support"]], [e["weight"] for e in obj["convex"]["support"]]),
+        "mixture": (obj["mixture"]["kappas"], obj["mixture"]["gains"]),
+    }
+    for name, (k, g) in heads.items():
+        sq = (bf_map_heads(ev, k, attention) @ np.asarray(g) - ev.target) ** 2
+        assert obj[name]["loss"] == pytest.approx(sq.mean(), rel=1e-9), name
+        assert obj[name]["se"] == pytest.approx(sq.std(ddof=1) / math.sqrt(sq.size), rel=1e-7), name
+    code, out, _ = run(capsys, [a for a in ARGS if a != "--json"] + ["--attention", attention])
+    assert code == 0 and out.startswith(f"{attention} floors")
 
 
 def test_softmax_floor_easy_task_uses_the_run_contexts(capsys):
