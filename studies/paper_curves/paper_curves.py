@@ -1,11 +1,12 @@
 """The paper-curves study: does the paper's inverse depth appear, and what does it take?
 
-The ``curves`` preset (docs/paper-curves.md) adds to the protocol study (:mod:`depthscale.studies.protocols.protocol_study`,
-whose per-protocol claims decide every setting here too) a positive control (an ensemble of
-independently trained one-layer models), the paper's likely model (framework-default init, constant
-Adam, widths 16 and 64, measured at training checkpoints), depth to 256, and top-16 variants. This
-module holds the claims the study adds: where the one-layer model sits against the single head, and
-whether any variant reaches the signed two-temperature floor on top-16 (its report pieces are in
+The ``curves`` preset (docs/studies/paper-curves.md) adds to the protocol study
+(:mod:`depthscale.studies.protocols.protocol_study`, whose per-protocol claims decide every setting
+here too) a positive control (an ensemble of independently trained one-layer models), the paper's
+likely model (framework-default init, constant Adam, widths 16 and 64, measured at training
+checkpoints), depth to 256, and top-16 variants. This module holds the claims the study adds: where
+the one-layer model sits against the single head, and whether any variant reaches the signed
+two-temperature floor on top-16 (its report pieces are in
 :mod:`depthscale.studies.paper_curves.sections`).
 """
 
@@ -26,7 +27,7 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     """The one-layer model's loss R_1 lies above the best single temperature head (paired)
 
     The paper's top-2 floors coincide with that head, so its shallow models must have sat well above it
-    (docs/paper-curves.md); a setting whose one-layer model already reaches the head cannot show the
+    (docs/studies/paper-curves.md); a setting whose one-layer model already reaches the head cannot show the
     paper's curve from above.
     """
     out = []

@@ -6,7 +6,7 @@ protocol from its configuration, pairs every run with the infinite-depth referen
 task on the same evaluation contexts (``gather_floors``, in
 :mod:`depthscale.studies.protocols.protocols`), and holds the claims the study decides
 (:data:`CLAIMS`, listed in the study's record; definitions in docs/claims.md, the study in
-docs/protocol-study.md).
+docs/studies/protocols.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
 (the part of the layers' errors that averages away), the mean single-layer loss ``A_L``, ``R_1``, the mean

@@ -1,4 +1,4 @@
-"""The training protocols of the protocol study (docs/protocol-study.md): recognising a curve's protocol,
+"""The training protocols of the protocol study (docs/studies/protocols.md): recognising a curve's protocol,
 and the reference floors of its runs (the study's theory numbers: :func:`theory_numbers`).
 """
 
@@ -44,7 +44,7 @@ PROTOCOLS = (
         fixed_budget=True,
     ),
     Protocol("small-batch", "constant", 3e-3, 128, 3000, 0.3, "eight times the gradient noise of constant-3e-3"),
-    # the paper-curves study (docs/paper-curves.md, preset ``curves``)
+    # the paper-curves study (docs/studies/paper-curves.md, preset ``curves``)
     Protocol(
         "ensemble-control",
         "cosine",

@@ -12,7 +12,7 @@ from .protocols import FLOOR_NAMES, task_label
 CAPTION = (
     "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one "
     "panel per task, one colour per training protocol; dotted lines are L^-1 through each curve's first "
-    "point (docs/protocol-study.md)."
+    "point (docs/studies/protocols.md)."
 )
 
 
