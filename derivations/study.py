@@ -116,7 +116,7 @@ class Study:
     Attributes
     ----------
     name : str
-        Lower case letters, digits and hyphens (``paper-curves``); the registry line's name.
+        Lower case letters, digits and hyphens (``my-study``); the registry line's name.
     question : str
         The question it answers, one sentence.
     package : str

@@ -190,7 +190,7 @@ def _check_derivation(name: str, d):
     return d
 
 
-def _view(ctx: ReportContext) -> dict:
+def template_data(ctx: ReportContext) -> dict:
     """Validate the context and turn it into plain data for the templates."""
     if not isinstance(ctx, ReportContext):
         _bad("ctx", ctx, "a ReportContext")

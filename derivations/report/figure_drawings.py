@@ -1,39 +1,233 @@
-"""The drawings of the report's figures: each builder returns a matplotlib Figure or raises _NoFigure(reason)."""
+"""The drawings of the report's figures, and the helpers they share (input checks, grouping of runs
+into series, colours, markers, axes, PNG output): each ``draw_*`` builder returns a matplotlib
+Figure or raises :class:`NoFigure` (reason)."""
 
 from __future__ import annotations
 
+import io
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ...theory.spectra import PowerLawSpectrum
 from ..analysis.curve import EASY_TASKS as _EASY
-from ..analysis.curve import Curve, curves
-from .figure_parts import (
-    _as_list,
-    _bad,
-    _colours,
-    _depth_axis,
-    _distinct,
-    _empty_panel,
-    _fit_entries,
-    _group,
-    _label,
-    _marker_key,
-    _markers,
-    _match,
-    _new,
-    _NoFigure,
-    _num,
-    _records,
-    _yerr,
-)
+from ..analysis.curve import Curve, CurveKey, curve_key, curves
+
+_DPI = 100
+
 
 # ----------------------------------------------------------------------------------------------
-# builders: return a Figure or raise _NoFigure(reason)
+# small helpers
+
+
+class NoFigure(Exception):
+    """Raised inside a builder when there is nothing to draw; the message says why."""
+
+
+def _bad(name: str, value, allowed: str):
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    raise ValueError(f"{name}={text}: must be {allowed}")
+
+
+def _as_list(name: str, value, what: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        _bad(name, value, f"a list of {what}")
+    return list(value)
+
+
+def _num(x) -> float:
+    """A finite float or nan (None, strings and non-finite values become nan)."""
+    if x is None or isinstance(x, (bool, str)):
+        return math.nan
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan
+
+
+def _label(key: CurveKey, show: set) -> str:
+    model, variant, task, k, a, b, d, P = key[:8]
+    parts = [f"(a,b)=({a:g},{b:g})"]
+    if "k" in show and task == "topk":
+        parts.append(f"top-{k}")
+    if "task" in show and task != "topk":
+        parts.append(task)
+    if "variant" in show and variant != "base":
+        parts.append(variant)
+    if "dP" in show:
+        parts.append(f"d={d},P={P}")
+    if "model" in show:
+        parts.insert(0, model)
+    return " ".join(parts)
+
+
+def _distinct(keys, idx) -> bool:
+    return len({k[idx] for k in keys}) > 1
+
+
+def _records(records, converged_only: bool) -> list:
+    recs = _as_list("records", records, "run-record dicts")
+    out = []
+    for i, r in enumerate(recs):
+        if not isinstance(r, Mapping):
+            _bad(f"records[{i}]", r, "a run-record dict")
+        cfg = r.get("config")
+        if (
+            not isinstance(cfg, Mapping)
+            or not isinstance(cfg.get("task"), Mapping)
+            or not isinstance(cfg.get("model"), Mapping)
+        ):
+            _bad(f"records[{i}].config", cfg, "a dict with 'task' and 'model' dicts")
+        if r.get("status", "ok") != "ok":
+            continue
+        if converged_only and not r.get("converged", False):
+            continue
+        out.append(r)
+    return out
+
+
+def _group(recs, field_fn):
+    """{curve_key: {depth: [values over seeds]}} for the finite values of ``field_fn(record)``."""
+    out: dict = defaultdict(lambda: defaultdict(list))
+    for r in recs:
+        v = field_fn(r)
+        if v is None:
+            continue
+        out[curve_key(r)][int(r["config"]["model"]["depth"])].append((v, r))
+    return out
+
+
+def _colours(keys):
+    """One colour per spectrum (a, b), shared by every panel of a figure."""
+    from matplotlib import colormaps
+
+    spectra = sorted({(k[4], k[5]) for k in keys})
+    cmap = colormaps["tab10"] if len(spectra) <= 10 else colormaps["viridis"]
+    n = max(len(spectra) - 1, 1)
+    return {s: cmap(i if len(spectra) <= 10 else i / n) for i, s in enumerate(spectra)}
+
+
+def _markers(keys):
+    """One marker per everything-but-the-spectrum (model, variant, k, d, P)."""
+    others = sorted({_marker_key(k) for k in keys})
+    shapes = "osD^vP*Xh<>"
+    return {o: shapes[i % len(shapes)] for i, o in enumerate(others)}
+
+
+def _marker_key(key: CurveKey) -> tuple:
+    return (key.model, key.variant, key.k, key.d, key.P)
+
+
+def _depth_axis(ax, depths):
+    """Log depth axis labelled at the depths actually run (plain integers, no minor labels)."""
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ticks = sorted({int(L) for L in depths})
+    if len(ticks) > 8:  # keep the labels legible
+        ticks = ticks[:: math.ceil(len(ticks) / 8)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("depth L")
+
+
+def _yerr(se):
+    se = np.asarray(se, dtype=float)
+    return None if not np.any(np.isfinite(se)) else np.where(np.isfinite(se), se, 0.0)
+
+
+def _fit_params(fit) -> dict | None:
+    """L0, c, alpha of a loss law from a FitResult, a dict with 'params', or a plain parameter dict.
+
+    None for a fit that is not identified and for a gap fit (its law is not the loss).
+    """
+    if fit is None or getattr(fit, "identified", True) is False or getattr(fit, "kind", "") == "gap":
+        return None
+    params = getattr(fit, "params", None)
+    if params is None and isinstance(fit, Mapping):
+        params = fit.get("params", fit)
+    if not isinstance(params, Mapping) or "c" not in params or "alpha" not in params:
+        return None
+    out = {"L0": _num(params.get("L0", 0.0)), "c": _num(params["c"]), "alpha": _num(params["alpha"])}
+    return out if all(math.isfinite(v) for v in out.values()) else None
+
+
+_SELECTORS = ("model", "variant", "task", "k", "a", "b", "d", "P")
+
+
+def _fit_entries(fits) -> list:
+    """Normalise ``fits`` to a list of (selector dict, params)."""
+    if fits is None:
+        return []
+    entries = []
+    if isinstance(fits, Mapping):
+        for key, fit in fits.items():
+            key = key if isinstance(key, tuple) else (key,)
+            sel = {"key": key} if len(key) > len(_SELECTORS) else dict(zip(_SELECTORS, key))
+            entries.append((sel, _fit_params(fit)))
+    else:
+        for i, item in enumerate(_as_list("fits", fits, "fit dicts")):
+            if not isinstance(item, Mapping):
+                _bad(f"fits[{i}]", item, "a dict with selectors (model, task, a, b, ...) and 'fit'")
+            sel = {s: item[s] for s in _SELECTORS if s in item}
+            if "kind" in item and "task" not in item:
+                sel["kind"] = item["kind"]
+            entries.append((sel, _fit_params(item.get("fit", item))))
+    return [(s, p) for s, p in entries if p is not None]
+
+
+def _match(sel: dict, key: CurveKey) -> bool:
+    for name, want in sel.items():
+        if name == "key":
+            if want != key:
+                return False
+            continue
+        if name == "kind":
+            got = "easy" if key.task in _EASY else "difficult"
+        else:
+            got = getattr(key, name)
+        if isinstance(got, float) or name in ("a", "b"):
+            if _num(want) != _num(got):
+                return False
+        elif name in ("k", "d", "P"):
+            if _num(want) != _num(got):
+                return False
+        elif want != got:
+            return False
+    return True
+
+
+def to_png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _new(w: float, h: float, rows: int = 1, cols: int = 1, **kw):
+    fig = Figure(figsize=(w, h), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _empty_panel(ax, text: str):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+# ----------------------------------------------------------------------------------------------
+# builders: return a Figure or raise NoFigure(reason)
 
 
 def _curves(data, converged_only: bool) -> list:
@@ -44,7 +238,7 @@ def _curves(data, converged_only: bool) -> list:
     return curves(_records(items, converged_only))
 
 
-def _overview(records, fits=None, converged_only: bool = False) -> Figure:
+def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     entries = _fit_entries(fits)
     groups = {}
     for c in _curves(records, converged_only):
@@ -52,7 +246,7 @@ def _overview(records, fits=None, converged_only: bool = False) -> Figure:
         if ok.any():
             groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
     if not groups:
-        raise _NoFigure("no finished runs with a positive final loss")
+        raise NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
     colours, markers = _colours(keys), _markers(keys)
     show = (
@@ -108,7 +302,7 @@ def _zeta(a: float, b: float) -> float:
     return spec.zeta if spec.asymptotic else math.nan
 
 
-def _exponents_vs_zeta(rows, reference=None) -> Figure:
+def draw_exponents_vs_zeta(rows, reference=None) -> Figure:
     rows = _as_list("rows", rows, "dicts with a, b, alpha")
     reference = _as_list("reference", reference, "(a, b, alpha) triples or dicts")
     pts = defaultdict(list)
@@ -129,7 +323,7 @@ def _exponents_vs_zeta(rows, reference=None) -> Figure:
         if math.isfinite(z) and math.isfinite(alpha):
             pts["paper"].append((z, alpha, math.nan, (a, b)))
     if not any(name != "paper" for name in pts):
-        raise _NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
+        raise NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
     fig, axes = _new(6.5, 5)
     ax = axes[0, 0]
     z_all = [p[0] for v in pts.values() for p in v]
@@ -153,7 +347,7 @@ def _exponents_vs_zeta(rows, reference=None) -> Figure:
     return fig
 
 
-def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> Figure:
+def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> Figure:
     recs = _records(records, converged_only)
 
     def modes(r):
@@ -165,7 +359,7 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
 
     groups = _group(recs, modes)
     if not groups:
-        raise _NoFigure("no runs carry per-mode losses (mode_losses)")
+        raise NoFigure("no runs carry per-mode losses (mode_losses)")
     fig, axes = _new(11, 4.6, 1, 2)
     titles = {"linear": "linear attention (sequential)", "softmax": "softmax attention (parallel)"}
     drawn = False
@@ -210,12 +404,12 @@ def _mode_curves(records, converged_only: bool = False, max_modes: int = 6) -> F
         ax.legend(fontsize=7, title=_label(key, {"k", "task", "dP", "variant"}), title_fontsize=7)
         drawn = True
     if not drawn:
-        raise _NoFigure("no linear or softmax runs with per-mode losses")
+        raise NoFigure("no linear or softmax runs with per-mode losses")
     fig.suptitle("Per-mode loss against depth (mean over seeds)")
     return fig
 
 
-def _decomposition(records, converged_only: bool = False) -> Figure:
+def draw_decomposition(records, converged_only: bool = False) -> Figure:
     recs = _records(records, converged_only)
 
     def parts(r):
@@ -226,7 +420,7 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
 
     groups = _group(recs, parts)
     if not groups:
-        raise _NoFigure("no runs of depth >= 2 with finite A_L and C_L")
+        raise NoFigure("no runs of depth >= 2 with finite A_L and C_L")
     keys = sorted(groups, key=str)
     colours, markers = _colours(keys), _markers(keys)
     show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
@@ -259,7 +453,7 @@ def _decomposition(records, converged_only: bool = False) -> Figure:
     return fig
 
 
-def _floors(rows) -> Figure:
+def draw_floors(rows) -> Figure:
     rows = _as_list("rows", rows, "dicts with label, measured, reference")
     pts = defaultdict(list)
     for i, r in enumerate(rows):
@@ -271,7 +465,7 @@ def _floors(rows) -> Figure:
                 (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i)))
             )
     if not pts:
-        raise _NoFigure("no floor with both a measured and a reference value")
+        raise NoFigure("no floor with both a measured and a reference value")
     fig, axes = _new(6.5, 5.5)
     ax = axes[0, 0]
     allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
@@ -302,7 +496,7 @@ def _floors(rows) -> Figure:
     return fig
 
 
-def _room_for_depth(rows) -> Figure:
+def draw_room_for_depth(rows) -> Figure:
     rows = _as_list("rows", rows, "dicts with spectrum, L0, single, mixture")
     good = []
     for i, r in enumerate(rows):
@@ -313,7 +507,7 @@ def _room_for_depth(rows) -> Figure:
         ):
             good.append(r)
     if not good:
-        raise _NoFigure("no spectrum with a fitted floor L0 and a reference floor")
+        raise NoFigure("no spectrum with a fitted floor L0 and a reference floor")
     fig, axes = _new(11, 4.6, 1, 2)
     names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
     losses = [
@@ -368,7 +562,7 @@ def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = Fals
     ax.legend(fontsize=8)
 
 
-def _excess_vs_depth(
+def draw_excess_vs_depth(
     rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no curve with an identified fit", signed: bool = False
 ) -> Figure:
     """Excess against depth, log-log, one panel per task, one colour per series. ``signed``: points at or below 0 are drawn
@@ -376,7 +570,7 @@ def _excess_vs_depth(
     rows = _as_list("rows", rows, "dicts with series, task, depths, excess, se")
     tasks = sorted({str(r.get("task")) for r in rows})
     if not tasks:
-        raise _NoFigure(empty)
+        raise NoFigure(empty)
     fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
     names = sorted({str(r.get("series")) for r in rows})
     colours = dict(zip(names, _palette(len(names))))
@@ -430,11 +624,11 @@ def _palette(n: int) -> list:
     return [cmap(i % 10) for i in range(n)]
 
 
-def _linear_optimum(rows) -> Figure:
+def draw_optimum_vs_depth(rows) -> Figure:
     rows = _as_list("rows", rows, "dicts with label, seeds, optimum, laws")
     rows = [r for r in rows if isinstance(r, Mapping) and (r.get("seeds") or r.get("optimum"))]
     if not rows:
-        raise _NoFigure("no linear easy-task curve with trained losses or an optimum")
+        raise NoFigure("no linear easy-task curve with trained losses or an optimum")
     n = len(rows)
     cols = min(n, 3)
     fig, axes = _new(4.2 * cols, 3.8 * ((n + cols - 1) // cols), rows=(n + cols - 1) // cols, cols=cols)

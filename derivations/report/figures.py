@@ -26,17 +26,19 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
+from ...theory._validate import bad_argument
 from .figure_drawings import (
-    _decomposition,
-    _excess_vs_depth,
-    _exponents_vs_zeta,
-    _floors,
-    _linear_optimum,
-    _mode_curves,
-    _overview,
-    _room_for_depth,
+    NoFigure,
+    draw_decomposition,
+    draw_excess_vs_depth,
+    draw_exponents_vs_zeta,
+    draw_floors,
+    draw_mode_curves,
+    draw_optimum_vs_depth,
+    draw_overview,
+    draw_room_for_depth,
+    to_png,
 )
-from .figure_parts import _bad, _NoFigure, _png
 
 __all__ = [
     "FIGURES",
@@ -53,49 +55,49 @@ __all__ = [
 
 FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
     "overview": (
-        _overview,
+        draw_overview,
         "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
         "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed.",
     ),
     "exponents_vs_zeta": (
-        _exponents_vs_zeta,
+        draw_exponents_vs_zeta,
         "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
         "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
         "(derivations/reference_values.py).",
     ),
     "mode_curves": (
-        _mode_curves,
+        draw_mode_curves,
         "Per-mode loss normalised by lambda_k omega_k (the zero predictor's loss on the easy "
         "task) against depth: linear attention learns modes one after another, softmax in parallel.",
     ),
     "decomposition": (
-        _decomposition,
+        draw_decomposition,
         "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
         "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
         "depth (R_L = C_L + (A_L - C_L)/L).",
     ),
     "floors": (
-        _floors,
+        draw_floors,
         "Measured loss floors against reference or theory values, with error bars; the line is equality.",
     ),
     "room_for_depth": (
-        _room_for_depth,
+        draw_room_for_depth,
         "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
         "two-temperature mixture, per spectrum; right: differences with paired standard errors.",
     ),
     "optimum_vs_depth": (
-        _linear_optimum,
+        draw_optimum_vs_depth,
         "Linear attention on the easy task, per spectrum: trained R_L of each seed (open symbols), the best "
         "depth-L polynomial in S = X^T X / P at the runs' own (d, P) with its band (in-sample bound to "
         "+2 s.e.), and the population laws (optimal equal step, free continuum), log-log.",
     ),
     "excess_vs_depth": (
-        _excess_vs_depth,
+        draw_excess_vs_depth,
         "The excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one panel per "
         "task, one colour per series; dotted lines are L^-1 through each curve's first point.",
     ),
     "signed_excess_vs_depth": (
-        lambda rows: _excess_vs_depth(
+        lambda rows: draw_excess_vs_depth(
             rows, "R_L - single head (paired)", "no curve with stored errors and a single-head floor", signed=True
         ),
         "R_L minus the best single temperature head on the same contexts against depth, log-log "
@@ -121,10 +123,10 @@ def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
     (True, 'no floor with both a measured and a reference value')
     """
     if name not in FIGURES:
-        _bad("name", name, "one of " + ", ".join(FIGURES))
+        bad_argument("name", name, "one of " + ", ".join(FIGURES))
     try:
         return FIGURES[name][0](*args, **kwargs), ""
-    except _NoFigure as exc:
+    except NoFigure as exc:
         return None, str(exc)
 
 
@@ -143,14 +145,14 @@ def figure_entry(kind: str, *args, caption: str | None = None, name: str | None 
     return {
         "name": name or kind,
         "caption": caption if caption is not None else FIGURES[kind][1],
-        "png": None if fig is None else _png(fig),
+        "png": None if fig is None else to_png(fig),
         "why_missing": why,
     }
 
 
 def _png_or_none(name, *args, **kwargs) -> bytes | None:
     fig, _ = build(name, *args, **kwargs)
-    return None if fig is None else _png(fig)
+    return None if fig is None else to_png(fig)
 
 
 def overview(records, fits=None, converged_only: bool = False) -> bytes | None:

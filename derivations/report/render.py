@@ -40,10 +40,11 @@ import jinja2
 from markupsafe import Markup
 
 from ...theory._choices import FORMATS
+from ...theory._validate import bad_argument as _bad
 from ...theory.derivation import Derivation
 from ..claims.verdicts import VERDICTS, claim_cells
 from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
-from .context import ReportContext, _bad, _view
+from .context import ReportContext, template_data
 from .publish import check_target
 from .render_derivation import DERIVATION_CSS, render_derivation
 from .typeset import math_mathml, tex_escape
@@ -161,7 +162,7 @@ def render_report(ctx: ReportContext) -> dict:
 
 
 def _render(ctx: ReportContext) -> tuple[dict, dict]:
-    view = _view(ctx)
+    view = template_data(ctx)
     derivs = view["derivations"]
     blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
     md = _env("md").get_template("report.md.j2").render(**view, equations=_EQUATIONS, derivation_blocks=blocks["md"])

@@ -9,7 +9,7 @@ report's standard ones.
 
 from depthscale.derivations.study import Study
 
-from .. import REPORTED_TOGETHER
+from depthscale.studies import REPORTED_TOGETHER
 from . import controls, linear, softmax, theory_checks
 
 CLAIMS = (

@@ -1,5 +1,5 @@
 """The linear optimum: trained linear attention against the best depth-L predictor of its class at
-its own (d, P) (docs/linear-optimum.md, preset ``linear-start``).
+its own (d, P) (docs/studies/linear-start.md, preset ``linear-start``).
 
 :mod:`.optimum` (its theory numbers), :mod:`.linear_optimum` (its claims), :mod:`.sections` (its
 tables and figure).
@@ -7,7 +7,7 @@ tables and figure).
 
 from depthscale.derivations.study import Study
 
-from .. import REPORTED_TOGETHER
+from depthscale.studies import REPORTED_TOGETHER
 from . import linear_optimum, optimum, sections
 
 CLAIMS = linear_optimum.CLAIMS

@@ -1,5 +1,5 @@
 """The paper-curves study: does the paper's inverse depth appear, and what does it take?
-(docs/paper-curves.md, preset ``curves``).
+(docs/studies/paper-curves.md, preset ``curves``).
 
 It builds on the protocol study (whose per-protocol claims decide every setting here too):
 :mod:`.paper_curves` holds the claims it adds, :mod:`.sections` its checkpoint table and figure.
@@ -7,7 +7,7 @@ It builds on the protocol study (whose per-protocol claims decide every setting 
 
 from depthscale.derivations.study import Study
 
-from .. import REPORTED_TOGETHER
+from depthscale.studies import REPORTED_TOGETHER
 from . import paper_curves, sections
 
 CLAIMS = paper_curves.CLAIMS

@@ -1,5 +1,5 @@
 """The training-protocol study: where inverse-depth scaling of softmax attention comes from
-(docs/protocol-study.md, preset ``protocol``).
+(docs/studies/protocols.md, preset ``protocol``).
 
 :mod:`.protocols` (the protocols and the reference floors of their runs, the study's theory
 numbers), :mod:`.protocol_study` (its claims), :mod:`.sections` (its table and figure).
@@ -7,7 +7,7 @@ numbers), :mod:`.protocol_study` (its claims), :mod:`.sections` (its table and f
 
 from depthscale.derivations.study import Study
 
-from .. import REPORTED_TOGETHER
+from depthscale.studies import REPORTED_TOGETHER
 from . import protocol_study, protocols, sections
 
 CLAIMS = protocol_study.CLAIMS
