@@ -290,7 +290,7 @@ def fit_single_head(
     ``S_grid``: ``head_outputs`` on the log grid of ``kappa_range, n_grid`` (with this
     ``attention``) if already computed. ``attention``: the map of the head, as in ``head_outputs``;
     for ``relu`` every ``kappa > 0`` gives the same loss (``relu(kappa z) = kappa relu(z)``, the gain
-    absorbs ``kappa``), and the grid point of smallest loss up to rounding is returned.
+    absorbs ``kappa``), so the returned ``kappa`` is arbitrary and only ``kappa * gain`` is determined.
 
     Examples
     --------
