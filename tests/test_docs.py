@@ -2,6 +2,7 @@
 
 import importlib
 import importlib.util
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -32,7 +33,8 @@ def test_every_guide_and_derivation_page_is_in_the_nav():
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     pages = _nav_pages(config["nav"])
     on_disk = [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").glob("*.md")]
-    on_disk += [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / "theory").glob("*.md")]
+    for folder in ("theory", "studies"):
+        on_disk += [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / folder).glob("*.md")]
     assert sorted(set(on_disk) - set(pages)) == []
     assert all((ROOT / "docs" / p).is_file() for p in pages)
     assert config["strict"] is True
@@ -65,3 +67,81 @@ def test_doctests_outside_examples_are_fenced_and_roles_become_code():
     assert hook.for_the_site("Uses :meth:`~Store.records`, :mod:`depthscale.sims`.") == (
         "Uses `Store.records`, `depthscale.sims`."
     )
+
+
+# What a reader sees first: the README and one page per study (issue "Documents a reader can use").
+README_WORD_LIMIT = 1100
+STUDY_PAGE_WORD_LIMIT = 1300
+STUDY_PAGES = sorted((ROOT / "docs" / "studies").glob("*.md"))
+_LINK = re.compile(r"(!?)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _words(text: str) -> int:
+    """Words as a reader counts them: whitespace-separated tokens holding a letter or a digit (table rules
+    and bare punctuation are not words)."""
+    return sum(1 for token in text.split() if re.search(r"[A-Za-z0-9]", token))
+
+
+def _local_links(text: str) -> list[tuple[bool, str]]:
+    """(is an image, target) of every relative Markdown link, without its #anchor."""
+    out = []
+    for bang, target in _LINK.findall(text):
+        if "://" in target or target.startswith(("#", "mailto:")):
+            continue
+        out.append((bang == "!", target.split("#", 1)[0]))
+    return out
+
+
+def test_word_counting_counts_words_not_table_rules():
+    assert _words("| a | b |\n|---|---|\n| 1.5 ± 0.2 | `x` |") == 5  # a, b, 1.5, 0.2, `x`
+
+
+def test_readme_is_short_and_starts_with_the_two_ci_commands_in_their_order():
+    readme = (ROOT / "README.md").read_text()
+    assert _words(readme) < README_WORD_LIMIT
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    commands = [
+        line for line in ci_lines if line.startswith("pip install") and ("reproduce" in line or "pytest" in line)
+    ]
+    assert len(commands) == 2 and "reproduce" in commands[0] and "pytest" in commands[1]
+    head = [line.strip() for line in readme.splitlines()[:30]]
+    assert commands[0] in head and commands[1] in head
+    assert head.index(commands[0]) < head.index(commands[1])
+
+
+def test_readme_has_one_figure_and_one_table_row_per_registered_study():
+    readme = (ROOT / "README.md").read_text()
+    images = [target for is_image, target in _local_links(readme) if is_image]
+    assert len(images) == 1 and images[0].endswith(".png"), images
+    studies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["depthscale.studies"]
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    for name in studies:
+        row = [line for line in rows if line.startswith(f"| `{name}`")]
+        assert len(row) == 1, name
+        assert f"docs/studies/{name}.md" in row[0], name
+
+
+@pytest.mark.parametrize("page", ["README.md", *(p.relative_to(ROOT).as_posix() for p in STUDY_PAGES)])
+def test_every_relative_link_and_figure_of_the_reader_pages_exists(page):
+    path = ROOT / page
+    links = _local_links(path.read_text())
+    missing = [target for _, target in links if not (path.parent / target).exists()]
+    assert missing == [], missing
+
+
+def test_every_registered_study_has_a_page():
+    studies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["depthscale.studies"]
+    assert sorted(studies) == sorted(p.stem for p in STUDY_PAGES)
+
+
+@pytest.mark.parametrize("page", STUDY_PAGES, ids=lambda p: p.stem)
+def test_a_study_page_is_short_answers_first_shows_a_figure_and_ends_with_its_provenance(page):
+    text = page.read_text()
+    assert _words(text) < STUDY_PAGE_WORD_LIMIT
+    sections = [line[3:].strip() for line in text.splitlines() if line.startswith("## ")]
+    if page.stem == "nonlinearities" and "placeholder" in text:
+        pytest.skip("the nonlinearities page is a placeholder until its results are in")
+    assert sections[0] == "The answer", sections
+    assert sections[-1] == "Provenance", sections
+    figures = [target for is_image, target in _local_links(text) if is_image]
+    assert figures and all(target.endswith(".png") for target in figures), figures
