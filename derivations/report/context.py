@@ -14,7 +14,7 @@ from ...theory.derivation import Derivation
 from ..claims.verdicts import VERDICTS, ClaimResult, claim_cells
 from ..formatting import format_value
 
-LEAD_FIGURES = ("overview",)  # shown right after the claims table; the others after the tables
+LEAD_FIGURES: tuple[str, ...] = ()  # figures shown with the findings when a report has no story
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -33,7 +33,12 @@ class ReportContext:
     preset : name of the preset or sweep the results come from ("" when not applicable).
     created : timestamp text (defaults to now, UTC).
     runtime_seconds : wall time of the work behind the report, or None.
-    findings : ``(family, paragraph)`` pairs: what the claims found, in words; shown first, after the title.
+    answer : sentences that answer the study's question, each with its number; shown first.
+    story : the findings of the study, each shown as a section with its figure beside it: objects
+        with ``title``, ``sentence``, ``figure`` (the name of one of ``figures``, or "") and
+        ``claim_ids`` (a :class:`~depthscale.derivations.study.Finding`), or dicts with those keys.
+    findings : ``(family, paragraph)`` pairs: what each claim found, in words; shown after the
+        answer when there is no story.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
     derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
         :mod:`depthscale.derivations.report.render_derivation`), or objects with ``title``,
@@ -43,8 +48,8 @@ class ReportContext:
         numbers are shown with 4 significant digits, None and nan as an em dash.
     figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
     claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (a stored claims.json
-        loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); shown right
-        after the summary, with the overview figure.
+        loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); the full
+        table comes last, grouped by claim.
     notes : paragraphs of plain text.
 
     Examples
@@ -66,6 +71,8 @@ class ReportContext:
     claims: list[ClaimResult] = field(default_factory=list)
     notes: list = field(default_factory=list)
     findings: list = field(default_factory=list)
+    answer: list = field(default_factory=list)
+    story: list = field(default_factory=list)
 
     def runtime_text(self) -> str:
         """The running time in words ('' when unknown)."""
@@ -172,6 +179,8 @@ def _check_claim(name: str, c, seen: set) -> dict:
     seen.add(cid)
     return {
         "id": cid,
+        "claim_id": str(c.claim_id),
+        "condition": c.condition.label,
         "claim": format_value(cells["claim"]),
         "expected": format_value(cells["expected"]),
         "measured": format_value(cells["measured"]),
@@ -179,6 +188,25 @@ def _check_claim(name: str, c, seen: set) -> dict:
         "verdict": cells["verdict"],
         "reason": format_value(cells["reason"] or ""),
     }
+
+
+def _check_finding(name: str, f, figures: dict) -> dict:
+    get = f.get if isinstance(f, Mapping) else (lambda k, d=None: getattr(f, k, d))
+    title, sentence, fig = get("title"), get("sentence"), get("figure", "") or ""
+    if not isinstance(title, str) or not title.strip() or not isinstance(sentence, str):
+        _bad(name, f, "a Finding (or dict) with a title and a sentence")
+    if fig and fig not in figures:
+        _bad(f"{name}.figure", fig, "the name of one of the report's figures: " + ", ".join(figures))
+    return {"title": title, "sentence": sentence, "figure": figures.get(fig), "claim_ids": list(get("claim_ids", ()))}
+
+
+def _claim_groups(claims: list) -> list:
+    """The claims table's rows grouped by claim: ``[{"claim_id", "claim", "tolerance", "rows"}]``."""
+    groups: dict = {}
+    for c in claims:
+        g = groups.setdefault(c["claim_id"], {"claim_id": c["claim_id"], "claim": c["claim"], "rows": []})
+        g["rows"].append(c)
+    return list(groups.values())
 
 
 def _check_derivation(name: str, d):
@@ -207,6 +235,9 @@ def template_data(ctx: ReportContext) -> dict:
         f["number"] = n
     claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
+    by_name = {f["name"]: f for f in figures}
+    story = [_check_finding(f"story[{i}]", f, by_name) for i, f in enumerate(_items("story", ctx.story))]
+    in_story = {s["figure"]["name"] for s in story if s["figure"] is not None}
     return {
         "title": ctx.title,
         "subtitle": str(ctx.subtitle or ""),
@@ -215,6 +246,8 @@ def template_data(ctx: ReportContext) -> dict:
         "runtime": ctx.runtime_text(),
         "summary": _texts("summary", ctx.summary),
         "findings": [_finding(f"findings[{i}]", p) for i, p in enumerate(_items("findings", ctx.findings))],
+        "answer": _texts("answer", ctx.answer),
+        "story": story,
         "notes": _texts("notes", ctx.notes),
         "derivations": [
             _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
@@ -226,8 +259,10 @@ def template_data(ctx: ReportContext) -> dict:
             _check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
         ],
         "figures": figures,
-        "lead_names": LEAD_FIGURES,
+        # shown with the findings: the story's figures, or without a story the lead figures
+        "lead_names": tuple(in_story) if story else LEAD_FIGURES,
         "claims": claims,
+        "claim_groups": _claim_groups(claims),
         "verdicts": VERDICTS,
         # an error (a claim whose code raised) is named whenever there is one; otherwise the four verdicts
         "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v != "error" or counts[v]),

@@ -120,4 +120,40 @@ def simulation_first(results, theory=()) -> list:
     return sorted(results, key=lambda r: r.claim_id in theory)
 
 
-__all__ = ["NOT_RUN", "claim_of", "claim_paragraph", "claim_findings", "simulation_first"]
+def default_answer(results, study) -> list:
+    """The answer of a study without a story of its own: its question, then how its claims fell,
+    with the claims that passed and failed named (from the typed fields alone).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> s = SimpleNamespace(question="Is alpha near 1?", claims=[SimpleNamespace(id="exp")])
+    >>> rs = [ClaimResult("exp", "alpha near 1", 1.0, 0.27, 0.07, "± 0.2", "fail", "", condition="d=8")]
+    >>> default_answer(rs, s)
+    ['Is alpha near 1? Of its 1 tested condition: 1 fail. Failed: exp (d=8: 0.27 ± 0.07 against 1).']
+    """
+    ids = {c.id for c in study.claims}
+    mine = [r for r in results if r.claim_id in ids and r.verdict != "not run"]
+    if not mine:
+        return [f"{study.question} None of its claims has data in this report."]
+    tally = Counter(r.verdict for r in mine)
+    counts = ", ".join(f"{tally[v]} {v}" for v in VERDICTS if tally[v])
+    out = [f"{study.question} Of its {len(mine)} tested condition{'s' if len(mine) != 1 else ''}: {counts}."]
+    for verdict, word in (("pass", "Passed"), ("fail", "Failed")):
+        rs = [r for r in mine if r.verdict == verdict]
+        if rs:
+            shown = [_brief(r) for r in rs[:SHOWN]]
+            more = f"; and {len(rs) - SHOWN} more" if len(rs) > SHOWN else ""
+            out[0] += f" {word}: " + "; ".join(shown) + more + "."
+    return out
+
+
+def _brief(r) -> str:
+    cells = claim_cells(r)
+    where = f"{r.condition.label}: " if r.condition.label else ""
+    against = f" against {cells['expected']}" if r.expected is not None else ""
+    return f"{r.claim_id} ({where}{cells['measured']}{against})"
+
+
+__all__ = ["NOT_RUN", "default_answer", "claim_of", "claim_paragraph", "claim_findings", "simulation_first"]

@@ -23,7 +23,7 @@ from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICT
 from ..formatting import MISSING, format_estimate, format_interval
 from ..study import TheoryInputs, report_studies
 from . import figures
-from .findings import claim_findings, simulation_first
+from .findings import claim_findings, default_answer, simulation_first
 
 DEFAULT_LINEAR_SPECTRA = [(2.0, 1.0), (1.0, 2.0), (1.5, 2.0)]  # linear-law tables when no linear easy runs
 # the reference floors (theory/_choices.py FLOOR_NAMES) the room-for-depth table and figure compare
@@ -287,6 +287,9 @@ def build_context(
     theory_only = [c.id for c in asked if c.kind == "theory"]
     sections = [s.sections(ev) for s in reported if s.sections is not None]
     theory_tables += [t for sec in sections for t in sec.tables]
+    # the answer and the findings: the study's own story, else its question and how its claims fell
+    told = study.story(claims, ev) if study is not None and study.story is not None else None
+    answer = list(told.answer) if told is not None else ([] if study is None else default_answer(claims, study))
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]
@@ -314,4 +317,6 @@ def build_context(
         claims=simulation_first(claims, theory_only),
         notes=notes,
         findings=claim_findings(claims, theory_only),
+        answer=answer,
+        story=list(told.findings) if told is not None else [],
     )

@@ -1,6 +1,7 @@
 """Report assembly from records: every claim reaches every format, figures are drawn."""
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -61,41 +62,85 @@ def test_report_has_every_claim_in_every_format(records, report):
     assert fit_row[4] == format_estimate(fit.params["alpha"], fit.se["alpha"])
 
 
-def test_findings_come_first(report):
-    """Findings in words, the key figure, the counts, then the full table; the rest after it."""
+def test_findings_come_first_and_the_claims_table_last(report):
+    """Without a study's story: the findings in words, the run summary, then derivations, tables and
+    figures, and the full claims table last."""
     _, texts = report
     for fmt, marks in (
         (
             "md",
-            (
-                "## Findings",
-                "figures/overview.png",
-                "## Summary",
-                "## Claims",
-                "## Derivations",
-                "## Simulation results",
-            ),
+            ("## Findings", "## Summary", "## Derivations", "## Simulation results", "## More figures", "## Claims"),
         ),
-        (
-            "html",
-            ('id="findings"', 'id="fig-overview"', 'id="summary"', 'id="claims"', 'id="derivations"', 'id="results"'),
-        ),
+        ("html", ('id="findings"', 'id="summary"', 'id="derivations"', 'id="results"', 'id="figures"', 'id="claims"')),
         (
             "tex",
             (
                 "section*{Findings}",
-                "figures/overview.png",
                 "section*{Summary}",
-                "section*{Claims}",
                 "section*{Derivations}",
                 "section*{Simulation results}",
+                "section*{More figures}",
+                "section*{Claims}",
             ),
         ),
     ):
         pos = [texts[fmt].index(m) for m in marks]
         assert pos == sorted(pos), marks
-        assert texts[fmt].count(marks[1]) == 1  # the overview is shown once, with the findings
+        assert texts[fmt].count("overview.png") <= 1  # each figure once
     assert re.search(r"\btable \{[^}]*width: 100%", texts["html"])  # tables use the page width
+
+
+def test_a_story_leads_with_its_answer_and_puts_each_figure_beside_its_finding(report):
+    from depthscale.derivations.report.render import render_report
+    from depthscale.derivations.study import Finding
+
+    ctx, _ = report
+    story = [Finding("Exponents", "The fitted exponents against zeta.", "exponents_vs_zeta", ("linear-exponent",))]
+    told = replace(ctx, answer=["Alpha is 1.0 ± 0.05: inverse depth.", "The control passes."], story=story)
+    texts = render_report(told)
+    md, html, tex = texts["md"], texts["html"], texts["tex"]
+    for text, marks in (
+        (
+            md,
+            ("## Answer", "Alpha is 1.0", "## Findings", "### Exponents", "figures/exponents_vs_zeta.png", "## Claims"),
+        ),
+        (
+            html,
+            (
+                'id="answer"',
+                "Alpha is 1.0",
+                'id="findings"',
+                "<h3>Exponents</h3>",
+                'id="fig-exponents_vs_zeta"',
+                'id="claims"',
+            ),
+        ),
+        (
+            tex,
+            (
+                "section*{Answer}",
+                "Alpha is 1.0",
+                "section*{Findings}",
+                "subsection*{Exponents}",
+                r"exponents\_vs\_zeta.png",
+                "section*{Claims}",
+            ),
+        ),
+    ):
+        pos = [text.index(m) for m in marks]
+        assert pos == sorted(pos), marks
+    # the figure sits in its finding's section (beside its sentence), and is not repeated among the others
+    section = html[html.index('<section class="finding-section">') : html.index("</section>")]
+    assert "The fitted exponents against zeta." in section and 'id="fig-exponents_vs_zeta"' in section
+    for text, needle in (
+        (md, "figures/exponents_vs_zeta.png"),
+        (html, 'id="fig-exponents_vs_zeta"'),
+        (tex, r"exponents\_vs\_zeta.png"),
+    ):
+        assert text.count(needle) == 1
+    # a story naming a figure the report does not have is refused, naming it
+    with pytest.raises(ValueError, match=r"story\[0\]\.figure='nope'"):
+        render_report(replace(ctx, story=[Finding("x", "y", "nope")]))
 
 
 def test_findings_say_each_family_with_its_numbers(report):
