@@ -149,6 +149,38 @@ def default_answer(results, study) -> list:
     return out
 
 
+def results_of(results, claim_id: str, keep=None) -> list:
+    """The decided results (not ``not run``, not ``error``) of one claim, those ``keep`` accepts."""
+    return [
+        r
+        for r in results
+        if r.claim_id == claim_id and r.verdict not in ("not run", "error") and (keep is None or keep(r))
+    ]
+
+
+def tally(results) -> str:
+    """``"2 pass, 1 fail"``: the verdicts of these results, in the order of :data:`VERDICTS`.
+
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> tally([ClaimResult("x", "c", None, 1.0, None, "", v, "") for v in ("fail", "pass", "pass")])
+    '2 pass, 1 fail'
+    """
+    c = Counter(r.verdict for r in results)
+    return ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v]) or "none decided"
+
+
+def brief(r) -> str:
+    """One result in a few words: ``"<condition>: <measured> (<verdict>)"``.
+
+    >>> from depthscale.derivations.claims.verdicts import ClaimResult
+    >>> brief(ClaimResult("x", "c", 1.0, 0.27, 0.07, "", "fail", "", condition="d=8"))
+    'd=8: 0.27 ± 0.07 (fail)'
+    """
+    where = f"{r.condition.label}: " if r.condition.label else ""
+    verdict = r.verdict + (f", would be {r.would_be}" if r.would_be else "")
+    return f"{where}{claim_cells(r)['measured']} ({verdict})"
+
+
 def _brief(r) -> str:
     cells = claim_cells(r)
     where = f"{r.condition.label}: " if r.condition.label else ""
@@ -156,4 +188,14 @@ def _brief(r) -> str:
     return f"{r.claim_id} ({where}{cells['measured']}{against})"
 
 
-__all__ = ["NOT_RUN", "default_answer", "claim_of", "claim_paragraph", "claim_findings", "simulation_first"]
+__all__ = [
+    "NOT_RUN",
+    "default_answer",
+    "results_of",
+    "tally",
+    "brief",
+    "claim_of",
+    "claim_paragraph",
+    "claim_findings",
+    "simulation_first",
+]

@@ -289,6 +289,10 @@ def build_context(
     theory_tables += [t for sec in sections for t in sec.tables]
     # the answer and the findings: the study's own story, else its question and how its claims fell
     told = study.story(claims, ev) if study is not None and study.story is not None else None
+    figure_entries_ = figure_entries(records, cs, ev.theory) + [f for sec in sections for f in sec.figures]
+    drawn = {f["name"] for f in figure_entries_ if f.get("png") is not None}
+    # a finding whose figure was not drawn (no data) keeps its sentence and shows no empty panel
+    story = [f if not f.figure or f.figure in drawn else replace(f, figure="") for f in (told.findings if told else ())]
     answer = list(told.answer) if told is not None else ([] if study is None else default_answer(claims, study))
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
@@ -313,10 +317,10 @@ def build_context(
         derivations=derivs,
         theory_tables=theory_tables,
         results_tables=results_tables(cs),
-        figures=figure_entries(records, cs, ev.theory) + [f for sec in sections for f in sec.figures],
+        figures=figure_entries_,
         claims=simulation_first(claims, theory_only),
         notes=notes,
         findings=claim_findings(claims, theory_only),
         answer=answer,
-        story=list(told.findings) if told is not None else [],
+        story=story,
     )

@@ -8,9 +8,9 @@ report's standard ones.
 """
 
 from depthscale.derivations.study import Study
-
 from depthscale.studies import REPORTED_TOGETHER
-from . import controls, linear, softmax, theory_checks
+
+from . import controls, linear, softmax, story, theory_checks
 
 CLAIMS = (
     *theory_checks.CLAIMS,
@@ -28,5 +28,6 @@ STUDY = Study(
     presets=("smoke", "cpu", "paper"),
     claims=CLAIMS,
     report_studies=REPORTED_TOGETHER,
+    story=story.story,
     contexts={"smoke": (500, 300)},
 )

@@ -6,8 +6,8 @@ tables and figure).
 """
 
 from depthscale.derivations.study import Study
-
 from depthscale.studies import REPORTED_TOGETHER
+
 from . import linear_optimum, optimum, sections
 
 CLAIMS = linear_optimum.CLAIMS
@@ -21,5 +21,6 @@ STUDY = Study(
     claims=CLAIMS,
     theory=optimum.theory_numbers,
     sections=sections.sections,
+    story=sections.story,
     report_studies=REPORTED_TOGETHER,
 )

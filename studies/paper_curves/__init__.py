@@ -6,8 +6,8 @@ It builds on the protocol study (whose per-protocol claims decide every setting 
 """
 
 from depthscale.derivations.study import Study
-
 from depthscale.studies import REPORTED_TOGETHER
+
 from . import paper_curves, sections
 
 CLAIMS = paper_curves.CLAIMS
@@ -19,5 +19,6 @@ STUDY = Study(
     presets=("curves",),
     claims=CLAIMS,
     sections=sections.sections,
+    story=sections.story,
     report_studies=REPORTED_TOGETHER,
 )

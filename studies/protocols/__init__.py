@@ -6,8 +6,8 @@ numbers), :mod:`.protocol_study` (its claims), :mod:`.sections` (its table and f
 """
 
 from depthscale.derivations.study import Study
-
 from depthscale.studies import REPORTED_TOGETHER
+
 from . import protocol_study, protocols, sections
 
 CLAIMS = protocol_study.CLAIMS
@@ -20,5 +20,6 @@ STUDY = Study(
     claims=CLAIMS,
     theory=protocols.theory_numbers,
     sections=sections.sections,
+    story=sections.story,
     report_studies=REPORTED_TOGETHER,
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.report import figures
-from depthscale.derivations.study import Sections
+from depthscale.derivations.report.findings import brief, results_of, tally
+from depthscale.derivations.study import Finding, Sections, Story
 
 from .protocol_study import rows
 from .protocols import FLOOR_NAMES, task_label
@@ -87,3 +88,40 @@ def sections(ev) -> Sections:
         return Sections()
     fig = figures.figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION)
     return Sections(tables=(t,), figures=(fig,))
+
+
+def story(results, ev) -> Story:
+    """The answer from the decided claims: inverse depth per protocol, the disagreement's growth, the
+    convex floor and the reference floor approached, each with its numbers."""
+    inv = results_of(results, "protocol-inverse-depth")
+    if not inv:
+        return Story(answer=("No protocol-study run is in this store.",))
+    passes = [r for r in inv if r.verdict == "pass"]
+    answer = [
+        "R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] "
+        + (
+            f"under {len(passes)} protocol-task pair(s) ({'; '.join(brief(r) for r in passes[:3])})"
+            if passes
+            else "under no protocol"
+        )
+        + f" of {len(inv)} tested ({tally(inv)})."
+    ]
+    if dis := [r for r in results_of(results, "protocol-disagreement") if r.measured is not None]:
+        growth = [1 - r.measured for r in dis]
+        answer.append(
+            f"The layers' disagreement A_L - C_L grows with depth as L^{min(growth):.2f} to L^{max(growth):.2f} "
+            f"over {len(dis)} curves ({tally(dis)} for 'flat'), where the central-limit mechanism needs it flat."
+        )
+    if beats := results_of(results, "protocol-beats-convex"):
+        answer.append(f"At L >= 32 the trained model beats the convex temperature floor: {tally(beats)} (paired).")
+    if cos := results_of(results, "protocol-cosine-not-inverse"):
+        answer.append(f"Cosine-decayed training is not inverse depth: {'; '.join(brief(r) for r in cos[:3])}.")
+    findings = (
+        Finding(
+            "Excess over the plateau against depth",
+            "R_L - R_inf per protocol and task, log-log, with L^-1 guides: inverse depth would run parallel to them.",
+            "protocol_excess",
+            ("protocol-inverse-depth", "protocol-cosine-not-inverse", "protocol-disagreement"),
+        ),
+    )
+    return Story(answer=tuple(answer[:5]), findings=findings)

@@ -22,6 +22,7 @@ def run_cli(argv, capsys):
         (["reproduce", "--preset", "smoke", "--workers", "0"], "workers"),
         (["reproduce", "--preset", "smoke", "--floor-contexts", "1"], "floor-contexts"),
         (["report", "--store", "missing.sqlite"], "store"),
+        (["report", "--store", "missing.sqlite", "--preset", "huge"], "preset"),
     ],
 )
 def test_bad_input_writes_nothing(tmp_path, capsys, argv, name):

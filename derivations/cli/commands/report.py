@@ -80,18 +80,34 @@ def write(
 def register(sub) -> None:
     p = sub.add_parser("report", help="write report.md, report.html and report.tex from a results store")
     p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="the preset (or study) the store holds: its study's claims, sections and answer "
+        "(default: every registered study's claims, no answer)",
+    )
     add_report_options(p)
     p.set_defaults(func=handle)
 
 
 def handle(args) -> int:
+    from ...study import find_preset
+
+    study, preset = find_preset(args.preset) if args.preset is not None else (None, "")
     check_out(args.out)
     check_contexts(args)
     from ....sims.store import Store  # after the checks: it imports NumPy
 
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records())
-        out = write(records, args, title=f"depthscale report: {Path(args.store).name}", load_arrays=st.load_arrays)
+        out = write(
+            records,
+            args,
+            title=f"depthscale report: {Path(args.store).name}",
+            preset=preset,
+            load_arrays=st.load_arrays,
+            study=study,
+        )
     emit(out, args.json, claims_text(out))
     return 0
 

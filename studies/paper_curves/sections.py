@@ -1,0 +1,139 @@
+"""The paper-curves study's report pieces: the depth law at training checkpoints and the excess over
+the single head against depth (:func:`sections`)."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.report import figures
+from depthscale.derivations.report.findings import brief, results_of, tally
+from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.studies.protocols.protocol_study import rows
+from depthscale.studies.protocols.protocols import task_label
+
+if TYPE_CHECKING:
+    from depthscale.sims.records import RunRecord
+
+CAPTION = (
+    "Paper-curves study: R_L minus the best single temperature head on the same contexts against depth, "
+    "log-log (symmetric-log, linear near 0, when some depth is at or below the head), one colour per "
+    "setting; dotted lines are L^-1 through each curve's first point (docs/studies/paper-curves.md)."
+)
+
+
+def checkpoint_table(ev) -> dict | None:
+    """The depth law at each training checkpoint: ``R_L = R_inf + c L^-alpha`` fitted to the losses the
+    runs had after s steps (all depths, seed means), with the mean disagreement ``A_L - C_L``."""
+    body = []
+    for r in rows(ev):
+        recs = [rec for rec in r.curve.runs.values() if rec.get("checkpoints")]
+        steps = sorted({c["step"] for rec in recs for c in rec["checkpoints"]})
+        for s in steps:
+            at = []
+            for rec in recs:
+                c = next((c for c in rec["checkpoints"] if c["step"] == s), None)
+                if c is not None:
+                    rc = copy.deepcopy({k: v for k, v in rec.items() if k != "checkpoints"})
+                    rc.update({k: c[k] for k in ("final_loss", "final_loss_se", "A_L", "C_L", "gap")})
+                    at.append(cast("RunRecord", rc))  # the run's record as measured at this checkpoint
+            (cv,) = curves(at) or (None,)
+            if cv is None or len(cv.depths) < 4:
+                continue
+            f = cv.fit("offset")
+            ok = not f.failure and f.identified
+            gap = cv.field_mean("gap")[cv.depths >= 2]
+            body.append(
+                [
+                    r.protocol.name,
+                    task_label(r.curve),
+                    s,
+                    f"{int(cv.depths[0])}..{int(cv.depths[-1])}",
+                    est(f.params["alpha"], f.se["alpha"]) if ok else "not identified",
+                    est(f.params["L0"], f.se["L0"]) if ok else "not identified",
+                    float(cv.mean[0]),
+                    float(np.nanmean(gap)) if np.any(np.isfinite(gap)) else float("nan"),
+                ]
+            )
+    if not body:
+        return None
+    return {
+        "title": "Depth law at training checkpoints: R_L = R_inf + c L^-alpha after s steps",
+        "columns": ["protocol", "task", "step", "depths", "alpha", "R_inf", "R_1", "mean A_L - C_L"],
+        "rows": body,
+    }
+
+
+def single_excess_rows(ev) -> list[dict]:
+    """Per setting: ``R_L`` minus the best single temperature head (paired, seed-pooled) against L."""
+    out = []
+    for r in rows(ev):
+        Ls = sorted(L for L in r.excess if "single" in r.excess[L])
+        if Ls:
+            out.append(
+                {
+                    "series": r.protocol.name,
+                    "task": task_label(r.curve),
+                    "depths": Ls,
+                    "excess": [r.excess[L]["single"][0] for L in Ls],
+                    "se": [r.excess[L]["single"][1] for L in Ls],
+                }
+            )
+    return out
+
+
+def sections(ev) -> Sections:
+    """The checkpoint table and the excess-over-the-single-head figure (each left out without data)."""
+    t = checkpoint_table(ev)
+    above = single_excess_rows(ev)
+    fig = figures.figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION)
+    return Sections(tables=() if t is None else (t,), figures=(fig,) if above else ())
+
+
+CONTROL = "ensemble-control"  # the positive control's protocol: inverse depth must be found there
+
+
+def story(results, ev) -> Story:
+    """The answer: the positive control first, then real training, the one-layer model against the
+    single head and the top-16 signed floor, each with its numbers."""
+    inv = results_of(results, "protocol-inverse-depth")
+    if not inv:
+        return Story(answer=("No paper-curves run is in this store.",))
+    control = [r for r in inv if r.condition.label.startswith(CONTROL + " ")]
+    trained = [r for r in inv if r not in control]
+    answer = []
+    if control:
+        answer.append(
+            "The positive control (L independently trained one-layer models averaged) gives inverse depth: "
+            + "; ".join(brief(r) for r in control)
+            + "."
+        )
+    passes = [r for r in trained if r.verdict == "pass"]
+    answer.append(
+        f"Real training gives it in {len(passes)} of {len(trained)} settings ({tally(trained)})"
+        + (f": {'; '.join(brief(r) for r in passes[:3])}." if passes else ".")
+    )
+    if shallow := results_of(results, "protocol-shallow-above-single"):
+        answer.append(f"The one-layer model lies above the best single temperature head (paired): {tally(shallow)}.")
+    for r in results_of(results, "top16-signed-floor"):
+        answer.append(f"On top-16, no variant's deep model reaches the signed floor: {brief(r)}, relative to it.")
+    findings = (
+        Finding(
+            "Excess over the single head against depth",
+            "R_L minus the best single temperature head on the same contexts, per setting: the paper's curve "
+            "would start well above it and fall as 1/L.",
+            "single_excess",
+            ("protocol-shallow-above-single", "top16-signed-floor"),
+        ),
+        Finding(
+            "Excess over the plateau against depth",
+            "R_L - R_inf per setting with L^-1 guides: the control runs parallel to them, real training flattens.",
+            "protocol_excess",
+            ("protocol-inverse-depth",),
+        ),
+    )
+    return Story(answer=tuple(answer[:5]), findings=findings)
