@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -239,12 +239,15 @@ def _curves(data, converged_only: bool) -> list:
 
 
 def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
+    """Loss against depth, one panel per (model, task kind) that has runs (no empty panel), one legend
+    label per series (series that would read alike are told apart by their settings)."""
     entries = _fit_entries(fits)
-    groups = {}
+    groups, full = {}, {}
     for c in _curves(records, converged_only):
         ok = np.isfinite(c.mean) & (c.mean > 0)
         if ok.any():
             groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
+            full[c.key] = c.label
     if not groups:
         raise NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
@@ -255,41 +258,52 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
         | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
     )
     show |= {"task"} if len({k[2] for k in keys if k[2] in _EASY}) > 1 else set()
-    fig, axes = _new(11, 8.5, 2, 2)
-    for i, model in enumerate(("linear", "softmax")):
-        for j, kind in enumerate(("easy", "difficult")):
-            ax = axes[i, j]
-            ax.set_title(f"{model} attention, {kind} task")
-            mine = [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))]
-            if not mine:
-                _empty_panel(ax, "no runs")
-                continue
-            for key in sorted(mine, key=str):
-                depths, m, se = groups[key]
-                colour = colours[(key.a, key.b)]
-                marker = markers[_marker_key(key)]
-                ax.errorbar(
-                    depths,
-                    m,
-                    yerr=_yerr(se),
-                    color=colour,
-                    marker=marker,
-                    ls="-",
-                    lw=1.0,
-                    ms=4,
-                    capsize=2,
-                    label=_label(key, show),
-                )
-                fit = next((p for s, p in entries if _match(s, key)), None)
-                if fit is not None:
-                    grid = np.geomspace(min(depths), max(depths), 100)
-                    curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
-                    ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
-            _depth_axis(ax, [L for k in mine for L in groups[k][0]])
-            ax.set_yscale("log")
-            ax.set_ylabel("loss R_L")
-            ax.grid(True, which="both", alpha=0.25)
-            ax.legend(fontsize=7, loc="best")
+    panels = [
+        (model, kind, mine)
+        for model in ("linear", "softmax")
+        for kind in ("easy", "difficult")
+        if (mine := [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))])
+    ]
+    cols = 1 if len(panels) == 1 else 2
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = _new(5.5 * cols, 4.25 * rows, rows, cols)
+    flat = list(axes.flat)
+    for ax in flat[len(panels) :]:
+        fig.delaxes(ax)
+    for ax, (model, kind, mine) in zip(flat, panels):
+        ax.set_title(f"{model} attention, {kind} task")
+        labels = {key: _label(key, show) for key in mine}
+        seen = Counter(labels.values())
+        for key in sorted(mine, key=str):
+            if seen[labels[key]] > 1:  # alike at this level of detail: add the settings that tell them apart
+                settings = full[key].split(" [", 1)
+                labels[key] += f" [{settings[1]}" if len(settings) == 2 else f" ({key.variant})"
+        for key in sorted(mine, key=str):
+            depths, m, se = groups[key]
+            colour = colours[(key.a, key.b)]
+            marker = markers[_marker_key(key)]
+            ax.errorbar(
+                depths,
+                m,
+                yerr=_yerr(se),
+                color=colour,
+                marker=marker,
+                ls="-",
+                lw=1.0,
+                ms=4,
+                capsize=2,
+                label=labels[key],
+            )
+            fit = next((p for s, p in entries if _match(s, key)), None)
+            if fit is not None:
+                grid = np.geomspace(min(depths), max(depths), 100)
+                curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
+                ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
+        _depth_axis(ax, [L for k in mine for L in groups[k][0]])
+        ax.set_yscale("log")
+        ax.set_ylabel("loss R_L")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7, loc="best")
     fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
     return fig
 

@@ -21,6 +21,16 @@ DEPTHS = (1, 2, 4, 8, 16, 32)
 SEEDS = (0, 1, 2)
 
 
+def panels(fig) -> dict:
+    """The overview's panels by (model, task kind) index: (0 linear | 1 softmax, 0 easy | 1 difficult)."""
+    names = {
+        f"{m} attention, {k} task": (i, j)
+        for i, m in enumerate(("linear", "softmax"))
+        for j, k in enumerate(("easy", "difficult"))
+    }
+    return {names[ax.get_title()]: ax for ax in fig.axes}
+
+
 def make_record(
     model="softmax", task="topk", a=0.5, b=0.5, depth=1, seed=0, *, L0=1.0, c=0.5, alpha=1.0, status="ok", **kw
 ):
@@ -164,7 +174,7 @@ def test_overview_plots_seed_means_in_the_right_panels_and_fits_dashed(records):
         ],
     )
     assert why == "" and fig is not None
-    axes = np.array(fig.axes).reshape(2, 2)
+    axes = panels(fig)
     counts = {}
     for i, model in enumerate(("linear", "softmax")):
         for j, task in enumerate(("easy-exact", "topk")):
@@ -202,7 +212,7 @@ def test_overview_error_bars_are_the_standard_error_over_seeds(records):
         "overview",
         [r for r in records if r["config"]["model"]["model"] == "linear" and r["config"]["task"]["task"] == "topk"],
     )
-    ax = np.array(fig.axes).reshape(2, 2)[0, 1]
+    ax = panels(fig)[0, 1]
     segs = [c for c in ax.collections if hasattr(c, "get_segments")][0].get_segments()
     for L, seg in zip(DEPTHS, segs):
         vals = [
@@ -225,11 +235,11 @@ def test_fit_keys_by_series_prefix_and_fit_objects():
     recs = [make_record("softmax", "topk", 0.0, 0.0, L, s, L0=0.5, c=1.0) for L in (1, 4, 16) for s in (0, 1)]
     recs += [make_record("softmax", "topk", 1.0, 1.0, L, 0) for L in (1, 4, 16)]
     fig, _ = figures.build("overview", recs, {("softmax", "base", "topk", 2, 0.0, 0.0): FakeFit()})
-    _, dashed = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    _, dashed = data_lines(panels(fig)[1, 1])
     assert len(dashed) == 1  # matched (0,0) only, not (1,1)
     # a power-law fit (no L0) and a failed fit (no params) are accepted; the failed one draws nothing
     fig, _ = figures.build("overview", recs, {("softmax",): {"c": 2.0, "alpha": 0.5}, ("linear",): {"error": "x"}})
-    _, dashed = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    _, dashed = data_lines(panels(fig)[1, 1])
     assert len(dashed) == 2
     x, y = dashed[0].get_xdata(), dashed[0].get_ydata()
     np.testing.assert_allclose(y, 2.0 * np.asarray(x) ** -0.5, rtol=1e-12)
@@ -238,7 +248,7 @@ def test_fit_keys_by_series_prefix_and_fit_objects():
 def test_converged_only_drops_unconverged_runs():
     recs = [make_record("linear", "topk", 0.5, 0.5, L, 0, converged=(L != 4)) for L in (1, 2, 4, 8)]
     fig, _ = figures.build("overview", recs, converged_only=True)
-    marked, _ = data_lines(np.array(fig.axes).reshape(2, 2)[0, 1])
+    marked, _ = data_lines(panels(fig)[0, 1])
     assert list(marked[0].get_xdata()) == [1, 2, 8]
 
 
@@ -354,11 +364,11 @@ def test_series_are_the_curves_the_claims_use():
     other = [dict(r, config={**r["config"], "train": {"lr": 1e-2}}) for r in recs]
     assert len(curves(recs + other)) == 2
     fig, _ = figures.build("overview", recs + other)
-    marked, _ = data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])
+    marked, _ = data_lines(panels(fig)[1, 1])
     assert len(marked) == 2
     # and the figure accepts the curves themselves, drawing the same seed means
     fig2, _ = figures.build("overview", curves(recs + other))
-    marked2, _ = data_lines(np.array(fig2.axes).reshape(2, 2)[1, 1])
+    marked2, _ = data_lines(panels(fig2)[1, 1])
     assert sorted(tuple(m.get_ydata()) for m in marked) == sorted(tuple(m.get_ydata()) for m in marked2)
 
 
@@ -379,4 +389,18 @@ def test_unidentified_fit_is_not_drawn():
     bad = FitResult.missing("offset_power", "too few depths")
     for fit, n in ((good, 1), (bad, 0)):
         fig, _ = figures.build("overview", recs, {key: fit})
-        assert len(data_lines(np.array(fig.axes).reshape(2, 2)[1, 1])[1]) == n
+        assert len(data_lines(panels(fig)[1, 1])[1]) == n
+
+
+def test_overview_draws_only_panels_with_data_and_no_repeated_legend_label():
+    from synthetic import curve
+
+    one = curve(lambda L: 1 + 1 / L)
+    two = curve(lambda L: 2 + 1 / L)
+    for r in two:  # the same condition but for the learning rate: a separate curve
+        r["config"]["train"]["lr"] = 1e-2
+    fig, why = figures.build("overview", one + two)
+    assert why == "" and [ax.get_title() for ax in fig.axes] == ["softmax attention, difficult task"]
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(labels) == 2 and len(set(labels)) == 2, labels
+    assert any("lr=0.01" in lab for lab in labels)
