@@ -15,6 +15,35 @@ from ..formatting import format_estimate
 
 # the laws that are losses (gamma_opt is a step size)
 LOSS_LAWS = tuple(k for k in LINEAR_LAWS if k != "gamma_opt")
+# what a legend says for each law (each line keeps the column name as its ``gid``)
+LAW_LABELS = {
+    "constrained": "equal steps, reference step L/λ₁",
+    "constrained_opt": "equal steps, best step",
+    "beta_form": "equal steps: Beta-function form",
+    "gamma_asymptote": "equal steps: large-L asymptote",
+    "free_continuum": "free steps: continuum limit",
+    "free_discrete": "free steps: finite spectrum",
+}
+
+
+def plain_log_ticks(axis, integers: bool = False) -> None:
+    """Label a log axis with plain numbers (``2``, ``0.25``, ``1.5``), major and minor ticks alike:
+    matplotlib's default writes ``2.02x10^0`` on an axis that spans less than a decade.
+
+    ``integers``: depths, labelled only at powers of two.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if integers:
+        axis.set_major_locator(LogLocator(base=2))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}" if v >= 1 else f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+        return
+    fmt = FuncFormatter(lambda v, _: f"{v:.3g}")
+    axis.set_major_formatter(fmt)
+    lo, hi = sorted(axis.get_view_interval())
+    narrow = lo > 0 and hi / lo < 10  # less than a decade: the minor ticks carry the labels
+    axis.set_minor_formatter(fmt if narrow else NullFormatter())
 
 
 def _axes(ax):
@@ -77,6 +106,8 @@ def plot_curve(curve, ax=None, kind: str | None = None, n_boot: int = 0):
     ax.set_ylabel("loss R_L")
     ax.set_title(curve.label, fontsize=9)
     ax.legend(fontsize=8)
+    plain_log_ticks(ax.xaxis, integers=True)
+    plain_log_ticks(ax.yaxis)
     return ax
 
 
@@ -99,15 +130,16 @@ def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
     Returns
     -------
     matplotlib.axes.Axes
-        ``ax``; each law is one line labelled with its name, its points the theory's values.
+        ``ax``; each law is one line labelled in words (:data:`LAW_LABELS`) with the law's column
+        name as its ``gid``, its points the theory's values.
 
     Examples
     --------
     >>> from matplotlib.figure import Figure
     >>> from depthscale.theory.spectra import PowerLawSpectrum
     >>> ax = plot_linear_laws(PowerLawSpectrum(2.0, 1.0, 1000), [1, 2, 4, 8], ax=Figure().subplots())
-    >>> [line.get_label() for line in ax.lines][:2]
-    ['constrained', 'constrained_opt']
+    >>> [line.get_gid() for line in ax.lines][:2], ax.lines[0].get_label()
+    (['constrained', 'constrained_opt'], 'equal steps, reference step L/λ₁')
     """
     ax = _axes(ax)
     cols = linear_law_columns(spectrum, depths)
@@ -121,18 +153,19 @@ def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
                 bad_argument("laws", law, f"one of {', '.join(available)} for this spectrum")
     L = np.asarray(depths, dtype=float)
     for law in chosen:
-        ax.plot(L, cols[law], marker="o", ms=3, label=law)
+        ax.plot(L, cols[law], marker="o", ms=3, label=LAW_LABELS[law], gid=law)
     if slopes and spectrum.asymptotic:
         zeta = spectrum.zeta
-        for power, anchor, text in ((zeta, "constrained", "L^-zeta"), (2 * zeta, "free_discrete", "L^-2zeta")):
-            ax.plot(L, cols[anchor][-1] * (L / L[-1]) ** -power, "k:", lw=1, label=f"slope {text} (zeta = {zeta:g})")
+        for power, anchor, text in ((zeta, "constrained", "L^-ζ"), (2 * zeta, "free_discrete", "L^-2ζ")):
+            ax.plot(L, cols[anchor][-1] * (L / L[-1]) ** -power, "k:", lw=1, label=f"slope {text} (ζ = {zeta:g})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("depth L")
     ax.set_ylabel("loss")
     ax.set_title(f"linear attention, (a, b) = ({spectrum.a:g}, {spectrum.b:g}), d = {spectrum.d}", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
+    plain_log_ticks(ax.yaxis)
     return ax
 
 
-__all__ = ["LOSS_LAWS", "plot_curve", "plot_linear_laws"]
+__all__ = ["LOSS_LAWS", "LAW_LABELS", "plot_curve", "plot_linear_laws", "plain_log_ticks"]
