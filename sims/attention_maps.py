@@ -50,21 +50,178 @@ def attention_code(name: str) -> int:
 
 
 @njit(cache=True)
+def max4(z):
+    """Maximum of a vector with four independent accumulators (vectorisable, deterministic order)."""
+    n = z.shape[0]
+    m0 = z[0]
+    m1 = z[0]
+    m2 = z[0]
+    m3 = z[0]
+    i = 0
+    while i + 4 <= n:
+        m0 = max(m0, z[i])
+        m1 = max(m1, z[i + 1])
+        m2 = max(m2, z[i + 2])
+        m3 = max(m3, z[i + 3])
+        i += 4
+    while i < n:
+        m0 = max(m0, z[i])
+        i += 1
+    return max(max(m0, m1), max(m2, m3))
+
+
+@njit(cache=True)
+def sum4(z):
+    """Sum of a vector in float64 with four partial sums (vectorisable, deterministic order)."""
+    n = z.shape[0]
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        t0 += z[i]
+        t1 += z[i + 1]
+        t2 += z[i + 2]
+        t3 += z[i + 3]
+        i += 4
+    while i < n:
+        t0 += z[i]
+        i += 1
+    return (t0 + t1) + (t2 + t3)
+
+
+# exp(x) without a libm call and without float->int conversions, so that LLVM vectorises the loops
+# that use it (numba has no vector exp here; the scalar call dominated the softmax forward pass):
+# x = k ln2 + r with |r| <= ln2 / 2 (k rounded by adding 1.5 * 2^52, whose low bits then hold k;
+# Cody-Waite split of ln2 with the fdlibm constants), exp(r) by its Taylor polynomial to degree 13
+# (truncation below 1e-17 relative), 2^k assembled in the exponent bits through an int64 view.
+# Arguments are clamped to [-700, 700]: exp(-700) ~ 1e-304 is nothing next to the weights the maps
+# compare it with (a softmax row's maximum is exp(0) = 1), and exp(700) ~ 1e304 stays finite.
+# Shared by softmax (softmax_kernels) and the sigmoid map.
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_MAGIC = 6755399441055744.0  # 1.5 * 2^52
+_MAGIC_BITS = 0x4338000000000000  # its bit pattern
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")  # FMA only: reassociation would undo the rounding trick
+def exp_shifted64(z, shift, ib, fb):
+    """``z_i <- exp(z_i - shift)`` in place, float64, the argument clamped to [-700, 700].
+
+    ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
+    """
+    n = z.shape[0]
+    for i in range(n):
+        x = min(max(z[i] - shift, -700.0), 700.0)
+        b = x * _LOG2E + _MAGIC
+        kf = b - _MAGIC  # nearest integer to x / ln2
+        r = (x - kf * _LN2_HI) - kf * _LN2_LO
+        q = 1.0 / 6227020800.0
+        q = q * r + 1.0 / 479001600.0
+        q = q * r + 1.0 / 39916800.0
+        q = q * r + 1.0 / 3628800.0
+        q = q * r + 1.0 / 362880.0
+        q = q * r + 1.0 / 40320.0
+        q = q * r + 1.0 / 5040.0
+        q = q * r + 1.0 / 720.0
+        q = q * r + 1.0 / 120.0
+        q = q * r + 1.0 / 24.0
+        q = q * r + 1.0 / 6.0
+        q = q * r + 0.5
+        q = q * r + 1.0
+        q = q * r + 1.0
+        z[i] = q
+        fb[i] = b
+    for i in range(n):
+        ib[i] = (ib[i] - _MAGIC_BITS + 1023) << 52  # the bits of 2^k
+    for i in range(n):
+        z[i] = z[i] * fb[i]
+
+
+# float32 counterpart: the same construction in single precision (8 lanes instead of 4), Taylor
+# degree 7 (truncation below 1e-8 relative), 2^k through an int32 view, clamp at -87 and 87
+# (2^-126 is the smallest normal float32, exp(87) ~ 6e37 stays finite).
+_LOG2E_F = np.float32(1.4426950408889634)
+_LN2_HI_F = np.float32(0.693359375)  # 9 significant bits: k * _LN2_HI_F is exact
+_LN2_LO_F = np.float32(-2.1219444005469057e-4)
+_MAGIC_F = np.float32(12582912.0)  # 1.5 * 2^23
+_MAGIC_BITS_F = 0x4B400000
+_NEG87_F = np.float32(-87.0)
+_POS87_F = np.float32(87.0)
+_ONE_F = np.float32(1.0)
+
+
+@njit(cache=True, fastmath={"contract"}, inline="always")  # FMA only: reassociation would undo the rounding trick
+def exp_shifted32(z, shift, ib, fb):
+    """``z_i <- exp(z_i - shift)`` in place, float32 (``shift`` a float32), clamped to [-87, 87].
+
+    ``ib`` (int32) and ``fb`` (a float32 view of the same memory) are scratch of length >= len(z).
+    """
+    n = z.shape[0]
+    for i in range(n):
+        x = min(max(np.float32(z[i] - shift), _NEG87_F), _POS87_F)
+        b = x * _LOG2E_F + _MAGIC_F
+        kf = b - _MAGIC_F
+        r = (x - kf * _LN2_HI_F) - kf * _LN2_LO_F
+        q = np.float32(1.0 / 5040.0)
+        q = q * r + np.float32(1.0 / 720.0)
+        q = q * r + np.float32(1.0 / 120.0)
+        q = q * r + np.float32(1.0 / 24.0)
+        q = q * r + np.float32(1.0 / 6.0)
+        q = q * r + np.float32(0.5)
+        q = q * r + _ONE_F
+        q = q * r + _ONE_F
+        z[i] = q
+        fb[i] = b
+    for i in range(n):
+        ib[i] = np.int32((ib[i] - _MAGIC_BITS_F + 127) << 23)
+    for i in range(n):
+        z[i] = z[i] * fb[i]
+
+
+# The reductions of the sparse maps run with reassociation allowed (and no NaN, no signed zero),
+# so that LLVM splits each sum into vector lanes; a minimum would not vectorise (its select becomes
+# a mispredicted branch), so entmax checks its support by a count instead. The order is fixed by
+# the compiled code, so a machine gives the same numbers every time; across CPUs with other vector
+# widths they may differ in the last bits. Scores are finite (NaN would give meaningless weights).
+_REDUCE = {"reassoc", "nsz", "nnan", "contract"}
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _above(z, tau, scale):
+    """Count, sum and sum of squares of ``u_i = scale z_i`` over ``{u_i > tau}`` (float64, vectorised)."""
+    k = 0.0
+    s = 0.0
+    q = 0.0
+    for i in range(z.shape[0]):
+        u = scale * z[i]
+        on = u > tau
+        a = u if on else 0.0
+        k += 1.0 if on else 0.0
+        s += a
+        q += a * a
+    return k, s, q
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _count_at_least(z, t, scale):
+    """``#{i : scale z_i >= t}`` (float64, vectorised)."""
+    k = 0.0
+    for i in range(z.shape[0]):
+        k += 1.0 if scale * z[i] >= t else 0.0
+    return k
+
+
+@njit(cache=True)
 def sparsemax_inplace(z):
     """Sparsemax of a vector, in place (exact threshold, Michelot's iteration)."""
     n = z.shape[0]
-    mx = z[0]
-    for i in range(n):
-        mx = max(mx, z[i])
-    tau = mx - 1.0
-    last = -1
+    tau = max4(z) - 1.0
+    last = -1.0
     for _ in range(n + 1):
-        k = 0
-        s = 0.0
-        for i in range(n):
-            if z[i] > tau:
-                k += 1
-                s += z[i]
+        k, s, _q = _above(z, tau, 1.0)
         if k == last:
             break
         last = k
@@ -77,27 +234,16 @@ def sparsemax_inplace(z):
 def entmax15_inplace(z):
     """1.5-entmax of a vector, in place: ``p_i = [z_i / 2 - tau]_+^2`` (exact threshold)."""
     n = z.shape[0]
-    mx = z[0]
-    for i in range(n):
-        mx = max(mx, z[i])
-    tau = 0.5 * mx - 1.0
+    tau = 0.5 * max4(z) - 1.0
     root = tau
     for _ in range(60):  # Newton converges quadratically; the closed form ends it in a few rounds
-        k = 0
-        s1 = 0.0
-        s2 = 0.0
-        umin = np.inf
-        for i in range(n):
-            u = 0.5 * z[i]
-            if u > tau:
-                k += 1
-                s1 += u
-                s2 += u * u
-                umin = min(umin, u)
+        k, s1, s2 = _above(z, tau, 0.5)
         mean = s1 / k
         disc = mean * mean - (s2 - 1.0) / k
         root = mean - np.sqrt(max(disc, 0.0))
-        if disc >= 0.0 and umin >= root:
+        # exact when every u of S = {u > tau} is >= root: trivially if root <= tau, else when the
+        # u >= root (all in S, as root > tau) are as many as S
+        if disc >= 0.0 and (root <= tau or _count_at_least(z, root, 0.5) == k):
             break
         # Newton on g(tau) = sum_S (u - tau)^2 - 1 from the left: g' = -2 sum_S (u - tau)
         g = s2 - 2.0 * tau * s1 + k * tau * tau - 1.0
@@ -112,16 +258,28 @@ def entmax15_inplace(z):
         z[i] = u * u
 
 
-@njit(cache=True)
-def sigmoid_inplace(z, bias):
-    """``z_i <- sigmoid(z_i + bias)`` in place (stable on both sides of zero)."""
-    for i in range(z.shape[0]):
-        x = z[i] + bias
-        if x >= 0.0:
-            z[i] = 1.0 / (1.0 + np.exp(-x))
-        else:
-            e = np.exp(x)
-            z[i] = e / (1.0 + e)
+@njit(cache=True, fastmath={"contract"})
+def sigmoid_inplace(z, bias, ib=None):
+    """``z_i <- sigmoid(z_i + bias) = 1 / (1 + exp(-z_i - bias))`` in place, in z's precision.
+
+    The exponential is ``exp_shifted64``/``exp_shifted32`` (vectorised; its argument clamped to
+    [-700, 700], [-87, 87] in float32, so it never overflows: sigmoid(-700) ~ 1e-304 is the smallest
+    weight). ``ib`` is int64 scratch of length >= len(z) (allocated when omitted).
+    """
+    n = z.shape[0]
+    if ib is None:
+        sc = np.empty(n, np.int64)
+    else:
+        sc = ib
+    for i in range(n):
+        z[i] = -z[i]
+    if z.itemsize == 4:
+        i32 = sc.view(np.int32)
+        exp_shifted32(z, np.float32(bias), i32, i32.view(np.float32))
+    else:
+        exp_shifted64(z, bias, sc, sc.view(np.float64))
+    for i in range(n):
+        z[i] = 1.0 / (1.0 + z[i])
 
 
 @njit(cache=True)
@@ -129,6 +287,25 @@ def relu_inplace(z, scale):
     """``z_i <- scale * max(z_i, 0)`` in place."""
     for i in range(z.shape[0]):
         z[i] = scale * max(z[i], 0.0)
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _back_sums(p, dp, root):
+    """``(sum_i w_i, sum_i w_i dp_i)`` in float64 with ``w_i = sqrt(p_i)`` if ``root``, else ``[p_i > 0]``
+    (vectorised reductions, as in ``_above``)."""
+    a = 0.0
+    b = 0.0
+    if root:
+        for i in range(p.shape[0]):
+            w = np.sqrt(p[i])
+            a += w
+            b += w * dp[i]
+    else:
+        for i in range(p.shape[0]):
+            on = p[i] > 0.0
+            a += 1.0 if on else 0.0
+            b += dp[i] if on else 0.0
+    return a, b
 
 
 @njit(cache=True, inline="always")
@@ -140,22 +317,12 @@ def sparse_back(kind, p, dp, dz, scale):
     """
     n = p.shape[0]
     if kind == SPARSEMAX:
-        k = 0.0
-        s = 0.0
-        for i in range(n):
-            on = 1.0 if p[i] > 0.0 else 0.0
-            k += on
-            s += on * dp[i]
+        k, s = _back_sums(p, dp, False)
         mean = s / k
         for i in range(n):
             dz[i] = scale * (dp[i] - mean) * (1.0 if p[i] > 0.0 else 0.0)
     elif kind == ENTMAX15:
-        sg = 0.0
-        sgd = 0.0
-        for i in range(n):
-            g = np.sqrt(p[i])
-            sg += g
-            sgd += g * dp[i]
+        sg, sgd = _back_sums(p, dp, True)
         c = sgd / sg
         for i in range(n):
             dz[i] = scale * np.sqrt(p[i]) * (dp[i] - c)

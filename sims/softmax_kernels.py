@@ -21,10 +21,14 @@ from .attention_maps import (
     SOFTMAX,
     SPARSEMAX,
     entmax15_inplace,
+    exp_shifted32,
+    exp_shifted64,
+    max4,
     relu_inplace,
     sigmoid_inplace,
     sparse_back,
     sparsemax_inplace,
+    sum4,
 )
 from .jit import njit, prange
 
@@ -65,137 +69,32 @@ def _rms_rows_back(dH, Hn, r, S, ones, rowsum):
             dH[i, a] = ri * (dH[i, a] - Hn[i, a] * dot)
 
 
-# exp(x) for x <= 0 without a libm call and without float->int conversions, so that LLVM
-# vectorises the softmax loops (numba has no vector exp here; the scalar call dominated the
-# forward pass): x = k ln2 + r with |r| <= ln2 / 2 (k rounded by adding 1.5 * 2^52, whose low bits
-# then hold k; Cody-Waite split of ln2 with the fdlibm constants), exp(r) by its Taylor polynomial
-# to degree 13 (truncation below 1e-17 relative), 2^k assembled in the exponent bits through an
-# int64 view. Arguments below -700 are clamped: exp(-700) ~ 1e-304 is nothing next to the row
-# maximum's exp(0) = 1. Sums and maxima use four partial accumulators (fixed order: deterministic).
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-_MAGIC = 6755399441055744.0  # 1.5 * 2^52
-_MAGIC_BITS = 0x4338000000000000  # its bit pattern
+# The exponential is attention_maps.exp_shifted64/exp_shifted32 (no libm call, so the loops vectorise;
+# shared with the sigmoid map); sums and maxima are attention_maps.sum4/max4 (four partial
+# accumulators in a fixed order: vectorisable and deterministic).
 
 
-@njit(cache=True)
-def _max4(z):
-    """Maximum of a vector with four independent accumulators (vectorisable, deterministic order)."""
-    n = z.shape[0]
-    m0 = z[0]
-    m1 = z[0]
-    m2 = z[0]
-    m3 = z[0]
-    i = 0
-    while i + 4 <= n:
-        m0 = max(m0, z[i])
-        m1 = max(m1, z[i + 1])
-        m2 = max(m2, z[i + 2])
-        m3 = max(m3, z[i + 3])
-        i += 4
-    while i < n:
-        m0 = max(m0, z[i])
-        i += 1
-    return max(max(m0, m1), max(m2, m3))
-
-
-@njit(cache=True)
-def _sum4(z):
-    """Sum of a vector in float64 with four partial sums (vectorisable, deterministic order)."""
-    n = z.shape[0]
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
-    t3 = 0.0
-    i = 0
-    while i + 4 <= n:
-        t0 += z[i]
-        t1 += z[i + 1]
-        t2 += z[i + 2]
-        t3 += z[i + 3]
-        i += 4
-    while i < n:
-        t0 += z[i]
-        i += 1
-    return (t0 + t1) + (t2 + t3)
-
-
-@njit(cache=True, fastmath={"contract"})  # FMA only: reassociation would undo the rounding trick
+@njit(cache=True, fastmath={"contract"})
 def _softmax_inplace(z, ib, fb):
     """Stable softmax of a vector, in place (the maximum is subtracted first).
 
     ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
     """
     n = z.shape[0]
-    mx = _max4(z)
-    for i in range(n):
-        x = max(z[i] - mx, -700.0)
-        b = x * _LOG2E + _MAGIC
-        kf = b - _MAGIC  # nearest integer to x / ln2
-        r = (x - kf * _LN2_HI) - kf * _LN2_LO
-        q = 1.0 / 6227020800.0
-        q = q * r + 1.0 / 479001600.0
-        q = q * r + 1.0 / 39916800.0
-        q = q * r + 1.0 / 3628800.0
-        q = q * r + 1.0 / 362880.0
-        q = q * r + 1.0 / 40320.0
-        q = q * r + 1.0 / 5040.0
-        q = q * r + 1.0 / 720.0
-        q = q * r + 1.0 / 120.0
-        q = q * r + 1.0 / 24.0
-        q = q * r + 1.0 / 6.0
-        q = q * r + 0.5
-        q = q * r + 1.0
-        q = q * r + 1.0
-        z[i] = q
-        fb[i] = b
-    for i in range(n):
-        ib[i] = (ib[i] - _MAGIC_BITS + 1023) << 52  # the bits of 2^k
-    for i in range(n):
-        z[i] = z[i] * fb[i]
-    inv = 1.0 / _sum4(z)
+    mx = max4(z)
+    exp_shifted64(z, mx, ib, fb)
+    inv = 1.0 / sum4(z)
     for i in range(n):
         z[i] *= inv
 
 
-# float32 counterpart: the same construction in single precision (8 lanes instead of 4), Taylor
-# degree 7 (truncation below 1e-8 relative), 2^k through an int32 view, clamp at -87 (2^-126 is
-# the smallest normal float32).
-_LOG2E_F = np.float32(1.4426950408889634)
-_LN2_HI_F = np.float32(0.693359375)  # 9 significant bits: k * _LN2_HI_F is exact
-_LN2_LO_F = np.float32(-2.1219444005469057e-4)
-_MAGIC_F = np.float32(12582912.0)  # 1.5 * 2^23
-_MAGIC_BITS_F = 0x4B400000
-_NEG87_F = np.float32(-87.0)
-_ONE_F = np.float32(1.0)
-
-
-@njit(cache=True, fastmath={"contract"})  # FMA only: reassociation would undo the rounding trick
+@njit(cache=True, fastmath={"contract"})
 def _softmax32_inplace(z, ib, fb):
     """Single-precision stable softmax in place; ``ib`` int32 scratch, ``fb`` its float32 view."""
     n = z.shape[0]
-    mx = np.float32(_max4(z))
-    for i in range(n):
-        x = max(np.float32(z[i] - mx), _NEG87_F)
-        b = x * _LOG2E_F + _MAGIC_F
-        kf = b - _MAGIC_F
-        r = (x - kf * _LN2_HI_F) - kf * _LN2_LO_F
-        q = np.float32(1.0 / 5040.0)
-        q = q * r + np.float32(1.0 / 720.0)
-        q = q * r + np.float32(1.0 / 120.0)
-        q = q * r + np.float32(1.0 / 24.0)
-        q = q * r + np.float32(1.0 / 6.0)
-        q = q * r + np.float32(0.5)
-        q = q * r + _ONE_F
-        q = q * r + _ONE_F
-        z[i] = q
-        fb[i] = b
-    for i in range(n):
-        ib[i] = np.int32((ib[i] - _MAGIC_BITS_F + 127) << 23)
-    for i in range(n):
-        z[i] = z[i] * fb[i]
-    inv = np.float32(1.0 / _sum4(z))
+    mx = np.float32(max4(z))
+    exp_shifted32(z, mx, ib, fb)
+    inv = np.float32(1.0 / sum4(z))
     for i in range(n):
         z[i] *= inv
 
@@ -220,7 +119,7 @@ def _attend(z, ib, kind):
     elif kind == ENTMAX15:
         entmax15_inplace(z)
     elif kind == SIGMOID:
-        sigmoid_inplace(z, -np.log(z.shape[0]))
+        sigmoid_inplace(z, -np.log(z.shape[0]), ib)
     elif kind == RELU:
         relu_inplace(z, 1.0 / z.shape[0])
 
