@@ -41,6 +41,17 @@ class ClaimTable(list):
         c = Counter(r.verdict for r in self)
         return {v: c[v] for v in VERDICTS if c[v]}
 
+    def __repr__(self) -> str:
+        """The counts by verdict, then one line per claim (id, verdict, measured), the first 10."""
+        counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no claims"
+        lines = [f"<ClaimTable {len(self)} claim(s): {counts}"]
+        for r in self[:10]:
+            cells = claim_cells(r)
+            lines.append(f"  {r.id}: {r.verdict}, measured {cells['measured']} vs {cells['expected']}")
+        if len(self) > 10:
+            lines.append(f"  ... {len(self) - 10} more")
+        return "\n".join(lines) + ">"
+
     def _repr_html_(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no claims"
         rows = [[claim_cells(r)[k] for k in COLUMNS] for r in self]

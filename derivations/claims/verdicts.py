@@ -144,6 +144,17 @@ class ClaimResult:
         label = self.condition.label
         return f"{self.claim_id} {label}" if label else self.claim_id
 
+    def __repr__(self) -> str:
+        """Two lines: id and verdict (with the verdict an indicative row points to), then measured
+        against expected with the tolerance, and the reason (cut at 100 characters)."""
+        cells = claim_cells(self)
+        verdict = self.verdict + (f" (would be {self.would_be})" if self.would_be else "")
+        reason = self.reason if len(self.reason) <= 100 else self.reason[:99] + "…"
+        return (
+            f"<ClaimResult {self.id}: {verdict}\n  measured {cells['measured']} vs expected {cells['expected']}"
+            f" ({self.tolerance}){'; ' + reason if reason else ''}>"
+        )
+
     def _repr_html_(self) -> str:
         """A one-row claims table in a notebook (:class:`~depthscale.derivations.claims.display.ClaimTable`)."""
         from .display import ClaimTable

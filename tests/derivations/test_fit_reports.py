@@ -149,3 +149,18 @@ def test_to_xarray_without_xarray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "xarray", None)  # import xarray now raises ImportError
     with pytest.raises(ImportError, match=r'^xarray is not installed: pip install "depthscale\[xarray\]"$'):
         c.to_xarray()
+
+
+def test_claim_results_and_tables_have_short_reprs():
+    from depthscale.derivations.claims.display import ClaimTable
+    from depthscale.derivations.claims.verdicts import ClaimResult
+
+    long_reason = "x" * 300
+    r = ClaimResult("c1", "alpha near 1", (0.8, 1.2), 0.97, 0.01, "2 s.e.", "indicative", long_reason, would_be="pass")
+    text = repr(r)
+    assert text.splitlines()[0] == "<ClaimResult c1: indicative (would be pass)"
+    assert "measured 0.97 ± 0.01 vs expected [0.8, 1.2] (2 s.e.)" in text and len(text) < 250
+    rows = [ClaimResult(f"c{i}", "s", 1.0, 1.0, None, "3%", v, "") for i, v in enumerate(["pass"] * 9 + ["fail"] * 4)]
+    table = repr(ClaimTable(rows))
+    assert table.startswith("<ClaimTable 13 claim(s): 9 pass, 4 fail") and table.endswith("... 3 more>")
+    assert len(table.splitlines()) == 12
