@@ -81,11 +81,18 @@ def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_
     return rows if not_run else [r for r in rows if r.verdict != "not run"]
 
 
+_KEPT: dict = {}  # REGISTRY and CLAIMS_BY_ID, kept while the registry of studies is the same
+
+
 def __getattr__(name: str):
-    if name == "REGISTRY":
-        return registered_claims()
-    if name == "CLAIMS_BY_ID":
-        return {c.id: c for c in registered_claims()}
+    if name in ("REGISTRY", "CLAIMS_BY_ID"):
+        from ..study import studies
+
+        found = studies()
+        if _KEPT.get("studies") is not found:  # computed once per registry (a test may swap it)
+            every = registered_claims()
+            _KEPT.update(studies=found, REGISTRY=every, CLAIMS_BY_ID={c.id: c for c in every})
+        return _KEPT[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
