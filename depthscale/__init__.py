@@ -3,8 +3,10 @@
 Three subpackages, importing one way only (``theory`` <- ``sims`` <- ``derivations``):
 ``depthscale.theory`` (derivations and depth laws, no I/O), ``depthscale.sims`` (numba
 simulations, sweeps, the results store) and ``depthscale.derivations`` (fits, claims, figures,
-reports). The names below are re-exported here and imported on first use, so ``import depthscale``
-loads neither numba nor sympy.
+reports, and the ``Study`` record); the studies themselves are ``depthscale.studies`` (one package
+per study, listed by ``depthscale.derivations.study.studies()``), importing the three. The names
+below are re-exported here and imported on first use, so ``import depthscale`` loads neither numba
+nor sympy.
 
 The five entry points::
 
@@ -67,7 +69,7 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "Curve curves FitResult fit_offset_power fit_power_law ClaimResult ClaimTable Evidence evaluate_claims "
-            "build_context write_report plot_curve plot_linear_laws"
+            "build_context write_report plot_curve plot_linear_laws Study"
         ).split(),
         "derivations",
     ),
@@ -92,6 +94,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.derivations.report.plots import plot_linear_laws as plot_linear_laws
     from depthscale.derivations.report.render import write_report as write_report
     from depthscale.derivations.report.reporting import build_context as build_context
+    from depthscale.derivations.study import Study as Study
     from depthscale.sims.config import ModelConfig as ModelConfig
     from depthscale.sims.config import RunConfig as RunConfig
     from depthscale.sims.config import TaskConfig as TaskConfig
