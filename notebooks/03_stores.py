@@ -30,7 +30,9 @@ from depthscale import ClaimTable, Evidence, Store, curves, plot_curve, to_frame
 from depthscale.derivations import REGISTRY
 from depthscale.derivations.report import figures
 
-RESULTS = Path("..") / "results"
+# the repository's root, whether the notebook runs from it or from notebooks/
+ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "results" / "cpu.sqlite").is_file())
+RESULTS = ROOT / "results"
 CPU, PROTOCOL = RESULTS / "cpu.sqlite", RESULTS / "protocol.sqlite"
 
 # %% [markdown]
@@ -104,9 +106,9 @@ display(deep.pivot_table(index="protocol", columns="task", values="final_loss").
 # %%
 with Store(CPU, mode="read") as store:
     records = list(store.records())
-softmax_exponent = next(claim for claim in REGISTRY if claim.__name__ == "softmax_exponent")
+softmax_exponent = next(claim for claim in REGISTRY if claim.id == "softmax-top2-exponent")
 decided = softmax_exponent(Evidence(curves(records)))
-reported = {c["id"]: c for c in json.loads((Path("..") / "docs" / "cpu-report" / "claims.json").read_text())}
+reported = {c["id"]: c for c in json.loads((ROOT / "docs" / "cpu-report" / "claims.json").read_text())}
 display(
     pd.DataFrame(
         [

@@ -21,7 +21,10 @@ EXPECTED = {
     "01_linear_laws.py": {"image/png": 2, "text/html": 4, "text/markdown": 1},
     "02_softmax_clt.py": {"image/png": 2, "text/html": 3},
     "03_stores.py": {"image/png": 3, "text/html": 9},
+    "04_check_your_prediction.py": {"image/png": 1, "text/html": 2},
 }
+# a notebook runs from the repository root and from notebooks/ alike
+WHERE = {"notebooks": NOTEBOOKS, "root": ROOT}
 
 
 def _digests() -> dict:
@@ -42,11 +45,12 @@ def test_every_notebook_is_listed():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.py")) == sorted(EXPECTED)
 
 
+@pytest.mark.parametrize("where", sorted(WHERE))
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_notebook_runs_and_shows_its_results(name):
+def test_notebook_runs_and_shows_its_results(name, where):
     nb = jupytext.read(NOTEBOOKS / name)
     client = nbclient.NotebookClient(
-        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(WHERE[where])}}
     )
     before = _digests()
     t0 = time.perf_counter()
@@ -56,3 +60,12 @@ def test_notebook_runs_and_shows_its_results(name):
     counts = _outputs(nb)
     for mime, n in EXPECTED[name].items():
         assert counts.get(mime, 0) >= n, (mime, counts)
+
+
+def test_the_notebook_extra_brings_widgets_and_jupytext():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {req.split(">")[0].split("=")[0].split("[")[0] for req in extras["notebook"]}
+    assert {"ipywidgets", "jupytext"} <= names  # without ipywidgets tqdm.auto warns "IProgress not found"
+    assert any(req.startswith("xarray") for req in extras["xarray"])
