@@ -9,7 +9,12 @@ part of the step; it is timed on its own and compared with the L = 16 step. The 
 single-core GEMM rate (NumPy matmul of 512 x 512) is measured in the same run, and each numba step
 is reported as a fraction of it in FLOP terms (FLOPs counted analytically, see ``step_flops``).
 ``--context-update`` times the softmax model with context updates (``ModelConfig(context_update=True)``)
-in both engines instead.
+in both engines instead. ``--attentions`` times the softmax-family model (two streams, no context
+update) with other attention nonlinearities (``ModelConfig(attention=...)``: sparsemax, entmax15,
+sigmoid, relu; ``all`` for the five) against PyTorch (``torch_models.attention_map``) and reports
+each map's fraction of the GEMM rate next to softmax's from the same round. ``--rounds R`` repeats
+the whole measurement R times, cycling through every configuration in each round, and reports
+medians over rounds (of times, and of the per-round ratios to softmax).
 
 Run: ``python benchmarks/bench_step.py`` (``--help`` for options, ``--json`` for a JSON dump).
 """
@@ -27,6 +32,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -36,6 +42,7 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 from timing import gemm_rate, median_seconds, paired_seconds, step_flops  # noqa: E402
 from torch_models import TorchModel, TorchTrainer  # noqa: E402
 
+from depthscale.sims.attention_maps import ATTENTIONS  # noqa: E402
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
@@ -62,11 +69,14 @@ def blas_info() -> list[dict]:
     ]
 
 
-def bench_config(
-    model: str, dtype: str, L: int, batch, repeats: int, width: int = 0, context_update: bool = False
+def setup_config(
+    model: str, dtype: str, L: int, batch, width: int = 0, context_update: bool = False, attention: str = "softmax"
 ) -> dict:
+    """Both engines' step functions for one configuration, their losses checked on the batch first."""
     B, P_, d = batch.X.shape
-    cfg = ModelConfig(model=model, depth=L, dtype=dtype, width=width, context_update=context_update)
+    cfg = ModelConfig(
+        model=model, depth=L, dtype=dtype, width=width, context_update=context_update, attention=attention
+    )
     eng = make_model(cfg, d)
     theta = eng.init(np.random.default_rng(0))
     tcfg = TrainConfig()
@@ -85,30 +95,39 @@ def bench_config(
     # same maths, checked on the starting point before timing
     loss_nb = eng.loss_and_grad(theta, batch)[0]
     loss_t = ref.loss_and_grad(theta, batch)[0]
-    t_nb, t_t = paired_seconds(nb_step, lambda: trainer.step(*tensors), repeats)
-    # wall clock as well, for reference (inflated by whatever else runs on the shared cores)
-    w_nb, w_t = paired_seconds(nb_step, lambda: trainer.step(*tensors), repeats, warmup=0, wall=True)
     return {
-        "model": model,
-        "context_update": context_update,
-        "dtype": dtype,
-        "L": L,
-        "N": eng.N,
-        "numba_s": t_nb,
-        "torch_s": t_t,
-        "ratio": t_t / t_nb,
-        "numba_wall_s": w_nb,
-        "torch_wall_s": w_t,
-        "wall_ratio": w_t / w_nb,
-        "flops": step_flops(model, B, P_, d, eng.N, L, context_update),
-        "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
+        "row": {
+            "model": model,
+            "attention": attention,
+            "context_update": context_update,
+            "dtype": dtype,
+            "L": L,
+            "N": eng.N,
+            "flops": step_flops(model, B, P_, d, eng.N, L, context_update),
+            "loss_rel_diff": abs(loss_nb - loss_t) / abs(loss_t),
+        },
+        "nb": nb_step,
+        "torch": lambda: trainer.step(*tensors),
     }
+
+
+def measure(setup: dict, repeats: int, wall: bool = True) -> dict:
+    """CPU seconds of one step of each engine (interleaved samples), and wall seconds if ``wall``."""
+    t_nb, t_t = paired_seconds(setup["nb"], setup["torch"], repeats)
+    out = {"numba_s": t_nb, "torch_s": t_t}
+    if wall:  # wall clock as well, for reference (inflated by whatever else runs on the shared cores)
+        out["numba_wall_s"], out["torch_wall_s"] = paired_seconds(
+            setup["nb"], setup["torch"], repeats, warmup=0, wall=True
+        )
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depths", default="1,4,16,64")
-    ap.add_argument("--models", default=None, help="default linear,softmax (softmax with --context-update)")
+    ap.add_argument(
+        "--models", default=None, help="default linear,softmax (softmax with --context-update or --attentions)"
+    )
     ap.add_argument("--dtypes", default="float64,float32")
     ap.add_argument("--repeats", type=int, default=7, help="timed samples per configuration (median)")
     ap.add_argument("--d", type=int, default=D, help="input dimension (N = d)")
@@ -116,15 +135,34 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=BATCH, help="contexts per step")
     ap.add_argument("--widths", default="0", help="model widths N (ModelConfig.width; 0 means N = d)")
     ap.add_argument("--context-update", action="store_true", help="the softmax model with context updates")
+    ap.add_argument(
+        "--attentions",
+        default="softmax",
+        help=f"attention nonlinearities of the softmax model, comma-separated from {','.join(ATTENTIONS)}, or all",
+    )
+    ap.add_argument("--rounds", type=int, default=1, help="repeat every configuration this many times (medians)")
+    ap.add_argument("--no-wall", action="store_true", help="skip the wall-clock samples (halves the run time)")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
-    for name in ("d", "P", "batch", "repeats"):
+    for name in ("d", "P", "batch", "repeats", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
     depths = [int(x) for x in args.depths.split(",")]
-    models = (args.models or ("softmax" if args.context_update else "linear,softmax")).split(",")
+    only_softmax = args.context_update or args.attentions != "softmax"
+    models = (args.models or ("softmax" if only_softmax else "linear,softmax")).split(",")
     if args.context_update and models != ["softmax"]:
         ap.error(f"--models={args.models}: must be softmax with --context-update (the context update is softmax-only)")
+    attentions = list(ATTENTIONS) if args.attentions == "all" else args.attentions.split(",")
+    if "softmax" not in attentions:  # every map is compared with softmax measured in the same rounds
+        attentions.insert(0, "softmax")
+    for a in attentions:
+        if a not in ATTENTIONS:
+            ap.error(f"--attentions={args.attentions}: {a!r} is not one of {', '.join(ATTENTIONS)} (or all)")
+    if attentions != ["softmax"] and (models != ["softmax"] or args.context_update):
+        ap.error(
+            f"--attentions={args.attentions}: needs --models softmax without --context-update "
+            "(the other nonlinearities exist for the two-stream model without context updates)"
+        )
     dtypes = args.dtypes.split(",")
     widths = [int(x) for x in args.widths.split(",")]
     limit_threads()
@@ -132,17 +170,37 @@ def main(argv=None) -> int:
     load0 = os.getloadavg()
     gemm_start = {dt: gemm_rate(np.dtype(dt)) for dt in dtypes}
     task = TaskConfig(task="topk", k=2, d=args.d, P=args.P)
-    rows, data = [], {}
+    setups, batches = [], {}
     for dt in dtypes:
-        batch = make_batch(task, args.batch, np.random.default_rng(1), dtype=np.dtype(dt))
-        rng = np.random.default_rng(2)
-        data[dt] = median_seconds(lambda: make_batch(task, args.batch, rng, dtype=np.dtype(dt)), args.repeats)
+        batches[dt] = make_batch(task, args.batch, np.random.default_rng(1), dtype=np.dtype(dt))
         for model in models:
             for L in depths:
                 for width in widths:
-                    r = bench_config(model, dt, L, batch, args.repeats, width, args.context_update)
-                    r["gflops"] = r["flops"] / r["numba_s"] / 1e9
-                    rows.append(r)
+                    for att in attentions:
+                        setups.append(setup_config(model, dt, L, batches[dt], width, args.context_update, att))
+    # every round measures every configuration once (and the data once per dtype), so that all of
+    # them see the same conditions on a shared machine; medians over rounds are reported
+    samples: list[list[dict]] = [[] for _ in setups]
+    data_samples: dict[str, list[float]] = {dt: [] for dt in dtypes}
+    for _ in range(args.rounds):
+        for dt in dtypes:
+            rng = np.random.default_rng(2)
+            data_samples[dt].append(
+                median_seconds(lambda: make_batch(task, args.batch, rng, dtype=np.dtype(dt)), args.repeats)
+            )
+        for j, st in enumerate(setups):
+            samples[j].append(measure(st, args.repeats, wall=not args.no_wall))
+    data = {dt: statistics.median(v) for dt, v in data_samples.items()}
+    rows = []
+    for st, ss in zip(setups, samples):
+        r = dict(st["row"])
+        for key in ss[0]:
+            r[key] = statistics.median(x[key] for x in ss)
+        r["ratio"] = r["torch_s"] / r["numba_s"]
+        r["wall_ratio"] = r["torch_wall_s"] / r["numba_wall_s"] if "numba_wall_s" in r else float("nan")
+        r["gflops"] = r["flops"] / r["numba_s"] / 1e9
+        r["samples"] = ss
+        rows.append(r)
     load1 = os.getloadavg()
     # measured again at the end: contention only ever lowers it, so the larger value is the
     # machine's rate and the fractions above are, if anything, conservative
@@ -177,6 +235,8 @@ def main(argv=None) -> int:
             "batch": args.batch,
             "task": "topk k=2",
             "context_update": args.context_update,
+            "attentions": attentions,
+            "rounds": args.rounds,
         },
     }
     print(
@@ -208,12 +268,13 @@ def main(argv=None) -> int:
     )
     print()
     print(
-        f"{'model':8} {'dtype':8} {'L':>3} {'N':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
+        f"{'model':8} {'map':9} {'dtype':8} {'L':>3} {'N':>3} {'numba ms':>10} {'torch ms':>10} {'torch/numba':>11} "
         f"{'numba GFLOP/s':>13} {'of GEMM':>8} {'+data ratio':>11} {'wall ratio':>10} {'loss diff':>9}"
     )
     for r in rows:
         print(
-            f"{r['model']:8} {r['dtype']:8} {r['L']:>3} {r['N']:>3} {1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
+            f"{r['model']:8} {r['attention']:9} {r['dtype']:8} {r['L']:>3} {r['N']:>3} "
+            f"{1e3 * r['numba_s']:>10.2f} {1e3 * r['torch_s']:>10.2f} "
             f"{r['ratio']:>11.2f} {r['gflops']:>13.2f} {100 * r['gemm_fraction']:>7.1f}% "
             f"{r['torch_with_data_s'] / r['numba_with_data_s']:>11.2f} {r['wall_ratio']:>10.2f} {r['loss_rel_diff']:>9.1e}"
         )
@@ -221,15 +282,87 @@ def main(argv=None) -> int:
     data_rows = []
     for dt in dtypes:
         for model in models:
-            ref = [r for r in rows if r["dtype"] == dt and r["model"] == model and r["L"] == 16]
+            ref = [
+                r
+                for r in rows
+                if r["dtype"] == dt and r["model"] == model and r["L"] == 16 and r["attention"] == "softmax"
+            ]
             frac = data[dt] / ref[0]["numba_s"] if ref else float("nan")
             data_rows.append({"dtype": dt, "model": model, "make_batch_s": data[dt], "ratio_to_L16_step": frac})
             print(
                 f"make_batch (topk, batch {args.batch}) {dt}: {1e3 * data[dt]:.2f} ms = {frac:.2f} x the {model} L=16 numba step"
             )
+    maps = attention_table(rows, data_samples, gemm) if attentions != ["softmax"] else []
+    if maps:
+        print()
+        print(
+            "attention maps against softmax (same dtype, L, N; medians over rounds of each round's ratio): "
+            "'of GEMM' with the step alone and '+data' with make_batch added (a training step's cost); "
+            "'vs softmax' is the map's GEMM fraction over softmax's (>= 1: at least softmax's fraction)"
+        )
+        print(
+            f"{'map':9} {'dtype':8} {'L':>3} {'N':>3} {'numba ms':>9} {'torch/numba':>11} {'+data':>6} "
+            f"{'of GEMM':>8} {'softmax':>8} {'vs softmax':>10} {'+data of GEMM':>13} {'softmax':>8} {'vs softmax':>10}"
+        )
+        for m in maps:
+            print(
+                f"{m['attention']:9} {m['dtype']:8} {m['L']:>3} {m['N']:>3} {1e3 * m['numba_s']:>9.2f} "
+                f"{m['torch_ratio']:>11.2f} {m['torch_ratio_with_data']:>6.2f} {100 * m['gemm_fraction']:>7.1f}% "
+                f"{100 * m['softmax_gemm_fraction']:>7.1f}% {m['vs_softmax']:>10.2f} "
+                f"{100 * m['gemm_fraction_with_data']:>12.1f}% {100 * m['softmax_gemm_fraction_with_data']:>7.1f}% "
+                f"{m['vs_softmax_with_data']:>10.2f}"
+            )
     if args.json:
-        print(json.dumps({**info, "steps": rows, "data": data_rows}))
+        print(json.dumps({**info, "steps": rows, "data": data_rows, "attention_maps": maps}))
     return 0
+
+
+def attention_table(rows: list[dict], data_samples: dict, gemm: dict) -> list[dict]:
+    """Each map's step against softmax's at the same dtype, L and N, round by round.
+
+    A map and softmax do the same matrix products (``step_flops`` does not depend on the map), so
+    the ratio of their GEMM fractions is softmax's time over the map's. It is taken within each
+    round (the two were measured minutes apart at most, under the same load) and its median over
+    rounds reported, with and without the round's ``make_batch`` time added to both steps.
+    """
+    soft = {(r["dtype"], r["L"], r["N"]): r for r in rows if r["attention"] == "softmax"}
+    out = []
+    for r in rows:
+        s = soft.get((r["dtype"], r["L"], r["N"]))
+        if s is None:
+            continue
+        data = data_samples[r["dtype"]]
+        per_round = list(zip(r["samples"], s["samples"], data))
+        with_data = statistics.median(r_["numba_s"] + dt for r_, _, dt in per_round)
+        soft_with_data = statistics.median(s_["numba_s"] + dt for _, s_, dt in per_round)
+        torch_with_data = statistics.median(r_["torch_s"] + dt for r_, _, dt in per_round)
+        g = gemm[r["dtype"]]
+        out.append(
+            {
+                "attention": r["attention"],
+                "dtype": r["dtype"],
+                "L": r["L"],
+                "N": r["N"],
+                "numba_s": r["numba_s"],
+                "torch_s": r["torch_s"],
+                "torch_ratio": statistics.median(r_["torch_s"] / r_["numba_s"] for r_, _, _ in per_round),
+                "torch_ratio_with_data": statistics.median(
+                    (r_["torch_s"] + dt) / (r_["numba_s"] + dt) for r_, _, dt in per_round
+                ),
+                "numba_with_data_s": with_data,
+                "torch_with_data_s": torch_with_data,
+                "gemm_fraction": r["flops"] / r["numba_s"] / g,
+                "softmax_gemm_fraction": s["flops"] / s["numba_s"] / g,
+                "gemm_fraction_with_data": r["flops"] / with_data / g,
+                "softmax_gemm_fraction_with_data": s["flops"] / soft_with_data / g,
+                "vs_softmax": statistics.median(s_["numba_s"] / r_["numba_s"] for r_, s_, _ in per_round),
+                "vs_softmax_with_data": statistics.median(
+                    (s_["numba_s"] + dt) / (r_["numba_s"] + dt) for r_, s_, dt in per_round
+                ),
+                "vs_softmax_rounds": [s_["numba_s"] / r_["numba_s"] for r_, s_, _ in per_round],
+            }
+        )
+    return out
 
 
 def _cpu_name() -> str:
