@@ -238,10 +238,12 @@ def curve_repr(curve) -> str:
     cells = [f"L={int(L)} {format_estimate(m, e)}" for L, m, e in zip(curve.depths, curve.mean, curve.error_bar)]
     if len(cells) > 6:
         cells = [*cells[:3], "...", *cells[-3:]]
-    return (
-        f"<Curve {curve.label}: {len(curve.depths)} depths x {len(curve.seeds)} seeds, {n_runs} runs, {conv}\n"
-        f"  R_L (seed mean): {', '.join(cells)}>"
-    )
+
+    def count(n, word):
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    size = f"{count(len(curve.depths), 'depth')} x {count(len(curve.seeds), 'seed')}, {count(n_runs, 'run')}"
+    return f"<Curve {curve.label}: {size}, {conv}\n  R_L (seed mean): {', '.join(cells)}>"
 
 
 def curve_report(curve, kind=None, points: str = "auto") -> str:
