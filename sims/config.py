@@ -52,7 +52,30 @@ def _check_bool(name: str, value) -> None:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """One in-context regression task (docs/sources.md, Data)."""
+    """One in-context regression task (docs/sources.md, Data): ``P`` context tokens and a query in
+    ``d`` dimensions with power-law spectra; the model predicts the query's label.
+
+    Parameters
+    ----------
+    task : {"topk", "easy-exact", "easy-fresh"}, default "topk"
+        ``"topk"``: the target is the mean label of the ``k`` context tokens most similar to the
+        query (the difficult task); ``"easy-exact"``: the query is a copy of a uniformly drawn
+        context token and the target its label; ``"easy-fresh"``: a fresh query with the linear
+        target ``beta . x_test`` of the context's teacher ``beta``.
+    k : int, default 2
+        Tokens averaged by the top-k target, 1 to ``P`` (ignored by the easy tasks).
+    a : float, default 0.0
+        Eigenvalue decay, ``lambda_k = c_lambda k^-a``, ``a >= 0`` (0: a flat spectrum).
+    b : float, default 0.0
+        Target-power decay, ``omega_k = c_omega k^-b``, ``b >= 0``; the depth exponent of linear
+        attention is ``zeta = (a + b - 1) / a`` when ``a > 0`` and ``a + b > 1``.
+    d : int, default 16
+        Dimension (number of modes), 1 to ``D_MAX`` (100,000).
+    P : int, default 128
+        Context tokens per context, 1 to ``P_MAX`` (1,000,000).
+    c_lambda, c_omega : float, default 1.0
+        Scales of the two spectra, > 0.
+    """
 
     task: str = "topk"
     k: int = 2
@@ -91,7 +114,41 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """An attention model of docs/sources.md (Models) and its variants."""
+    """An attention model of docs/sources.md (Models) and its variants.
+
+    Parameters
+    ----------
+    model : {"softmax", "linear"}, default "softmax"
+        The attention of every layer.
+    depth : int, default 1
+        Layers L, 1 to ``DEPTH_MAX`` (4,096); the prediction is the mean of the layers' predictors.
+    width : int, default 0
+        Query-key width N, 0 to ``D_MAX``; 0 means N = d.
+    qk : {"factorised", "merged", "tied", "temperature"}, default "factorised"
+        Query-key maps: ``W_Q^T W_K`` per layer, one merged matrix per layer, one map shared by every
+        layer (control), or a scalar temperature per layer on a fixed map (control).
+    value : {"shared", "per-layer"}, default "shared"
+        One value/read-out map for all layers, or one per layer.
+    stream : {"two", "single"}, default "two"
+        Separate token and label streams, or one stream (a variant).
+    context_update : bool, default False
+        Softmax only: context tokens are updated too, through a trainable scalar ``m``.
+    init_scale : float, default 0.3
+        Query/key entries ~ N(0, (init_scale / sqrt(d))^2), independent per layer; > 0.
+    dtype : {"float64", "float32"}, default "float64"
+        Precision of training.
+    init : {"scaled", "default", "jacobi"}, default "scaled"
+        ``"scaled"``: as ``init_scale`` says; ``"default"``: every matrix uniform in +-1/sqrt(fan_in)
+        as common frameworks do (softmax, ``init_scale`` 0.3 only); ``"jacobi"``: linear attention
+        started at the free optimum's per-layer steps (the Jacobi roots of
+        ``depthscale.theory.free_poly.jacobi_steps``; per-layer maps, not ``qk="tied"``).
+    ensemble : bool, default False
+        Positive control: depth L is the average of L independently trained one-layer models
+        (softmax base layer only).
+    attention : {"softmax", "sparsemax", "entmax15", "sigmoid", "relu"}, default "softmax"
+        The map from the test token's scores to its weights (sims/attention_maps.py); softmax
+        model with two streams and no context update only.
+    """
 
     model: str = "softmax"
     depth: int = 1
@@ -153,7 +210,45 @@ STEPS_MAX = 10_000_000  # the step cap of a run, and so of its window and first 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Online training: fresh contexts every step, Adam, a schedule and a stated stopping rule."""
+    """Online training: fresh contexts every step, Adam, a schedule and a stated stopping rule.
+
+    The defaults are the paper's scale (8,000 steps of batch 1,024, 10,240 evaluation contexts:
+    minutes to hours a run); :meth:`quick` is a preset of seconds for notebooks and trials.
+
+    Parameters
+    ----------
+    lr : float, default 3e-3
+        Adam's peak learning rate, in (0, 10].
+    batch : int, default 1024
+        Fresh contexts per step, 1 to 1,000,000.
+    steps : int, default 8000
+        Step cap, 0 to ``STEPS_MAX``; a run also stops when the stopping rule says so (schedule
+        ``"constant"``) or diverges.
+    warmup : int, default 0
+        Steps of linear warm-up, 0 to ``steps``.
+    schedule : {"cosine", "constant", "plateau"}, default "cosine"
+        Cosine decay to 0 over ``steps`` (the rule is checked at the end); constant (the rule stops
+        the run); or halve the rate when the rule fires (five halvings, then stop).
+    beta1, beta2 : float, default 0.9, 0.999
+        Adam's moment decays, in [0, 1).
+    eps : float, default 1e-8
+        Adam's epsilon, > 0.
+    window : int, default 1000
+        Steps of the stopping rule's windows (converged: the mean loss of the last ``window`` steps
+        is at most ``tol`` (relative) plus 2 s.e. below the window before), 1 to ``STEPS_MAX``. The
+        recorded training curve is a moving average with time constant ``window / 4`` steps, so on
+        a short run a large window leaves the curve far above the evaluation loss.
+    tol : float, default 2e-3
+        Relative tolerance of the stopping rule, > 0.
+    eval_contexts : int, default 10240
+        Fresh evaluation contexts, seeded by (task, seed) and shared by every depth, at least 2.
+    divergence_factor : float, default 1000
+        A loss above this factor times the step-0 loss, at any step, is a divergence (status
+        ``diverged``); > 1.
+    checkpoints_from : int, default 0
+        Measure R_L, A_L and C_L after this many steps and after each doubling of it (0: only at
+        the end), 0 to ``STEPS_MAX``.
+    """
 
     lr: float = 3e-3
     batch: int = 1024
@@ -188,6 +283,19 @@ class TrainConfig:
         _set(self, "divergence_factor", check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True))
         _set(self, "checkpoints_from", check_int("checkpoints_from", self.checkpoints_from, lo=0, hi=STEPS_MAX))
 
+    @classmethod
+    def quick(cls, **changes) -> TrainConfig:
+        """A small preset for notebooks and trials: 300 steps of batch 64, learning rate 1e-2,
+        1,024 evaluation contexts, a 40-step window (seconds a run, not the paper's scale).
+
+        ``changes`` override any field.
+
+        >>> TrainConfig.quick().steps, TrainConfig.quick(steps=500).steps
+        (300, 500)
+        """
+        settings = {"steps": 300, "batch": 64, "lr": 1e-2, "eval_contexts": 1024, "window": 40}
+        return cls(**{**settings, **changes})
+
     def checkpoint_steps(self) -> list[int]:
         """Steps after which a run is measured: ``checkpoints_from`` doubled up to the cap.
 
@@ -203,6 +311,16 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class RunConfig:
+    """One run's whole configuration: the task, the model and the training (with a seed, all a run
+    depends on).
+
+    Parameters
+    ----------
+    task : TaskConfig, default TaskConfig()
+    model : ModelConfig, default ModelConfig()
+    train : TrainConfig, default TrainConfig() (the paper's scale; ``TrainConfig.quick()`` for trials)
+    """
+
     task: TaskConfig = field(default_factory=TaskConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
