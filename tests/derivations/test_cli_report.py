@@ -22,13 +22,25 @@ def run_cli(argv, capsys):
         (["reproduce", "--preset", "smoke", "--workers", "0"], "workers"),
         (["reproduce", "--preset", "smoke", "--floor-contexts", "1"], "floor-contexts"),
         (["report", "--store", "missing.sqlite"], "store"),
-        (["report", "--store", "missing.sqlite", "--preset", "huge"], "preset"),
     ],
 )
 def test_bad_input_writes_nothing(tmp_path, capsys, argv, name):
     out = tmp_path / "out"
     code, err = run_cli(argv + ["--out", str(out)], capsys)
     assert code == 2 and name in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_report_refuses_an_unknown_preset_and_writes_nothing(tmp_path, capsys):
+    from depthscale.sims.store import Store
+
+    with Store(tmp_path / "s.sqlite", mode="write"):
+        pass
+    out = tmp_path / "out"
+    code, err = run_cli(
+        ["report", "--store", str(tmp_path / "s.sqlite"), "--preset", "huge", "--out", str(out)], capsys
+    )
+    assert code == 2 and err.startswith("depthscale: error: preset='huge'") and len(err.splitlines()) == 1
     assert not out.exists()
 
 
