@@ -56,22 +56,40 @@ def _summary(module: str) -> str:
     return doc.split("\n\n")[0].replace("\n", " ")
 
 
+# modules whose exports are engine internals (numba kernels with positional arrays, private modules):
+# named at the end of a page, not documented beside the entry points
+INTERNAL = re.compile(r"(^|\.)_|_kernels$")
+
+
+def is_internal(module: str) -> bool:
+    """True for a private module (a part starting with ``_``) or a numba kernel module (``*_kernels``)."""
+    return bool(INTERNAL.search(module))
+
+
 def exports_markdown(package: str) -> str:
-    """The ``:::`` blocks of every name ``package`` re-exports, one section per defining module."""
+    """The ``:::`` blocks of every public name ``package`` re-exports, one section per defining
+    module; the exports of internal modules (:func:`is_internal`) are only named, at the end."""
     from depthscale.theory._exports import exported_from
 
     table = exported_from(package)
     if not table:
         raise RuntimeError(f"::: exports {package}: the package re-exports no names")
     groups: dict = {}
+    internal: dict = {}
     for name, module in table.items():
-        groups.setdefault(module, []).append(name)
-    names = ", ".join(sorted(table))
-    out = [f"Every name below is imported from the package: `from {package} import {next(iter(table))}`.", ""]
+        (internal if is_internal(module) else groups).setdefault(module, []).append(name)
+    names = ", ".join(sorted(n for m in groups.values() for n in m))
+    first = next(n for m in groups.values() for n in m)
+    out = [f"Every name below is imported from the package: `from {package} import {first}`.", ""]
     out += [f"<small>{names}</small>", ""]
     for module in sorted(groups):
         out += [f"## {_summary(module)}", "", f"<small>defined in `{module}`</small>", ""]
         out += [f"::: {module}.{name}\n" for name in groups[module]]
+    if internal:
+        out += ["## Engine internals", ""]
+        out += ["Exported for the engine and its tests, not for use; no compatibility is promised.", ""]
+        out += [f"- `{module}`: " + ", ".join(f"`{n}`" for n in sorted(ns)) for module, ns in sorted(internal.items())]
+        out.append("")
     return "\n".join(out)
 
 
