@@ -175,10 +175,13 @@ def brief(r) -> str:
     >>> from depthscale.derivations.claims.verdicts import ClaimResult
     >>> brief(ClaimResult("x", "c", 1.0, 0.27, 0.07, "", "fail", "", condition="d=8"))
     'd=8: 0.27 ± 0.07 (fail)'
+    >>> brief(ClaimResult("x", "c", 1.0, None, None, "", "indicative", "fit not identified"))
+    'not measured (indicative)'
     """
     where = f"{r.condition.label}: " if r.condition.label else ""
     verdict = r.verdict + (f", would be {r.would_be}" if r.would_be else "")
-    return f"{where}{claim_cells(r)['measured']} ({verdict})"
+    measured = claim_cells(r)["measured"] if r.measured is not None else "not measured"
+    return f"{where}{measured} ({verdict})"
 
 
 def _brief(r) -> str:
