@@ -23,6 +23,27 @@ from .training import train_lockstep
 def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> RunRecord:
     """Train and measure one model; never raises for a diverged run (it is recorded instead).
 
+    Parameters
+    ----------
+    config : RunConfig
+        The task, the model and the training. ``TrainConfig()``'s defaults are the paper's scale
+        (minutes to hours a run); ``TrainConfig.quick()`` takes seconds.
+    seed : int
+        Seeds the initialisation, the training data and the evaluation contexts (with the task):
+        the same config and seed give the same record.
+    progress : bool
+        Show a progress bar over the training steps (``tqdm.auto``: a widget in Jupyter).
+    prefetch : bool
+        Generate the next batch of training contexts in a background thread while the model
+        computes; worth it only when a core is free (sweep workers leave it off).
+
+    Returns
+    -------
+    RunRecord
+        A :class:`~depthscale.sims.display.RecordView`: the record as a ``dict`` (status, final
+        loss and its error, A_L, C_L, the training curve, ...; docs/engine-contract.md) that prints
+        as two lines and shows as a table in a notebook.
+
     Examples
     --------
     >>> from depthscale.sims.config import RunConfig, TaskConfig, ModelConfig, TrainConfig
