@@ -7,7 +7,11 @@ numba calls, so they also pay for starting numba's threading layer) and ``data-f
 ``--repeats`` fresh children are timed and the median reported. Both the wall clock and the
 child's CPU time are given: on a shared machine the wall clock includes waiting for a core.
 
-Run: ``python benchmarks/bench_cold_start.py`` (``--json`` for a JSON dump).
+With ``--cli``, the command line instead: every sub-command's ``--help`` and one bad-input or
+impossible-size refusal per sub-command (a missing file, a size beyond memory), each in a fresh
+process, against the target of 0.5 s (issue 32: refusals come before heavy imports and work).
+
+Run: ``python benchmarks/bench_cold_start.py`` (``--json`` for a JSON dump; ``--cli`` for the commands).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -71,12 +76,81 @@ def child(threads: int, order: str) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+MISSING = "no-such-file-for-the-benchmark"
+# one refusal per sub-command: what a user gets wrong first (a missing file, an impossible size)
+REFUSALS = {
+    "predict linear": ["predict", "linear", "--a", "1", "--b", "1", "--d", "100000000", "--depths", "1"],
+    "predict floor": ["predict", "floor", "--a", "0", "--b", "0", "--k", "2", "--d", "100000", "--P", "1000000"]
+    + ["--contexts", "10", "--seed", "0"],
+    "predict clt": ["predict", "clt", "--model", "iid", "--depths", "1,0", "--sigma2", "1", "--shared", "0"],
+    "predict softmax-floor": ["predict", "softmax-floor", "--task", "topk", "--a", "0", "--b", "0", "--d", "16"]
+    + ["--P", "1000", "--seed", "0", "--contexts", "1000000"],
+    "predict linear-optimum": ["predict", "linear-optimum", "--a", "1", "--b", "1", "--d", "0", "--P", "8"]
+    + ["--depths", "1", "--contexts", "10", "--seed", "0"],
+    "derive": ["derive", "no-such-derivation", "--out", MISSING],
+    "simulate": [
+        "simulate",
+        "--variant",
+        "context-update",
+        "--d",
+        "8",
+        "--P",
+        "100000",
+        "--depth",
+        "2",
+        "--batch",
+        "1",
+    ],
+    "sweep": ["sweep", MISSING + ".toml", "--store", MISSING + ".sqlite"],
+    "fit": ["fit", "--store", MISSING + ".sqlite"],
+    "report": ["report", "--store", MISSING + ".sqlite", "--floor-contexts", "1000000000000"],
+    "reproduce": ["reproduce", "--preset", "smoke", "--floor-contexts", "1000000000000"],
+    "infer-scale": ["infer-scale", "--floors", MISSING + ".csv", "--d", "4", "--P", "16"],
+    "store": ["store", "compact", MISSING + ".sqlite", MISSING + "-out.sqlite"],
+}
+
+
+def cli_time(argv: list) -> tuple[float, int, str]:
+    """Wall time, exit status and last stderr line of ``depthscale ARGV`` in a fresh interpreter."""
+    code = "import sys; from depthscale.derivations.cli.app import main; sys.exit(main(sys.argv[1:]))"
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    return wall, res.returncode, (res.stderr.strip().splitlines() or [""])[-1]
+
+
+def cli(repeats: int, as_json: bool) -> int:
+    from depthscale.derivations.cli.app import COMMANDS
+
+    helps = {name.replace("_", "-"): [name.replace("_", "-"), "--help"] for name in COMMANDS}
+    helps.update({k: [*k.split(), "--help"] for k in REFUSALS if k.startswith("predict ")})
+    rows = []
+    for kind, table in (("--help", helps), ("refusal", REFUSALS)):
+        for name, argv in table.items():
+            times = [cli_time(argv) for _ in range(repeats)]
+            wall = statistics.median(t for t, _, _ in times)
+            rows.append({"command": name, "kind": kind, "wall": wall, "status": times[0][1], "stderr": times[0][2]})
+    print(
+        f"fresh processes: {repeats} per command (median); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    print(f"{'command':24} {'kind':8} {'wall s':>7} {'exit':>5}  target 0.5 s")
+    for r in rows:
+        verdict = "met" if r["wall"] < 0.5 else "MISSED"
+        print(f"{r['command']:24} {r['kind']:8} {r['wall']:>7.3f} {r['status']:>5}  {verdict}  {r['stderr'][:70]}")
+    if as_json:
+        print(json.dumps(rows))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5, help="fresh processes timed (median)")
     ap.add_argument("--threads", type=int, default=1, help="numba/BLAS threads of the child")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cli", action="store_true", help="time every sub-command's --help and a refusal instead")
     args = ap.parse_args(argv)
+    if args.cli:
+        return cli(args.repeats, args.json)
     child(args.threads, "model-first")  # warm the cache: compiles only if it is missing or stale
     print(
         f"fresh processes: {args.repeats} per order, threads {args.threads}, unset: {', '.join(UNSET) if UNSET else 'none'}; "

@@ -278,8 +278,7 @@ class TrainConfig:
         _set(self, "eps", check_real("eps", self.eps, lo=0, lo_open=True))
         _set(self, "window", check_int("window", self.window, lo=1, hi=STEPS_MAX))  # at most the step cap
         _set(self, "tol", check_real("tol", self.tol, lo=0, lo_open=True))
-        # a s.e. needs two; at most --contexts' cap
-        _set(self, "eval_contexts", check_int("eval_contexts", self.eval_contexts, lo=2, hi=10_000_000))
+        _set(self, "eval_contexts", check_int("eval_contexts", self.eval_contexts, lo=2))  # a s.e. needs two
         _set(self, "divergence_factor", check_real("divergence_factor", self.divergence_factor, lo=1, lo_open=True))
         _set(self, "checkpoints_from", check_int("checkpoints_from", self.checkpoints_from, lo=0, hi=STEPS_MAX))
 

@@ -156,6 +156,27 @@ def check_out_file(name: str, value) -> Path:
     return path
 
 
+def check_in_store(name: str, value) -> Path:
+    """A store to read: an existing regular file, checked before anything heavy is imported (the full
+    check, ``sims.store.check_store_file``, follows when the store is opened)."""
+    import stat
+
+    if value is None or str(value) == "":
+        raise ValueError(f"{name}={value!r}: must be a file path")
+    path = Path(value)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise ValueError(f"{name}={str(value)!r}: must be an existing results store (no such file)") from None
+    except OSError as exc:
+        raise ValueError(f"{name}={str(value)!r}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{name}={str(value)!r}: must be a file, not a directory")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name}={str(value)!r}: is not a regular file (a FIFO, device or socket)")
+    return path
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and not isinstance(exc, ValueError):
         where = exc.filename if exc.filename is not None else ""

@@ -26,6 +26,9 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
+    from ..app import check_in_store
+
+    check_in_store("store", args.store)  # a missing store refused before NumPy is imported
     import numpy as np  # here, not at module level: `depthscale --help` stays free of numpy
 
     from ....sims.config import MODELS, TASKS

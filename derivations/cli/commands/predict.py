@@ -106,7 +106,8 @@ def handle_linear(args) -> int:
             f"a={args.a:g}, b={args.b:g}: zeta = (a + b - 1) / a needs a > 0 and a + b > 1; the asymptotic laws "
             "(beta_form, gamma_asymptote, free_continuum) do not apply, the finite-d columns are exact"
         )
-        head += "\nnote: " + out["note"]
+    if "note" in out:  # on the first line: the table below stays one aligned block
+        head += "; note: " + out["note"]
     emit(out, args.json, head + "\n" + _table(["L", *LINEAR_KEYS], out["rows"]))
     return 0
 

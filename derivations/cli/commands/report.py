@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..app import check_out_dir, emit
+from ..app import check_in_store, check_out_dir, emit
 
 
 def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
@@ -91,11 +91,12 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from ...study import find_preset
-
-    study, preset = find_preset(args.preset) if args.preset is not None else (None, "")
     check_out(args.out)
     check_contexts(args)
+    check_in_store("store", args.store)
+    from ...study import find_preset  # after the checks: it imports every study
+
+    study, preset = find_preset(args.preset) if args.preset is not None else (None, "")
     from ....sims.store import Store  # after the checks: it imports NumPy
 
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
