@@ -60,6 +60,12 @@ def _curve():
     return curves(recs)[0]
 
 
+def _write_report(out):
+    from depthscale.derivations.report.render import ReportContext, write_report
+
+    return write_report(ReportContext(title="t"), out)
+
+
 # -- the Python API: (call, exception, text the message must hold) ----------------------------------
 def _api_cases():
     from depthscale.derivations.analysis.curve import curves
@@ -88,6 +94,7 @@ def _api_cases():
         "Curve.fit(n_boot=-5)": (lambda p: _curve().fit(n_boot=-5), ValueError, "n_boot=-5"),
         "Curve.fit(n_boot=2.7)": (lambda p: _curve().fit(n_boot=2.7), ValueError, "n_boot=2.7"),
         "Curve.fit(n_boot=10**8)": (lambda p: _curve().fit(n_boot=10**8), ValueError, "n_boot=100000000"),
+        "write_report into /proc/x": (lambda p: _write_report("/proc/x"), ValueError, "out='/proc/x'"),
     }
 
 

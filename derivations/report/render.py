@@ -92,6 +92,14 @@ def _check_out(out_dir) -> Path:
                 _bad("out", str(out), f"a directory path ({parent} is a file)")
             if not out.exists() and not os.access(parent, os.W_OK | os.X_OK):
                 _bad("out", str(out), f"creatable ({parent} is not writable)")
+            if not out.exists():  # permission bits do not bind root nor tell a read-only or virtual mount
+                import tempfile
+
+                try:
+                    with tempfile.TemporaryFile(dir=parent):
+                        pass
+                except OSError as exc:
+                    _bad("out", str(out), f"creatable ({parent}: {exc.strerror or exc})")
             break
     if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
         _bad("out", str(out), "a writable directory")
@@ -250,8 +258,8 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     """
     from .publish import publish
 
+    out = _check_out(out_dir)  # before rendering: an unusable folder is refused at once
     view, texts = _render(ctx)
-    out = _check_out(out_dir)
     umask = os.umask(0o022)
     os.umask(umask)
     files = {f["file"]: f["png"] for f in view["figures"] if f["png"] is not None}
