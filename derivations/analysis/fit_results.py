@@ -99,13 +99,17 @@ class FitResult:
     def identification(self) -> tuple[bool, str]:
         """Whether the parameters are identified, and if not, why.
 
-        *Identified* promises that the data bound every free parameter on both sides inside the
-        range it can take. Not identified: no fit (``failure``), a non-finite parameter, a parameter
-        at a bound of its range, a zero or non-finite standard error, a 95 % Jacobian interval wider
-        than the parameter's range, R^2 <= 0 (or undefined: flat data), or, for a free exponent of
-        an offset law, a 95 % profile-likelihood interval (:meth:`profile_interval`) that reaches an
-        end of the exponent's range: the Jacobian error is a local (quadratic) approximation and on
-        few points it can be several times too narrow (docs/choices.md).
+        *Identified* promises that the data bound every free parameter inside the range it can take
+        (an exponent's lower end may be the range's own).
+
+        Not identified: no fit (``failure``), a non-finite parameter, a parameter at a bound of its
+        range, a zero or non-finite standard error, a 95 % Jacobian interval wider than the
+        parameter's range, R^2 <= 0 (or undefined: flat data), or, for a free exponent of an offset
+        law, a 95 % profile-likelihood interval (:meth:`profile_interval`) that reaches the top of
+        the exponent's range: the Jacobian error is a local (quadratic) approximation and on few
+        points it can be several times too narrow (docs/choices.md). A profile open towards 0 (a
+        law not told from a logarithm) is kept, as a clipped Jacobian interval is: the exponent is
+        still bounded above, and claims about it can be decided.
         """
         if "identification" not in self._memo:
             self._memo["identification"] = self._identification()
@@ -143,14 +147,11 @@ class FitResult:
         if not (self.r2 > 0):
             return False, f"R^2 = {self.r2:.3g} <= 0: the law explains nothing of the data"
         if "alpha" in self.names and self.data is not None:
-            lo, hi = self.profile_interval("alpha")
-            from .fit_ranges import PROFILE_ALPHA_MIN
             from .fits import ALPHA_MAX
 
-            if hi >= ALPHA_MAX or lo <= PROFILE_ALPHA_MIN:
-                end = f"above {ALPHA_MAX:g}" if hi >= ALPHA_MAX else f"below {PROFILE_ALPHA_MIN:g}"
+            if self.profile_interval("alpha")[1] >= ALPHA_MAX:
                 return False, (
-                    f"the 95% profile-likelihood interval of alpha reaches {end} "
+                    f"the 95% profile-likelihood interval of alpha reaches above {ALPHA_MAX:g} "
                     f"(Jacobian {self.params['alpha']:.3g} ± {self.se['alpha']:.2g}): the data do not bound it"
                 )
         return True, ""
