@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from depthscale import PowerLawSpectrum, build_derivation, linear_floor, linear_law_columns, plot_linear_laws
+from depthscale import PowerLawSpectrum, build_derivation, linear_floor, linear_laws_frame, plot_linear_laws
 
 # %% [markdown]
 # ## The depth laws of one spectrum
@@ -37,7 +37,7 @@ from depthscale import PowerLawSpectrum, build_derivation, linear_floor, linear_
 # %%
 spec = PowerLawSpectrum(a=2.0, b=1.0, d=10_000)
 depths = [1, 2, 4, 8, 16, 32, 64]
-laws = pd.DataFrame(linear_law_columns(spec, depths), index=pd.Index(depths, name="L"))
+laws = linear_laws_frame(spec, depths)  # a DataFrame indexed by L, one column per law
 print(f"zeta = (a + b - 1) / a = {spec.zeta:g}")
 display(laws.style.format("{:.4g}"))
 

@@ -140,6 +140,7 @@ with Store(CPU) as store:
 soft = next(c for c in curves(records) if (c.model, c.variant, c.task, c.k, c.a) == ("softmax", "base", "topk", 2, 0.0))
 display(soft)
 display(soft.fit("offset", n_boot=200))
+print(soft.fit("offset", n_boot=200).fit_report())  # the same fit as text, with the correlations
 fig, ax = plt.subplots(figsize=(6, 4))
 plot_curve(soft, ax=ax)
 plt.show()
