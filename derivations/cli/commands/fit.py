@@ -26,15 +26,9 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    from ..app import check_in_store
-
-    check_in_store("store", args.store)  # a missing store refused before NumPy is imported
-    import numpy as np  # here, not at module level: `depthscale --help` stays free of numpy
-
-    from ....sims.config import MODELS, TASKS
-    from ....sims.store import Store
+    from ....theory._choices import MODELS, TASKS
     from ....theory._validate import check_choice, check_int
-    from ..app import parse_list
+    from ..app import check_in_store, parse_list
 
     if args.model is not None:
         check_choice("model", args.model, MODELS)
@@ -42,6 +36,11 @@ def handle(args) -> int:
         check_choice("task", args.task, TASKS)
     kinds = parse_list("kind", args.kind, str)
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
+    check_in_store("store", args.store)  # every check so far before NumPy is imported
+    import numpy as np  # here, not at module level: `depthscale --help` stays free of numpy
+
+    from ....sims.store import Store
+
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
         records = list(st.records(status="ok", model=args.model, task=args.task))
     from ...analysis.curve import FIT_KINDS, curves  # scipy: only once the store is good
