@@ -111,6 +111,8 @@ def exp_shifted64(z, shift, ib, fb):
     """``z_i <- exp(z_i - shift)`` in place, float64, the argument clamped to [-700, 700].
 
     ``ib`` (int64) and ``fb`` (a float64 view of the same memory) are scratch of length >= len(z).
+    Inlined into its caller (numba IR), so the caller's fastmath flags apply: callers are compiled
+    with ``fastmath={"contract"}`` (FMA), which the rounding trick and the polynomial assume.
     """
     n = z.shape[0]
     for i in range(n):
@@ -158,6 +160,7 @@ def exp_shifted32(z, shift, ib, fb):
     """``z_i <- exp(z_i - shift)`` in place, float32 (``shift`` a float32), clamped to [-87, 87].
 
     ``ib`` (int32) and ``fb`` (a float32 view of the same memory) are scratch of length >= len(z).
+    Inlined, callers compiled with ``fastmath={"contract"}`` as for ``exp_shifted64``.
     """
     n = z.shape[0]
     for i in range(n):
@@ -206,12 +209,21 @@ def _above(z, tau, scale):
 
 
 @njit(cache=True, fastmath=_REDUCE)
-def _count_at_least(z, t, scale):
-    """``#{i : scale z_i >= t}`` (float64, vectorised)."""
+def _above_count(z, tau, scale, r):
+    """``_above`` and, in the same pass, ``#{i : u_i >= r}`` (float64, vectorised; entmax's pass)."""
     k = 0.0
+    s = 0.0
+    q = 0.0
+    c = 0.0
     for i in range(z.shape[0]):
-        k += 1.0 if scale * z[i] >= t else 0.0
-    return k
+        u = scale * z[i]
+        on = u > tau
+        a = u if on else 0.0
+        k += 1.0 if on else 0.0
+        s += a
+        q += a * a
+        c += 1.0 if u >= r else 0.0
+    return k, s, q, c
 
 
 @njit(cache=True)
@@ -236,29 +248,35 @@ def entmax15_inplace(z):
     n = z.shape[0]
     tau = 0.5 * max4(z) - 1.0
     root = tau
+    k, s1, s2, _c = _above_count(z, tau, 0.5, np.inf)
     for _ in range(60):  # Newton converges quadratically; the closed form ends it in a few rounds
-        k, s1, s2 = _above(z, tau, 0.5)
         mean = s1 / k
         disc = mean * mean - (s2 - 1.0) / k
         root = mean - np.sqrt(max(disc, 0.0))
         # exact when every u of S = {u > tau} is >= root: trivially if root <= tau, else when the
-        # u >= root (all in S, as root > tau) are as many as S
-        if disc >= 0.0 and (root <= tau or _count_at_least(z, root, 0.5) == k):
+        # u >= root (all in S, as root > tau) are as many as S; counted in the pass that also
+        # evaluates the sums at the next Newton point
+        if disc >= 0.0 and root <= tau:
             break
         # Newton on g(tau) = sum_S (u - tau)^2 - 1 from the left: g' = -2 sum_S (u - tau)
         g = s2 - 2.0 * tau * s1 + k * tau * tau - 1.0
         dg = 2.0 * (s1 - k * tau)
         step = g / dg
+        nxt = tau + step if step > 0.0 else tau
+        kn, s1n, s2n, c = _above_count(z, nxt, 0.5, root)
+        if disc >= 0.0 and c == k:
+            break
         if not step > 0.0:
             break
-        tau += step
+        tau = nxt
+        k, s1, s2 = kn, s1n, s2n
         root = tau
     for i in range(n):
         u = max(0.5 * z[i] - root, 0.0)
         z[i] = u * u
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")  # no zero-division check: it vectorises
 def sigmoid_inplace(z, bias, ib=None):
     """``z_i <- sigmoid(z_i + bias) = 1 / (1 + exp(-z_i - bias))`` in place, in z's precision.
 
@@ -290,14 +308,15 @@ def relu_inplace(z, scale):
 
 
 @njit(cache=True, fastmath=_REDUCE)
-def _back_sums(p, dp, root):
-    """``(sum_i w_i, sum_i w_i dp_i)`` in float64 with ``w_i = sqrt(p_i)`` if ``root``, else ``[p_i > 0]``
-    (vectorised reductions, as in ``_above``)."""
+def _back_sums(p, dp, root, buf):
+    """``(sum_i w_i, sum_i w_i dp_i)`` in float64 with ``w_i = sqrt(p_i)`` (kept in ``buf``) if ``root``,
+    else ``[p_i > 0]`` (vectorised reductions, as in ``_above``; ``buf`` float64, not ``p`` or ``dp``)."""
     a = 0.0
     b = 0.0
     if root:
         for i in range(p.shape[0]):
-            w = np.sqrt(p[i])
+            w = np.sqrt(np.float64(p[i]))
+            buf[i] = w
             a += w
             b += w * dp[i]
     else:
@@ -309,27 +328,40 @@ def _back_sums(p, dp, root):
 
 
 @njit(cache=True, inline="always")
-def sparse_back(kind, p, dp, dz, scale):
-    """``dz = scale J^T dp`` for the maps other than softmax, from the weights ``p`` (``dz`` may be ``dp``).
+def sparse_back_inplace(kind, p, dp, scale, buf):
+    """``p <- scale J^T dp`` for the maps other than softmax: ``p`` holds the weights on entry.
 
-    Every Jacobian here is symmetric. ``kind`` is a code of ``ATTENTIONS`` (not softmax). The loops
-    multiply by the support mask instead of branching, so that they vectorise.
+    ``buf`` is float64 scratch of length >= len(p) (entmax keeps ``sqrt(p)`` there).
+
+    Every Jacobian here is symmetric. ``kind`` is a code of ``ATTENTIONS`` (not softmax). One array
+    read and written at the same index, and support masks multiplied instead of branched, so that
+    the loops vectorise (an output that might overlap an input would need a runtime check that
+    fails, in place, and falls back to scalar code).
     """
     n = p.shape[0]
     if kind == SPARSEMAX:
-        k, s = _back_sums(p, dp, False)
+        k, s = _back_sums(p, dp, False, buf)
         mean = s / k
         for i in range(n):
-            dz[i] = scale * (dp[i] - mean) * (1.0 if p[i] > 0.0 else 0.0)
+            p[i] = scale * (dp[i] - mean) * (1.0 if p[i] > 0.0 else 0.0)
     elif kind == ENTMAX15:
-        sg, sgd = _back_sums(p, dp, True)
+        sg, sgd = _back_sums(p, dp, True, buf)
         c = sgd / sg
         for i in range(n):
-            dz[i] = scale * np.sqrt(p[i]) * (dp[i] - c)
+            p[i] = scale * buf[i] * (dp[i] - c)
     elif kind == SIGMOID:
         for i in range(n):
-            dz[i] = scale * p[i] * (1.0 - p[i]) * dp[i]
+            p[i] = scale * p[i] * (1.0 - p[i]) * dp[i]
     else:  # relu: p = relu(z) / n
         w = scale / n
         for i in range(n):
-            dz[i] = w * dp[i] * (1.0 if p[i] > 0.0 else 0.0)
+            p[i] = w * dp[i] * (1.0 if p[i] > 0.0 else 0.0)
+
+
+@njit(cache=True)
+def sparse_back(kind, p, dp, dz, scale):
+    """``dz = scale J^T dp`` from the weights ``p`` (``sparse_back_inplace`` on a copy; ``dz`` may be
+    ``p``, not ``dp``)."""
+    for i in range(p.shape[0]):
+        dz[i] = p[i]
+    sparse_back_inplace(kind, dz, dp, scale, np.empty(p.shape[0]))

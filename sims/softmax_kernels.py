@@ -26,7 +26,7 @@ from .attention_maps import (
     max4,
     relu_inplace,
     sigmoid_inplace,
-    sparse_back,
+    sparse_back_inplace,
     sparsemax_inplace,
     sum4,
 )
@@ -277,7 +277,7 @@ def core_pass(
                     for i in range(P):
                         Z[l, i] = Z[l, i] * (y[b, i] - s) * w
                 else:
-                    sparse_back(kind, Z[l], y[b], Z[l], w)
+                    sparse_back_inplace(kind, Z[l], y[b], w, ib.view(np.float64))
             np.dot(Z, Xh, dU[b])
             np.dot(Z.T, U[b], dX)
             _rms_rows_back(dX, Xh, r, S, ones, rowsum)
