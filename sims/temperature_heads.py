@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
-from ..theory._validate import SEED_MAX, check_int, check_real
+from ..theory._validate import SEED_MAX, check_choice, check_int, check_real
 from .attention_maps import (
     ATTENTIONS,
     ENTMAX15,
@@ -166,9 +166,7 @@ def _map_head_outputs(cos, y, kappas, kind, out):
 
 def check_attention(attention) -> int:
     """The kernel code of an attention nonlinearity name (``ValueError`` naming ``attention`` otherwise)."""
-    if not isinstance(attention, str):
-        raise ValueError(f"attention={attention!r}: must be one of {', '.join(ATTENTIONS)}")
-    return attention_code(attention)
+    return attention_code(check_choice("attention", attention, ATTENTIONS))
 
 
 def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1, attention: str = "softmax") -> np.ndarray:
