@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..theory._choices import ATTENTIONS
+from ..theory._validate import check_choice
 from .jit import njit
 
-ATTENTIONS = ("softmax", "sparsemax", "entmax15", "sigmoid", "relu")
 NORMALISED = ("softmax", "sparsemax", "entmax15")  # weights on the simplex: mixtures of them are floors
 
 SOFTMAX, SPARSEMAX, ENTMAX15, SIGMOID, RELU = range(5)
@@ -44,9 +45,7 @@ def attention_code(name: str) -> int:
     >>> attention_code("entmax15")
     2
     """
-    if name not in ATTENTIONS:
-        raise ValueError(f"attention={name!r}: must be one of {', '.join(ATTENTIONS)}")
-    return ATTENTIONS.index(name)
+    return ATTENTIONS.index(check_choice("attention", name, ATTENTIONS))
 
 
 @njit(cache=True)

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..theory._choices import MODELS, SCHEDULES, TASKS
+from ..theory._choices import ATTENTIONS, MODELS, SCHEDULES, TASKS
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
-from .attention_maps import ATTENTIONS
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")

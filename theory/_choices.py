@@ -19,3 +19,5 @@ SCHEDULES = ("constant", "cosine", "plateau")  # learning-rate schedules
 FLOOR_NAMES = ("single", "convex", "mixture")
 CLT_MODELS = ("iid", "equicorrelated", "ar1", "powerlaw")  # layer-error correlation models (theory/clt.py)
 FORMATS = ("md", "html", "tex")  # rendered formats of a report or a derivation
+# attention nonlinearities of the base softmax-family layer (sims/attention_maps.py implements them)
+ATTENTIONS = ("softmax", "sparsemax", "entmax15", "sigmoid", "relu")

@@ -167,7 +167,7 @@ class Row:
         out = {}
         for rec in self.curve.records_at(depth):
             v = rec.get(name)
-            if v is not None and math.isfinite(v):
+            if isinstance(v, (int, float)) and math.isfinite(v):
                 out[int(rec["seed"])] = float(v)
         return out
 

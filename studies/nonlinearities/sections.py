@@ -69,7 +69,7 @@ def loss_figure(ev) -> dict:
     import matplotlib.pyplot as plt
 
     tasks = _by_task(ev)
-    entry = {"name": "nonlinearities_loss", "caption": LOSS_CAPTION, "png": None, "why_missing": ""}
+    entry: dict = {"name": "nonlinearities_loss", "caption": LOSS_CAPTION, "png": None, "why_missing": ""}
     if not tasks:
         entry["why_missing"] = "no cosine-protocol runs of the study"
         return entry
@@ -99,7 +99,7 @@ def shared_figure(ev) -> dict:
     import matplotlib.pyplot as plt
 
     tasks = _by_task(ev)
-    entry = {"name": "nonlinearities_terms", "caption": SHARED_CAPTION, "png": None, "why_missing": ""}
+    entry: dict = {"name": "nonlinearities_terms", "caption": SHARED_CAPTION, "png": None, "why_missing": ""}
     if not tasks:
         entry["why_missing"] = "no cosine-protocol runs of the study"
         return entry

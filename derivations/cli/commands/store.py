@@ -12,7 +12,7 @@ from ..app import emit
 
 def register(sub) -> None:
     p = sub.add_parser("store", help="maintain a results store (compact: drop what no claim or figure reads)")
-    actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
+    actions = p.add_subparsers(dest="action", required=True, parser_class=type(p), help="what to do with the store")
     c = actions.add_parser("compact", help="write a compact copy of a results store")
     c.add_argument("src", help="an existing results store (only read)")
     c.add_argument("dst", help="the compact store to write: a new file in an existing directory")
