@@ -82,9 +82,16 @@ def exports_markdown(package: str) -> str:
     first = next(n for m in groups.values() for n in m)
     out = [f"Every name below is imported from the package: `from {package} import {first}`.", ""]
     out += [f"<small>{names}</small>", ""]
+    import importlib
+
     for module in sorted(groups):
         out += [f"## {_summary(module)}", "", f"<small>defined in `{module}`</small>", ""]
-        out += [f"::: {module}.{name}\n" for name in groups[module]]
+        static = vars(importlib.import_module(module))
+        # a name the module computes on first use (its __getattr__) has no source for mkdocstrings
+        lazy = [n for n in groups[module] if n not in static]
+        out += [f"::: {module}.{name}\n" for name in groups[module] if name in static]
+        if lazy:
+            out += ["Computed on first use: " + ", ".join(f"`{n}`" for n in lazy) + f" (see `{module}`).", ""]
     if internal:
         out += ["## Engine internals", ""]
         out += ["Exported for the engine and its tests, not for use; no compatibility is promised.", ""]
