@@ -232,7 +232,9 @@ def fit_offset_power(L, R, weights=None, huber=None) -> FitResult:
     return dataclasses.replace(res, data=(L, R, w, huber))
 
 
-def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alpha") -> FitResult:
+def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alpha", cap: bool = True) -> FitResult:
+    """``cap=False``: L0 bounded below by 0 only (the law itself, as a lack-of-fit test's null model
+    needs); by default also above by the smallest loss, as every reported offset fit."""
     logR, sw = np.log(R), np.sqrt(w)
     La = L ** (-alpha)
 
@@ -253,7 +255,8 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
         m = th[0] + cLa
         return -sw[:, None] * np.column_stack([1.0 / m, cLa / m])
 
-    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([rmin, np.inf]), huber, keep=2, jac=dresid)
+    top = rmin if cap else np.inf
+    sol = _least_squares(resid, starts, np.array([0.0, -np.inf]), np.array([top, np.inf]), huber, keep=2, jac=dresid)
     jac = _offset_jac(L, ("L0", "c"), alpha)
     return _finish(
         model,
@@ -268,7 +271,7 @@ def _fit_offset_fixed_alpha(L, R, w, alpha, huber, model="offset_power_fixed_alp
         sol.success,
         sol.message,
         lambda th: {"L0": th[0], "c": math.exp(th[1])},
-        {"L0": (0.0, rmin)},
+        {"L0": (0.0, top)},
     )
 
 

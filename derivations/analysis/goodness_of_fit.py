@@ -46,7 +46,9 @@ def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
     ybar = Y.mean(axis=0)
     inter = Y - Y.mean(axis=1, keepdims=True) - ybar + Y.mean()
     dof_lof, dof_pe = J - 2, (S - 1) * (J - 1)
-    fit = _fit_offset_fixed_alpha(L, np.exp(ybar), np.full(J, float(S)), alpha, None, model="offset_power_alpha")
+    fit = _fit_offset_fixed_alpha(
+        L, np.exp(ybar), np.full(J, float(S)), alpha, None, model="offset_power_alpha", cap=False
+    )
     pure = float(np.sum(inter**2)) / dof_pe
     F = (fit.ssr / dof_lof) / pure if pure > 0 else math.inf
     return LackOfFit(alpha, F, dof_lof, dof_pe, float(stats.f.sf(F, dof_lof, dof_pe)), fit)

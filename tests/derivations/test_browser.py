@@ -43,7 +43,7 @@ window.addEventListener("load", function () {
     images: imgs.length,
     decoded: imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
     sizes: imgs.map(function (i) { return [i.naturalWidth, i.naturalHeight]; }),
-    claim_rows: document.querySelectorAll("table.claims tbody tr").length,
+    claim_rows: document.querySelectorAll("table.claims tbody tr:not(.group)").length,  // one header row per claim group
     external: external
   };
   var pre = document.createElement("pre");

@@ -95,7 +95,7 @@ def _with_errors(recs_by_attention, sq_mean):
     for c in cs:
         att = rows.attention_of(c)
         sq = {}
-        for (L, s) in c.runs:
+        for L, s in c.runs:
             base = rng.exponential(1.0, N_CTX)  # shared by every run of a seed: the same contexts
             sq[(L, s)] = sq_mean(att, L) * base / base.mean()
         numbers[c.key] = {"floors": {}, "excess": {}, "sq_err": sq}
