@@ -75,3 +75,18 @@ def test_py_typed_ships_as_package_data():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "py.typed" in cfg["package-data"]["depthscale"]
     assert (Path(depthscale.__file__).parent / "py.typed").is_file()
+
+
+def test_every_study_ships_its_data_and_presets():
+    """A non-editable install has only the files pyproject's package-data names: each study folder
+    with presets/ or data/ must declare them (the smoke report reads linear-start's data/)."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    for folder in sorted((root / "studies").iterdir()):
+        for sub in ("presets", "data"):
+            if (folder / sub).is_dir() and any((folder / sub).iterdir()):
+                globs = declared.get(f"depthscale.studies.{folder.name}", [])
+                assert any(g.startswith(f"{sub}/") for g in globs), (folder.name, sub, globs)
