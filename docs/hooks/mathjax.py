@@ -13,8 +13,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
-
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "mathjax"
 MATHJAX = "mathjax@3.2.2"
@@ -23,6 +21,8 @@ TARGET = "javascripts/mathjax"  # inside the site: extra_javascript names javasc
 
 def install(cache: Path = CACHE) -> Path:
     """The ``es5`` folder of the pinned MathJax, installed by npm into ``cache`` if not there yet."""
+    from mkdocs.exceptions import PluginError  # here, so the tests read this module without mkdocs
+
     es5 = cache / "node_modules" / "mathjax" / "es5"
     if not (es5 / "tex-mml-chtml.js").is_file():
         npm = shutil.which("npm")
