@@ -25,8 +25,9 @@ A study is one Python package. In this distribution it is a folder ``studies/<fo
        )
 
 2. Its preset TOMLs (the grids ``depthscale sweep`` reads) sit in ``presets/<name>.toml`` in
-   the package, shipped as package data (``"depthscale.studies.<folder>" = ["presets/*.toml"]``
-   in ``[tool.setuptools.package-data]``).
+   the package, and any files it reads in ``data/``. In this distribution setup.py finds the
+   package and pyproject.toml ships every package's ``presets/*.toml`` and ``data/*``; a user's
+   own distribution declares them as package data.
 
 3. One line registers it, in the ``[project.entry-points."depthscale.studies"]`` table of the
    pyproject.toml of the distribution that holds it::
