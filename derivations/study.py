@@ -61,8 +61,13 @@ from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from ..theory._validate import bad_argument
-from .claims.claim import Claim
+
+if TYPE_CHECKING:  # imported where used: the claims bring SciPy, and a refused name must not wait for it
+    from .claims.claim import Claim
 
 ENTRY_POINT_GROUP = "depthscale.studies"
 DEFAULT_CONTEXTS = (3000, 3000)  # (floor contexts, reference contexts) of a preset's report
@@ -158,6 +163,8 @@ class Study:
             bad_argument("name", self.name, "lower case letters, digits and hyphens, starting with a letter")
         if not isinstance(self.question, str) or not self.question.strip():
             bad_argument("question", self.question, "one sentence")
+        from .claims.claim import Claim
+
         for i, c in enumerate(self.claims):
             if not isinstance(c, Claim):
                 bad_argument(f"claims[{i}]", c, "a Claim record")
@@ -240,8 +247,31 @@ def preset_names() -> list[str]:
     return [p for s in studies().values() for p in s.presets]
 
 
+def quick_names() -> set[str] | None:
+    """Every registered study's name and the names of the TOML files in its ``presets/`` folder,
+    found without importing a study (each imports SciPy and Matplotlib), so that an unknown name is
+    refused at once; None where a study's package cannot be located without importing it."""
+    from importlib.util import find_spec
+
+    names = set()
+    for ep in _entry_points():
+        try:
+            spec = find_spec(ep.module)  # imports the parent packages only
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        names.add(ep.name)
+        for folder in spec.submodule_search_locations:
+            names.update(p.stem for p in Path(folder, "presets").glob("*.toml"))
+    return names
+
+
 def find_preset(name: str) -> tuple[Study, str]:
     """``(study, preset)`` for a preset name, or for a study name (its first preset)."""
+    quick = quick_names()  # a superset of the names accepted below (each preset is a file there)
+    if quick is not None and name not in quick:
+        bad_argument("preset", name, "a registered study or preset: " + ", ".join(sorted(quick)))
     got = studies()
     for s in got.values():
         if name in s.presets:

@@ -419,8 +419,8 @@ LIGHT = textwrap.dedent(
         ["reproduce", "--help"],
         ["fit", "--store", "missing.sqlite"],
         ["simulate", "--d", "0"],
-        # not `reproduce --preset tiny`: naming the registered presets loads the studies, which
-        # import their claims (numba, scipy); it still refuses before creating anything (test above)
+        ["reproduce", "--preset", "tiny", "--out", "o"],  # the names are read from the preset folders
+        ["report", "--preset", "tiny", "--store", "store.sqlite", "--out", "o"],
         ["derive", "linear", "--out", "notes.txt/x.md"],
         LINEAR + ["--d", "10000000", "--depths", "4096"],
     ],

@@ -69,6 +69,8 @@ def _write_report(out):
 # -- the Python API: (call, exception, text the message must hold) ----------------------------------
 def _api_cases():
     from depthscale.derivations.analysis.curve import curves
+    from depthscale.derivations.claims import ClaimTable, Evidence, evaluate_claims
+    from depthscale.derivations.report.plots import plot_curve
     from depthscale.sims.config import TaskConfig, TrainConfig
     from depthscale.sims.runner import run
 
@@ -95,6 +97,14 @@ def _api_cases():
         "Curve.fit(n_boot=2.7)": (lambda p: _curve().fit(n_boot=2.7), ValueError, "n_boot=2.7"),
         "Curve.fit(n_boot=10**8)": (lambda p: _curve().fit(n_boot=10**8), ValueError, "n_boot=100000000"),
         "write_report into /proc/x": (lambda p: _write_report("/proc/x"), ValueError, "out='/proc/x'"),
+        "ClaimTable(None)": (lambda p: ClaimTable(None), TypeError, "results=None"),
+        "ClaimTable('pass')": (lambda p: ClaimTable("pass"), TypeError, "results='pass'"),
+        "evaluate_claims(None)": (lambda p: evaluate_claims(None), TypeError, "ev=NoneType"),
+        "evaluate_claims(list of curves)": (lambda p: evaluate_claims([_curve()]), TypeError, "ev=list"),
+        "evaluate_claims(claims=['x'])": (lambda p: evaluate_claims(Evidence(), ["x"]), TypeError, "claims[0]='x'"),
+        "Evidence(None)": (lambda p: Evidence(None), TypeError, "curves=None"),
+        "Evidence([1])": (lambda p: Evidence([1]), TypeError, "curves[0]=1"),
+        "plot_curve(None)": (lambda p: plot_curve(None), TypeError, "curve=None"),
     }
 
 

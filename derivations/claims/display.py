@@ -5,6 +5,7 @@ counts (``ClaimTable(evaluate_claims(evidence))``, or one result: ``ClaimTable(r
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from ...theory.display import html_grid
 from .verdicts import VERDICTS, ClaimResult, claim_cells
@@ -30,6 +31,8 @@ class ClaimTable(list):
     """
 
     def __init__(self, results=()):
+        if isinstance(results, (str, bytes)) or not isinstance(results, ClaimResult | Iterable):
+            raise TypeError(f"results={results!r}: must be a ClaimResult or an iterable of ClaimResult")
         items = [results] if isinstance(results, ClaimResult) else list(results)
         for i, r in enumerate(items):
             if not isinstance(r, ClaimResult):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -39,7 +39,12 @@ class Evidence:
 
     def __post_init__(self) -> None:
         # normalised once, on construction: a list of curves is kept as a tuple, a mapping as TheoryNumbers
+        if isinstance(self.curves, str | Curve) or not isinstance(self.curves, Iterable):
+            raise TypeError(f"curves={self.curves!r}: must be a sequence of Curve (from depthscale.curves)")
         object.__setattr__(self, "curves", tuple(self.curves))
+        for i, c in enumerate(self.curves):
+            if not isinstance(c, Curve):
+                raise TypeError(f"curves[{i}]={c!r}: must be a Curve (from depthscale.curves)")
         if isinstance(self.theory, Mapping):  # the untyped form of earlier versions
             object.__setattr__(self, "theory", TheoryNumbers.from_mapping(self.theory))
         elif not isinstance(self.theory, TheoryNumbers):

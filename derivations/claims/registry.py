@@ -72,6 +72,13 @@ def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_
     ``not run`` rows out (a claim with nothing to test). A study's reports evaluate the claims of its
     ``report_studies`` (:func:`depthscale.derivations.study.report_studies`).
     """
+    if not isinstance(ev, Evidence):
+        raise TypeError(f"ev={type(ev).__name__}: must be an Evidence (Evidence.from_store or Evidence(records))")
+    if claims is not None:
+        claims = list(claims) if isinstance(claims, Iterable) and not isinstance(claims, str) else [claims]
+        for i, c in enumerate(claims):
+            if not isinstance(c, Claim):
+                raise TypeError(f"claims[{i}]={c!r}: must be a Claim (from depthscale.claims)")
     rows = []
     for claim in registered_claims() if claims is None else claims:
         try:

@@ -87,6 +87,10 @@ def plot_curve(curve, ax=None, kind: str | None = None, n_boot: int = 0):
     >>> plot_curve(c, ax=ax) is ax, len(ax.lines) >= 2
     (True, True)
     """
+    from ..analysis.curve import Curve
+
+    if not isinstance(curve, Curve):
+        raise TypeError(f"curve={curve!r}: must be a Curve (from depthscale.curves)")
     ax = _axes(ax)
     kind = curve.default_kind if kind is None else kind
     L = curve.depths.astype(float)

@@ -11,7 +11,7 @@ from depthscale.derivations.claims.claim import claim
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.registry import claims, evaluate_claims, registered_claims
 from depthscale.derivations.claims.stored import load_claims
-from depthscale.derivations.study import Study, find_preset, preset_names, report_studies, studies
+from depthscale.derivations.study import Study, find_preset, preset_names, quick_names, report_studies, studies
 from depthscale.sims.grid import load_grid
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +67,9 @@ def test_every_registered_study_and_preset_is_reachable_by_name():
             assert find_preset(s.name) == (s, s.presets[0])  # a study's name: its first preset
     with pytest.raises(ValueError, match=r"^preset='huge': must be a registered study or preset: .*linear-start"):
         find_preset("huge")
+    # the names read from the preset folders without importing a study are the names loaded here
+    named = set(preset_names()) | {n for n, s in found.items() if s.presets}
+    assert quick_names() == named | {n for n, s in found.items() if not s.presets}
 
 
 def test_a_new_study_is_one_entry_point(monkeypatch):

@@ -85,12 +85,13 @@ def handle(args) -> int:
     for name in ("floor_contexts", "reference_contexts"):  # sizes given: refused before the study is loaded
         if getattr(args, name) is not None:
             check_int(name.replace("_", "-"), getattr(args, name), lo=0, hi=CONTEXTS_MAX)
+    from ...study import find_preset
+
+    study, args.preset = find_preset(args.preset)  # an unknown name is refused before any study loads
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.store import Store, check_store_file
     from ....sims.sweeps import plan
-    from ...study import find_preset
 
-    study, args.preset = find_preset(args.preset)
     out = check_out(args.out)
     fc, rc = study.contexts_of(args.preset)
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
