@@ -22,6 +22,7 @@ class Floor(TypedDict, total=False):
     se: float
     diff: float
     diff_se: float
+    attention: str  # the heads' map: the run's own (absent in older records: softmax)
     kappa: float  # single
     kappas: list[float]  # mixture
     gains: list[float]  # mixture

@@ -96,7 +96,8 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         from .reference_floors import reference_floors
 
         with one_blas_thread():
-            floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts)
+            # heads with the runs' own map (the group shares it: it differs only in depth)
+            floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts, attention=configs[0].model.attention)
     return [_measure(config, seed, model, res, floors) for config, (model, _), res in zip(configs, models, results)]
 
 
@@ -198,7 +199,8 @@ def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
 def _floor_summary(floors, sq_err: np.ndarray) -> dict:
     """The run against the reference floors of its task on the same contexts: ``single`` (best
     temperature head), ``mixture`` (best two-temperature mixture) and ``convex`` (best non-negative
-    mixture over the temperature grid), each with its loss and the paired difference ``R_L - floor``."""
+    mixture over the temperature grid), each with its loss, the paired difference ``R_L - floor``
+    and the ``attention`` map of its heads (the run's own)."""
     from .temperature_heads import paired_difference
 
     out = {}
@@ -210,6 +212,7 @@ def _floor_summary(floors, sq_err: np.ndarray) -> dict:
         diff, diff_se = paired_difference(sq_err, b.sq_err)
         out[name] = {
             **_plain(fitted),
+            "attention": floors.attention,  # older records name none: softmax heads, whatever the map
             "loss": float(b.loss),
             "se": float(b.se),
             "diff": float(diff),

@@ -372,7 +372,7 @@ class Curve:
         if name not in FLOOR_NAMES:
             check_choice("name", name, FLOOR_NAMES)
         L = int(self.depths[-1])
-        recs = [r for r in self.records_at(L) if r.get("floors") and name in r["floors"]]
+        recs = [r for r in self.records_at(L) if name in (r.get("floors") or {}) and _own_floor(r, r["floors"][name])]
         if not recs:
             return None
         b = [r["floors"][name] for r in recs]
@@ -384,6 +384,13 @@ class Curve:
             *pool_paired([(x["diff"], x["diff_se"]) for x in b]),
             n,
         )
+
+
+def _own_floor(rec, floor) -> bool:
+    """Whether a stored floor has the run's own attention map (older records name none: their
+    floors are softmax heads', whatever the run's map, and do not compare with a sparsemax run)."""
+    attention = ((rec.get("config") or {}).get("model") or {}).get("attention", "softmax")
+    return floor.get("attention", "softmax") == attention
 
 
 def pool_paired(pairs) -> tuple[float, float]:

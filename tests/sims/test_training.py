@@ -118,6 +118,26 @@ def test_run_record_has_contract_fields():
     assert run(cfg, 0)["final_loss"] == rec["final_loss"]
 
 
+def test_a_run_is_compared_with_floors_of_its_own_attention_map():
+    # a sparsemax run's stored floors are sparsemax heads' (computed here on their own), not softmax's
+    from depthscale.derivations.analysis.curve import curves
+    from depthscale.sims.reference_floors import reference_floors
+
+    train = TrainConfig(steps=10, batch=32, eval_contexts=256, window=5)
+    rec = run(RunConfig(TASK, ModelConfig(model="softmax", depth=1, attention="sparsemax"), train), 0)
+    own = reference_floors(TASK, 0, n_eval=256, attention="sparsemax")
+    soft = reference_floors(TASK, 0, n_eval=256)
+    for name in ("single", "convex", "mixture"):
+        stored = rec["floors"][name]
+        assert stored["attention"] == "sparsemax"
+        assert stored["loss"] == pytest.approx(getattr(own, name).loss, rel=1e-12)
+    assert own.single.loss != pytest.approx(soft.single.loss, rel=1e-3)  # the check can tell them apart
+    assert curves([rec])[0].floor("single").loss == pytest.approx(own.single.loss, rel=1e-12)
+    # a record written before floors named their map holds softmax heads' floors: not compared
+    old = {**rec, "floors": {n: {k: v for k, v in f.items() if k != "attention"} for n, f in rec["floors"].items()}}
+    assert curves([old])[0].floor("single") is None
+
+
 def test_a_blow_up_in_the_first_steps_is_diverged():
     # issue 21: the loss went from ~11 at step 0 to ~1e10 at step 1, so the smoothed value the old rule
     # compared with (at step window/4) was already inflated and the run was reported converged
