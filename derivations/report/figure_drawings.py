@@ -439,30 +439,38 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
     colours, markers = _colours(keys), _markers(keys)
     show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
     show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
-    fig, axes = _new(11, 4.6, 1, 2)
-    any_neg = False
+    fig, axes = _new(11, 4.6 + 0.16 * len(keys), 1, 2)
+    any_neg = tied = False
     for key in keys:
-        depths = sorted(groups[key])
+        depths = np.array(sorted(groups[key]))
         colour, marker = colours[(key.a, key.b)], markers[_marker_key(key)]
+        R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
         for j in (0, 1):
             vals = [[v[j] for v, _ in groups[key][L]] for L in depths]
             m = np.array([np.mean(v) for v in vals])
-            se = [np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals]
+            se = np.array([np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals])
             any_neg |= j == 0 and bool(np.any(m <= 0))
+            keep = np.ones(len(m), bool)
+            if j == 1:  # tied layers disagree by rounding only (1e-15): zero, which a log axis cannot show
+                keep = np.abs(m) > 1e-9 * np.abs(R)
+                tied |= not keep.all()
+            if not keep.any():
+                continue
             axes[0, j].errorbar(
-                depths, m, yerr=_yerr(se), color=colour, marker=marker, ms=4, capsize=2, lw=1, label=_label(key, show)
+                depths[keep], m[keep], yerr=_yerr(list(se[keep])), color=colour, marker=marker, ms=4, capsize=2, lw=1,
+                label=_label(key, show) if j == 0 else None,
             )
-        R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
         axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
     axes[0, 0].set_title(r"cross-layer error covariance $C_L$ (dotted: $R_L$)")
-    axes[0, 1].set_title(r"layer disagreement $A_L - C_L$")
+    axes[0, 1].set_title(r"layer disagreement $A_L - C_L$" + (" (tied layers: 0, not drawn)" if tied else ""))
     all_depths = [L for key in keys for L in groups[key]]
     for j, ax in enumerate(axes[0]):
         _depth_axis(ax, all_depths)
         if j == 1 or not any_neg:
             ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7)
+    # one legend for both panels, below them, so that it covers no data
+    fig.legend(loc="outside lower center", ncol=min(3, len(keys)), fontsize=7, frameon=False)
     fig.suptitle(r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth")
     return fig
 

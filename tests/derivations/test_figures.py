@@ -153,7 +153,8 @@ def test_every_figure_returns_a_png_that_decodes(records):
         figures.room_for_depth(base_rows),
     ]
     # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
-    expected = [(850, 1100), (500, 650), (460, 1100), (460, 1100), (550, 650), (460, 1100)]
+    n_groups = len({(r["config"]["model"]["model"], r["config"]["task"]["a"]) for r in records if r["config"]["model"]["depth"] > 1})
+    expected = [(850, 1100), (500, 650), (460, 1100), (round(460 + 16 * n_groups), 1100), (550, 650), (460, 1100)]
     assert [decode(png).shape[:2] for png in pngs] == expected
     assert len({bytes(p) for p in pngs}) == len(pngs)  # and no two are the same image
 
@@ -295,6 +296,23 @@ def test_decomposition_uses_depth_two_and_up_and_the_exact_terms(records):
     (cl,) = [ln for ln in c_ax.lines if is_data(ln)]
     L0, c, alpha = LAWS[("softmax", "topk", 0.25, 0.25)]
     np.testing.assert_allclose(cl.get_ydata(), L0 + 0.2 * c * x ** (-alpha), rtol=1e-12)
+
+
+def test_decomposition_leaves_out_tied_layers_and_keeps_its_legend_off_the_data():
+    # tied layers: A_L - C_L is zero up to rounding (1e-15 of R_L); a log axis down to 1e-15 hid the rest
+    tied = []
+    for L in (2, 4, 8):
+        r = make_record(depth=L, a=0.0, b=0.0)
+        r.update(A_L=r["C_L"] * (1 + 1e-15), final_loss=r["C_L"] * (1 + 1e-15 / L))
+        tied.append(r)
+    spread = [make_record(depth=L, a=0.5, b=0.5) for L in (2, 4, 8)]
+    fig, _ = figures.build("decomposition", tied + spread)
+    c_ax, g_ax = fig.axes[:2]
+    (line,) = [ln for ln in g_ax.lines if is_data(ln)]  # the tied group draws no point there
+    np.testing.assert_allclose(line.get_ydata(), [r["A_L"] - r["C_L"] for r in spread], rtol=1e-12)
+    assert g_ax.get_ylim()[0] > 1e-6 and "tied layers" in g_ax.get_title()
+    assert len([ln for ln in c_ax.lines if is_data(ln)]) == 2  # C_L of both groups is drawn
+    assert c_ax.get_legend() is None and g_ax.get_legend() is None and len(fig.legends) == 1
 
 
 def test_room_for_depth_paired_and_unpaired_differences():
