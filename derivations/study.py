@@ -59,10 +59,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
-from typing import Any
-
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..theory._validate import bad_argument
 

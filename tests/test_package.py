@@ -85,8 +85,21 @@ def test_the_wheel_holds_every_package_and_every_study_file(tmp_path):
         (tmp_path / "src" / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "src" / f).write_bytes((ROOT / f).read_bytes())
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "out"), "."],
-        cwd=tmp_path / "src", check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "out"),
+            ".",
+        ],
+        cwd=tmp_path / "src",
+        check=True,
+        capture_output=True,
     )
     (wheel,) = (tmp_path / "out").glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())

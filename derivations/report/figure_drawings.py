@@ -457,7 +457,14 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
             if not keep.any():
                 continue
             axes[0, j].errorbar(
-                depths[keep], m[keep], yerr=_yerr(list(se[keep])), color=colour, marker=marker, ms=4, capsize=2, lw=1,
+                depths[keep],
+                m[keep],
+                yerr=_yerr(list(se[keep])),
+                color=colour,
+                marker=marker,
+                ms=4,
+                capsize=2,
+                lw=1,
                 label=_label(key, show) if j == 0 else None,
             )
         axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)

@@ -153,7 +153,13 @@ def test_every_figure_returns_a_png_that_decodes(records):
         figures.room_for_depth(base_rows),
     ]
     # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
-    n_groups = len({(r["config"]["model"]["model"], r["config"]["task"]["a"]) for r in records if r["config"]["model"]["depth"] > 1})
+    n_groups = len(
+        {
+            (r["config"]["model"]["model"], r["config"]["task"]["a"])
+            for r in records
+            if r["config"]["model"]["depth"] > 1
+        }
+    )
     expected = [(850, 1100), (500, 650), (460, 1100), (round(460 + 16 * n_groups), 1100), (550, 650), (460, 1100)]
     assert [decode(png).shape[:2] for png in pngs] == expected
     assert len({bytes(p) for p in pngs}) == len(pngs)  # and no two are the same image
