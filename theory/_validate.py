@@ -104,6 +104,9 @@ def _bounds(lo, hi, lo_open=False, hi_open=False) -> str:
 D_MAX = 100_000  # input dimension d of a task: simulations and the Monte Carlo floor
 P_MAX = 1_000_000  # context length P
 DEPTH_MAX = 4096  # layers L of a model or of the depth-indexed linear-attention laws
+OPTIMUM_DEPTH_MAX = (
+    64  # deepest best depth-L linear predictor (theory/linear_optimum.py; the basis is stable well beyond)
+)
 MODES_MAX = 10_000_000  # modes d of a theory spectrum (no contexts are drawn, so it can be larger)
 SEED_MAX = 2**63 - 1  # random seeds: stores keep them as signed 64-bit SQLite integers
 

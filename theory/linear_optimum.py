@@ -71,10 +71,10 @@ import numpy as np
 from scipy.special import eval_jacobi
 
 from ._choices import LINEAR_OPTIMUM_TASKS
-from ._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
+from ._validate import D_MAX, OPTIMUM_DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_memory, check_real
 
 TASKS = LINEAR_OPTIMUM_TASKS
-DEPTH_LIMIT = 64  # deepest polynomial (the range; the basis is stable well beyond)
+DEPTH_LIMIT = OPTIMUM_DEPTH_MAX  # deepest polynomial
 _PILOT = 64  # contexts whose largest eigenvalue sets the basis's interval
 _TOP_MARGIN = 1.25  # the interval [0, top] reaches this factor beyond the pilot's largest eigenvalue
 _GROUPS = 16  # delete-one-group jackknife over the fitting contexts

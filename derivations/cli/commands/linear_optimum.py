@@ -8,10 +8,8 @@ CLI turns into one line on stderr and exit status 2.
 from __future__ import annotations
 
 from ....theory._choices import LINEAR_OPTIMUM_TASKS as TASKS
-from ....theory._validate import D_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ....theory._validate import D_MAX, OPTIMUM_DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from ..app import emit, parse_list
-
-DEPTH_LIMIT = 64  # theory.linear_optimum.DEPTH_LIMIT, spelled out so that an argument error imports no numpy
 
 
 def add_linear_optimum_parser(sub) -> None:
@@ -25,7 +23,7 @@ def add_linear_optimum_parser(sub) -> None:
     opt.add_argument("--d", type=int, required=True, help=f"input dimension, 1 <= d <= {D_MAX} (memory permitting)")
     opt.add_argument("--P", type=int, required=True, help=f"context length, 1 <= P <= {P_MAX}")
     opt.add_argument(
-        "--depths", required=True, help=f"comma-separated distinct depths in [1, {DEPTH_LIMIT}], e.g. 1,2,4,8"
+        "--depths", required=True, help=f"comma-separated distinct depths in [1, {OPTIMUM_DEPTH_MAX}], e.g. 1,2,4,8"
     )
     opt.add_argument(
         "--contexts", type=int, required=True, help="fitting contexts (>= 2); as many evaluation contexts are drawn"
@@ -47,7 +45,7 @@ def handle_linear_optimum(args) -> int:
     b = check_real("b", args.b, lo=0)
     d = check_int("d", args.d, lo=1, hi=D_MAX)
     P = check_int("P", args.P, lo=1, hi=P_MAX)
-    depths = [check_int("depths", L, lo=1, hi=DEPTH_LIMIT) for L in parse_list("depths", args.depths, int)]
+    depths = [check_int("depths", L, lo=1, hi=OPTIMUM_DEPTH_MAX) for L in parse_list("depths", args.depths, int)]
     contexts = check_int("contexts", args.contexts, lo=2)
     seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
     task = check_choice("task", args.task, TASKS)
