@@ -157,6 +157,18 @@ class Study:
     contexts: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for name in ("presets", "claims", "report_studies"):  # sequences, kept as tuples (a str is refused)
+            value = getattr(self, name)
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                bad_argument(name, value, "a tuple (or list)")
+            object.__setattr__(self, name, tuple(value))
+        if not isinstance(self.contexts, Mapping):
+            bad_argument("contexts", self.contexts, "a mapping {preset: (floor contexts, reference contexts)}")
+        for field_name in ("theory", "sections", "story"):
+            if getattr(self, field_name) is not None and not callable(getattr(self, field_name)):
+                bad_argument(field_name, getattr(self, field_name), "None or a function")
+        if not isinstance(self.package, str) or not self.package.strip():
+            bad_argument("package", self.package, "the import name of the study's package, such as __name__")
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             bad_argument("name", self.name, "lower case letters, digits and hyphens, starting with a letter")
         if not isinstance(self.question, str) or not self.question.strip():
@@ -169,6 +181,14 @@ class Study:
         for p in self.presets:
             if not isinstance(p, str) or not _NAME.match(p):
                 bad_argument("presets", p, "names of lower case letters, digits and hyphens")
+        if len(set(self.presets)) != len(self.presets):
+            bad_argument("presets", self.presets, "distinct names")
+        for r in self.report_studies:
+            if not isinstance(r, str) or not _NAME.match(r):
+                bad_argument("report_studies", r, "study names")
+        for preset, sizes in self.contexts.items():
+            if not (isinstance(sizes, tuple | list) and len(sizes) == 2 and all(isinstance(n, int) for n in sizes)):
+                bad_argument(f"contexts[{preset!r}]", sizes, "a pair of integers (floor contexts, reference contexts)")
         unknown = sorted(set(self.contexts) - set(self.presets))
         if unknown:
             bad_argument("contexts", unknown, f"presets of the study ({', '.join(self.presets) or 'none'})")
@@ -194,13 +214,24 @@ def _entry_points() -> Iterable[metadata.EntryPoint]:
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 
-@cache
 def studies() -> dict[str, Study]:
-    """Every registered study, ``{name: Study}``, sorted by name (entry-point group ``depthscale.studies``).
+    """Every registered study, ``{name: Study}``, sorted by name (entry-point group ``depthscale.studies``):
+    a new dict each call, so a caller's change does not reach the registry.
 
     A registry line whose object is not a :class:`Study`, or whose name is not the study's, or two
     studies with one preset or one claim id, raise ``TypeError``/``ValueError`` naming the line.
     """
+    return dict(_registry())
+
+
+def reload_studies() -> None:
+    """Read the entry points again (a study installed while the process runs; tests)."""
+    _registry.cache_clear()
+
+
+@cache
+def _registry() -> dict[str, Study]:
+    """The registry, read once (:func:`reload_studies` reads it again)."""
     found: dict[str, Study] = {}
     for ep in sorted(_entry_points(), key=lambda e: e.name):
         obj = ep.load()
@@ -265,11 +296,19 @@ def quick_names() -> set[str] | None:
     return names
 
 
-def find_preset(name: str) -> tuple[Study, str]:
-    """``(study, preset)`` for a preset name, or for a study name (its first preset)."""
-    quick = quick_names()  # a superset of the names accepted below (each preset is a file there)
+def check_preset_name(name: str) -> str:
+    """Refuse, without importing a study, a name that is no registered study or preset file."""
+    if not isinstance(name, str):
+        raise TypeError(f"preset={name!r}: must be a str, the name of a registered study or preset")
+    quick = quick_names()  # a superset of the names find_preset accepts (each preset is a file there)
     if quick is not None and name not in quick:
         bad_argument("preset", name, "a registered study or preset: " + ", ".join(sorted(quick)))
+    return name
+
+
+def find_preset(name: str) -> tuple[Study, str]:
+    """``(study, preset)`` for a preset name, or for a study name (its first preset)."""
+    check_preset_name(name)
     got = studies()
     for s in got.values():
         if name in s.presets:
@@ -282,12 +321,21 @@ def find_preset(name: str) -> tuple[Study, str]:
 
 def report_studies(s: Study) -> list[Study]:
     """The studies a report of ``s``'s presets holds, in report order."""
+    if not isinstance(s, Study):
+        raise TypeError(f"s={s!r}: must be a Study (depthscale.derivations.study.study(name) gives one)")
     return [study(n) for n in s.report_studies] if s.report_studies else [s]
 
 
 def all_claims(of: Iterable[Study] | None = None) -> tuple[Claim, ...]:
     """The claims of these studies (every registered one by default), in study order."""
-    return tuple(c for s in (studies().values() if of is None else of) for c in s.claims)
+    chosen = list(studies().values()) if of is None else of
+    if isinstance(chosen, str | Study) or not isinstance(chosen, Iterable):
+        raise TypeError(f"of={of!r}: must be None or an iterable of Study")
+    chosen = list(chosen)
+    for i, s in enumerate(chosen):
+        if not isinstance(s, Study):
+            raise TypeError(f"of[{i}]={s!r}: must be a Study")
+    return tuple(c for s in chosen for c in s.claims)
 
 
 def study_of_claim(claim_id: str) -> Study:

@@ -675,6 +675,7 @@ class Store:
 
         Lists and arrays are left out. Returns the number of rows written.
         """
+        _check_new_file("path", path, replace=True)
         rows = []
         for rec in self.records():
             flat = flatten({k: v for k, v in rec.items() if k != "config"})
@@ -682,13 +683,14 @@ class Store:
             rows.append(flat)
         first = ["key", "seed", "status", "reason"]
         cols = first + sorted({c for r in rows for c in r} - set(first))
-        tmp = Path(str(path) + ".tmp")
-        with open(tmp, "w", newline="") as fh:
+
+        def write(fh) -> None:
             w = csv.DictWriter(fh, fieldnames=cols, restval="")
             w.writeheader()
             for r in rows:
                 w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-        os.replace(tmp, path)
+
+        _write_atomic("path", path, write, newline="")
         return len(rows)
 
     def export_json(self, path, arrays: bool = False) -> int:
@@ -697,12 +699,55 @@ class Store:
         Non-finite floats are written as ``null`` (strict JSON, see :func:`json_text`). Returns the
         number of records written.
         """
+        if not isinstance(arrays, bool | np.bool_):
+            raise TypeError(f"arrays={arrays!r}: must be True or False")
+        _check_new_file("path", path, replace=True)
         recs = list(self.records(arrays=arrays))
-        tmp = Path(str(path) + ".tmp")
-        with open(tmp, "w") as fh:
-            fh.write(json_text(recs))
-        os.replace(tmp, path)
+        _write_atomic("path", path, lambda fh: fh.write(json_text(recs)))
         return len(recs)
+
+
+def _check_new_file(name: str, path, replace: bool) -> Path:
+    """An output file path: a str or path, not a directory or a dangling link, in an existing folder
+    (``replace``: an existing file may be overwritten); ``ValueError``/``TypeError`` naming it."""
+    if not isinstance(path, str | os.PathLike) or str(path) == "":
+        raise TypeError(f"{name}={path!r}: must be a file path (str or os.PathLike)")
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"{name}={str(path)!r}: is a directory, not a file")
+    if out.is_symlink() and not out.exists():
+        raise ValueError(f"{name}={str(path)!r}: is a link to nothing; give the file itself")
+    if out.exists() and not replace:
+        raise ValueError(f"{name}={str(path)!r}: must be a new file (it exists; it is never overwritten)")
+    if not out.absolute().parent.is_dir():
+        raise ValueError(f"{name}={str(path)!r}: its folder {str(out.absolute().parent)!r} does not exist")
+    return out
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomic(name: str, path, write, **open_kw) -> None:
+    """``write(fh)`` into a temporary file beside ``path``, then renamed onto it: a reader never sees
+    half a file, and a failure leaves nothing behind (the error names ``name``)."""
+    out = _check_new_file(name, path, replace=True)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.absolute().parent)
+    except OSError as exc:
+        raise ValueError(
+            f"{name}={str(path)!r}: cannot write in {str(out.absolute().parent)!r} ({exc.strerror})"
+        ) from None
+    try:
+        with open(fd, "w", **open_kw) as fh:
+            write(fh)
+        os.chmod(tmp_name, 0o666 & ~_umask())  # as a file made by open(), not mkstemp's owner-only mode
+        os.replace(tmp_name, out)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
 
 
 def _check_key(key) -> None:
@@ -855,16 +900,21 @@ def compact_store(src, dst) -> dict:
     ...     sorted(s.load_arrays("abc-0"))
     ['sq_err']
     """
-    src, dst = Path(src), Path(dst)
+    dst = _check_new_file("dst", dst, replace=False)
+    if not isinstance(src, str | os.PathLike):
+        raise TypeError(f"src={src!r}: must be a store path (str or os.PathLike)")
+    src = Path(src)
     try:
         check_store_file(src, "read")
     except ValueError as exc:
         raise ValueError(f"src: {exc}") from None
-    if dst.exists() or Path(str(dst) + "-wal").exists():
-        raise ValueError(f"dst={str(dst)!r}: must be a new file (it exists; compact_store never overwrites)")
-    if not dst.absolute().parent.is_dir():
-        raise ValueError(f"dst={str(dst)!r}: must be a file in an existing directory")
-    fd, tmp_name = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.absolute().parent)
+    _check_new_file("dst", dst, replace=False)
+    if Path(str(dst) + "-wal").exists():
+        raise ValueError(f"dst={str(dst)!r}: must be a new file (its -wal exists; compact_store never overwrites)")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.absolute().parent)
+    except OSError as exc:
+        raise ValueError(f"dst={str(dst)!r}: cannot write in {str(dst.absolute().parent)!r} ({exc.strerror})") from None
     os.close(fd)
     tmp = Path(tmp_name)
     dropped: dict[str, int] = {}
@@ -899,9 +949,7 @@ def compact_store(src, dst) -> dict:
                 con.execute("VACUUM")
             finally:
                 con.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a file made by open(), not mkstemp's owner-only mode
+        os.chmod(tmp, 0o666 & ~_umask())  # as a file made by open(), not mkstemp's owner-only mode
         os.replace(tmp, dst)
     except BaseException:
         tmp.unlink(missing_ok=True)

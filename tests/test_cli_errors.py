@@ -420,6 +420,9 @@ LIGHT = textwrap.dedent(
         ["fit", "--store", "missing.sqlite"],
         ["simulate", "--d", "0"],
         ["reproduce", "--preset", "tiny", "--out", "o"],  # the names are read from the preset folders
+        ["reproduce", "--preset", "smoke", "--out", "o", "--workers", "0"],  # checked before the study loads
+        ["reproduce", "--preset", "smoke", "--out", "o", "--floor-contexts", "5"],
+        ["predict", "softmax-floor", "--a", "0", "--b", "0", "--contexts", "64", "--seed", "0", "--attention", "Relu"],
         ["report", "--preset", "tiny", "--store", "store.sqlite", "--out", "o"],
         ["derive", "linear", "--out", "notes.txt/x.md"],
         LINEAR + ["--d", "10000000", "--depths", "4096"],

@@ -60,6 +60,11 @@ def _curve():
     return curves(recs)[0]
 
 
+def _dangling(path):
+    path.symlink_to(path.parent / "nothing-here")
+    return path
+
+
 def _write_report(out):
     from depthscale.derivations.report.render import ReportContext, write_report
 
@@ -71,8 +76,13 @@ def _api_cases():
     from depthscale.derivations.analysis.curve import curves
     from depthscale.derivations.claims import ClaimTable, Evidence, evaluate_claims
     from depthscale.derivations.report.plots import plot_curve
+    from depthscale.derivations.study import Study, all_claims, find_preset, report_studies
     from depthscale.sims.config import TaskConfig, TrainConfig
     from depthscale.sims.runner import run
+    from depthscale.sims.store import compact_store
+    from depthscale.theory.derivation import build_derivation
+    from depthscale.theory.linear_laws import linear_law_columns
+    from depthscale.theory.spectra import PowerLawSpectrum
 
     return {
         "TaskConfig(a='2')": (lambda p: TaskConfig(a="2"), ValueError, "a='2'"),
@@ -105,6 +115,74 @@ def _api_cases():
         "Evidence(None)": (lambda p: Evidence(None), TypeError, "curves=None"),
         "Evidence([1])": (lambda p: Evidence([1]), TypeError, "curves[0]=1"),
         "plot_curve(None)": (lambda p: plot_curve(None), TypeError, "curve=None"),
+        # the audit of this round's additions (study layout, nonlinearities, notebook API)
+        "ClaimTable['no-such-claim']": (lambda p: ClaimTable()["x"], KeyError, "claim_id='x'"),
+        "ClaimTable.where('passed')": (lambda p: ClaimTable().where("passed"), ValueError, "verdict='passed'"),
+        "evaluate_claims(not_run='no')": (
+            lambda p: evaluate_claims(Evidence(), not_run="no"),
+            TypeError,
+            "not_run='no'",
+        ),
+        "Evidence(load_arrays=3)": (lambda p: Evidence([], load_arrays=3), TypeError, "load_arrays=3"),
+        "Curve.fit(seed=None)": (lambda p: _curve().fit(n_boot=0, seed=None), ValueError, "seed=None"),
+        "Curve.fit(seed=-1)": (lambda p: _curve().fit(n_boot=5, seed=-1), ValueError, "seed=-1"),
+        "Curve.fit(seed=2**70)": (lambda p: _curve().fit(n_boot=0, seed=2**70), ValueError, "seed="),
+        "Curve.records_at('1')": (lambda p: _curve().records_at("1"), ValueError, "depth='1'"),
+        "Curve.field_mean(None)": (lambda p: _curve().field_mean(None), TypeError, "name=None"),
+        "FitResult.predict(None)": (lambda p: _curve().fit("power", n_boot=0).predict(None), ValueError, "L="),
+        "FitResult.predict([0])": (lambda p: _curve().fit("power", n_boot=0).predict([0]), ValueError, "L=[0.0]"),
+        "FitResult.predict('abc')": (lambda p: _curve().fit("power", n_boot=0).predict("abc"), ValueError, "L='abc'"),
+        "linear_laws_frame(spec, 10**7 depths)": (
+            lambda p: linear_law_columns(PowerLawSpectrum(a=2.0, b=1.0, d=100), range(1, 10**7)),
+            ValueError,
+            "at most 10,000",
+        ),
+        "linear_law_columns(None, [1, 2])": (lambda p: linear_law_columns(None, [1, 2]), TypeError, "spec=None"),
+        "Derivation.to_latex(fragment='yes')": (
+            lambda p: build_derivation("linear").to_latex(fragment="yes"),
+            TypeError,
+            "fragment='yes'",
+        ),
+        "Store.export_csv(None)": (lambda p: Store(_store(p / "e.sqlite")).export_csv(None), TypeError, "path=None"),
+        "Store.export_csv(a folder)": (lambda p: Store(_store(p / "e.sqlite")).export_csv(p), ValueError, "directory"),
+        "Store.export_csv(no folder)": (
+            lambda p: Store(_store(p / "e.sqlite")).export_csv(p / "nope" / "x.csv"),
+            ValueError,
+            "does not exist",
+        ),
+        "Store.export_csv('/proc/x.csv')": (
+            lambda p: Store(_store(p / "e.sqlite")).export_csv("/proc/x.csv"),
+            ValueError,
+            "path='/proc/x.csv': cannot write",
+        ),
+        "Store.export_json(arrays='yes')": (
+            lambda p: Store(_store(p / "e.sqlite")).export_json(p / "x.json", arrays="yes"),
+            TypeError,
+            "arrays='yes'",
+        ),
+        "compact_store(dst a dangling link)": (
+            lambda p: compact_store(_store(p / "c.sqlite"), _dangling(p / "link")),
+            ValueError,
+            "link to nothing",
+        ),
+        "compact_store(dst in /proc)": (
+            lambda p: compact_store(_store(p / "c.sqlite"), "/proc/out.sqlite"),
+            ValueError,
+            "dst='/proc/out.sqlite': cannot write",
+        ),
+        "Study(presets='smoke')": (lambda p: Study("x", "Why?", "x", presets="smoke"), ValueError, "presets='smoke'"),
+        "Study(claims=None)": (lambda p: Study("x", "Why?", "x", claims=None), ValueError, "claims=None"),
+        "Study(package=None)": (lambda p: Study("x", "Why?", None), ValueError, "package=None"),
+        "Study(theory=3)": (lambda p: Study("x", "Why?", "x", theory=3), ValueError, "theory=3"),
+        "Study(contexts={'a': 5})": (
+            lambda p: Study("x", "Why?", "x", presets=("a",), contexts={"a": 5}),
+            ValueError,
+            "contexts['a']=5",
+        ),
+        "Study(presets=('a', 'a'))": (lambda p: Study("x", "Why?", "x", presets=("a", "a")), ValueError, "distinct"),
+        "find_preset(['smoke'])": (lambda p: find_preset(["smoke"]), TypeError, "preset=['smoke']"),
+        "report_studies('core')": (lambda p: report_studies("core"), TypeError, "s='core'"),
+        "all_claims('core')": (lambda p: all_claims("core"), TypeError, "of='core'"),
     }
 
 
@@ -113,7 +191,8 @@ def test_python_api_refuses_with_the_parameter_named(tmp_path, case):
     call, exc, text = _api_cases()[case]
     with pytest.raises(exc) as info:
         call(tmp_path)
-    assert type(info.value) in (TypeError, ValueError) and text in str(info.value), str(info.value)
+    # KeyError only for a lookup by key (ClaimTable["id"]), as a dict or a DataFrame raises
+    assert type(info.value) in (TypeError, ValueError, KeyError) and text in str(info.value), str(info.value)
 
 
 # -- stores that are damaged, not regular files, or left by a killed writer -------------------------

@@ -79,6 +79,18 @@ def check_int(name: str, value, *, lo=None, hi=None) -> int:
     return v
 
 
+def check_bool(name: str, value) -> bool:
+    """Return ``bool(value)`` if it is True or False (NumPy's too), else raise ``TypeError``: a string
+    such as ``"no"`` is truthy, so a flag takes no stand-ins.
+
+    >>> check_bool("arrays", False)
+    False
+    """
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise TypeError(f"{name}={value!r}: must be True or False")
+    return bool(value)
+
+
 def check_choice(name: str, value, choices) -> str:
     """Return ``value`` if it is one of ``choices``, else raise ``ValueError``.
 

@@ -45,7 +45,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ._validate import check_choice
+from ._validate import check_bool, check_choice
 from .derivation_index import BUILDERS
 
 __all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
@@ -549,6 +549,7 @@ class Derivation:
         """
         from .render_derivation import render_derivation
 
+        fragment = check_bool("fragment", fragment)
         return render_derivation(self, "tex", fragment=fragment, level=level, checked=self._checked(checked))
 
     def _checked(self, checked: bool | None) -> bool:

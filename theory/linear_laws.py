@@ -50,8 +50,10 @@ def linear_law_columns(spec, depths) -> dict:
 
     from .equal_step import beta_form, gamma_asymptote, gamma_opt, r_con
     from .free_poly import free_continuum, free_discrete
-    from .spectra import as_depths
+    from .spectra import PowerLawSpectrum, as_depths
 
+    if not isinstance(spec, PowerLawSpectrum):
+        raise TypeError(f"spec={spec!r}: must be a PowerLawSpectrum")
     Ls, _ = as_depths(depths, "depths")
     cols = {"constrained": r_con(spec, Ls)}
     cols["gamma_opt"], cols["constrained_opt"] = gamma_opt(spec, Ls)
@@ -81,8 +83,10 @@ def linear_laws_frame(spec, depths):
         import pandas as pd
     except ImportError:
         raise ImportError('pandas is not installed: pip install "depthscale[pandas]"') from None
-    from .spectra import as_depths
+    from .spectra import PowerLawSpectrum, as_depths
 
+    if not isinstance(spec, PowerLawSpectrum):
+        raise TypeError(f"spec={spec!r}: must be a PowerLawSpectrum")
     Ls, _ = as_depths(depths, "depths")
     df = pd.DataFrame(linear_law_columns(spec, Ls), index=pd.Index([int(L) for L in Ls], name="L"))
     df.attrs.update({"a": spec.a, "b": spec.b, "d": spec.d, "zeta": spec.zeta if spec.asymptotic else None})

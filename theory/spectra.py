@@ -7,6 +7,7 @@ covariance), k = 1..d. The depth exponent of linear attention is ``zeta = (a + b
 from __future__ import annotations
 
 import math
+from collections.abc import Sized
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -98,16 +99,27 @@ class PowerLawSpectrum:
             raise ValueError(f"(a, b)=({self.a!r}, {self.b!r}): the asymptotic laws need a > 0 and a + b > 1")
 
 
+MAX_DEPTHS = 10_000  # depths in one call of a law (about 3 s at d = 100)
+
+
 def as_depths(L, name: str = "L") -> tuple[np.ndarray, bool]:
     """Validate depths: return ``(int64 array of depths >= 1, was_scalar)``.
 
     >>> as_depths([8, 32])
     (array([ 8, 32]), False)
     """
+    if isinstance(L, Sized) and not isinstance(L, str | bytes) and len(L) > MAX_DEPTHS:  # before it is built
+        raise ValueError(
+            f"{name}: {len(L)} depths; at most {MAX_DEPTHS:,} in one call (each is a pass over the spectrum)"
+        )
     scalar = np.ndim(L) == 0
     arr = np.atleast_1d(np.asarray(L))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name}={L!r}: must be a positive integer or a non-empty 1-d list of them")
+    if arr.size > MAX_DEPTHS:
+        raise ValueError(
+            f"{name}: {arr.size} depths; at most {MAX_DEPTHS:,} in one call (each is a pass over the spectrum)"
+        )
     out = np.array(
         [check_int(name, v.item() if hasattr(v, "item") else v, lo=1, hi=10**7) for v in arr], dtype=np.int64
     )

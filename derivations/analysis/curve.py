@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
-from ...theory._validate import check_choice, check_int
+from ...theory._validate import DEPTH_MAX, SEED_MAX, check_choice, check_int
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
 from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
@@ -231,6 +231,8 @@ class Curve:
 
     def field_mean(self, name: str) -> np.ndarray:
         """Seed-average of a scalar record field at each depth (``nan`` where no run has a finite value)."""
+        if not isinstance(name, str):  # a field no run has is all nan, as C_L of one-layer runs
+            raise TypeError(f"name={name!r}: must be the name of a scalar field of the runs (a str)")
         out = np.full(len(self.depths), np.nan)
         for j, L in enumerate(self.depths):
             vals: list[Any] = [r.get(name) for r in self.records_at(int(L))]  # a field named at run time
@@ -241,6 +243,7 @@ class Curve:
 
     def records_at(self, depth: int) -> list[RunRecord]:
         """The runs at one depth, by seed."""
+        depth = check_int("depth", depth, lo=1, hi=DEPTH_MAX)
         return [r for (d, _), r in sorted(self.runs.items()) if d == depth]
 
     # ---- fits
@@ -273,6 +276,7 @@ class Curve:
         n_boot = check_int("n_boot", n_boot, lo=0, hi=1_000_000)  # the command line's cap
         if points not in POINTS:
             check_choice("points", points, POINTS)
+        seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
         key = (kind, int(n_boot), int(seed), points)
         if key not in self._fit_cache:
             self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed), points)

@@ -309,7 +309,12 @@ class FitResult:
             raise ValueError(f"kind={self.kind!r}: no fit to predict with ({self.failure})")
         if self.kind.startswith("additive"):
             raise ValueError("kind='additive': predict needs the named inputs; use additive_predict")
-        L = np.asarray(L, dtype=float)
+        try:
+            L = np.asarray(L, dtype=float)
+        except (TypeError, ValueError):
+            bad_argument("L", L, "depths: numbers >= 1")
+        if L.size == 0 or not np.all(np.isfinite(L)) or np.any(L < 1):
+            bad_argument("L", L.tolist() if L.size < 8 else f"array of shape {L.shape}", "finite depths >= 1")
         p = {**self.params, **self.fixed}
         law = p["c"] * L ** (-p["alpha"])
         return p["L0"] + law if self.kind.startswith("offset_power") else law

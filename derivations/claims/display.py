@@ -28,6 +28,8 @@ class ClaimTable(list):
     (2, {'pass': 2})
     >>> "0.97 ± 0.01" in ClaimTable(r)._repr_html_()
     True
+    >>> len(t["C1"]), len(t.where("fail"))
+    (2, 0)
     """
 
     def __init__(self, results=()):
@@ -38,6 +40,24 @@ class ClaimTable(list):
             if not isinstance(r, ClaimResult):
                 raise ValueError(f"results[{i}]={r!r}: must be a ClaimResult")
         super().__init__(items)
+
+    def __getitem__(self, key):
+        """``t["claim-id"]``: that claim's rows (a ClaimTable, one row per condition); an int or a slice
+        as for a list."""
+        if isinstance(key, str):
+            rows = [r for r in self if r.claim_id == key]
+            if not rows:
+                known = ", ".join(dict.fromkeys(r.claim_id for r in self)) or "none"
+                raise KeyError(f"claim_id={key!r}: no row of that claim here (claims: {known})")
+            return ClaimTable(rows)
+        got = super().__getitem__(key)
+        return ClaimTable(got) if isinstance(key, slice) else got
+
+    def where(self, verdict: str | None = None) -> ClaimTable:
+        """The rows with ``verdict`` (one of :data:`VERDICTS`)."""
+        if verdict is not None and verdict not in VERDICTS:
+            raise ValueError(f"verdict={verdict!r}: must be one of {', '.join(VERDICTS)}")
+        return ClaimTable(r for r in self if verdict is None or r.verdict == verdict)
 
     def counts(self) -> dict:
         """``{verdict: count}`` in the order of :data:`VERDICTS`, verdicts with no claim left out."""

@@ -45,6 +45,10 @@ class Evidence:
         for i, c in enumerate(self.curves):
             if not isinstance(c, Curve):
                 raise TypeError(f"curves[{i}]={c!r}: must be a Curve (from depthscale.curves)")
+        if self.load_arrays is not None and not callable(self.load_arrays):
+            raise TypeError(
+                f"load_arrays={self.load_arrays!r}: must be None or a function key -> arrays (Store.load_arrays)"
+            )
         if isinstance(self.theory, Mapping):  # the untyped form of earlier versions
             object.__setattr__(self, "theory", TheoryNumbers.from_mapping(self.theory))
         elif not isinstance(self.theory, TheoryNumbers):

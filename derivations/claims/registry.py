@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ...theory._validate import bad_argument
+from ...theory._validate import bad_argument, check_bool
 from .claim import Claim
 from .evidence import Evidence
 from .verdicts import ClaimResult, errored
@@ -73,7 +73,8 @@ def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_
     ``report_studies`` (:func:`depthscale.derivations.study.report_studies`).
     """
     if not isinstance(ev, Evidence):
-        raise TypeError(f"ev={type(ev).__name__}: must be an Evidence (Evidence.from_store or Evidence(records))")
+        raise TypeError(f"ev={type(ev).__name__}: must be an Evidence, such as Evidence(curves(records))")
+    not_run = check_bool("not_run", not_run)
     if claims is not None:
         claims = list(claims) if isinstance(claims, Iterable) and not isinstance(claims, str) else [claims]
         for i, c in enumerate(claims):
@@ -95,8 +96,8 @@ def __getattr__(name: str):
     if name in ("REGISTRY", "CLAIMS_BY_ID"):
         from ..study import studies
 
-        found = studies()
-        if _KEPT.get("studies") is not found:  # computed once per registry (a test may swap it)
+        found = tuple(map(id, studies().values()))
+        if _KEPT.get("studies") != found:  # computed once per registry (a test may swap it)
             every = registered_claims()
             _KEPT.update(studies=found, REGISTRY=every, CLAIMS_BY_ID={c.id: c for c in every})
         return _KEPT[name]

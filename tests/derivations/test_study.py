@@ -11,7 +11,15 @@ from depthscale.derivations.claims.claim import claim
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.registry import claims, evaluate_claims, registered_claims
 from depthscale.derivations.claims.stored import load_claims
-from depthscale.derivations.study import Study, find_preset, preset_names, quick_names, report_studies, studies
+from depthscale.derivations.study import (
+    Study,
+    find_preset,
+    preset_names,
+    quick_names,
+    reload_studies,
+    report_studies,
+    studies,
+)
 from depthscale.sims.grid import load_grid
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,15 +39,15 @@ def _registry(monkeypatch, *entries):
     objs = {ep.value: obj for ep, (_, obj) in zip(eps, entries)}
     monkeypatch.setattr(metadata.EntryPoint, "load", lambda self: objs[self.value])
     monkeypatch.setattr(study_mod, "_entry_points", lambda: eps)
-    studies.cache_clear()
+    reload_studies()
     return eps
 
 
 @pytest.fixture(autouse=True)
 def _fresh_registry():
-    studies.cache_clear()
+    reload_studies()
     yield
-    studies.cache_clear()
+    reload_studies()
 
 
 def test_a_study_is_validated_on_construction():

@@ -38,15 +38,18 @@ def check_out(out: str) -> Path:
 CONTEXTS_MAX = 10_000_000
 
 
-def check_contexts(args) -> None:
+def check_contexts(args, given_only: bool = False) -> None:
+    """The Monte Carlo sizes of a report; ``given_only``: skip those not given (None: a study's default)."""
     from ....theory._validate import check_int
 
     # at most 10^7 contexts, as --contexts of the floors: the Monte Carlo then holds about 4.4 GiB at
     # the paper's d and P, and a larger count is refused here, before any store is read or created
-    check_int("floor-contexts", args.floor_contexts, lo=10, hi=CONTEXTS_MAX)
-    check_int("reference-contexts", args.reference_contexts, lo=0, hi=CONTEXTS_MAX)
-    if 0 < args.reference_contexts < 10:
-        raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
+    if not (given_only and args.floor_contexts is None):
+        check_int("floor-contexts", args.floor_contexts, lo=10, hi=CONTEXTS_MAX)
+    if not (given_only and args.reference_contexts is None):
+        check_int("reference-contexts", args.reference_contexts, lo=0, hi=CONTEXTS_MAX)
+        if 0 < args.reference_contexts < 10:
+            raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
 
 
 def write(

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..app import check_out_file, emit
-from .report import CONTEXTS_MAX, add_report_options, check_contexts, check_out, claims_text, write
+from .report import add_report_options, check_contexts, check_out, claims_text, write
 from .sweep import add_run_options, check_run_options, run_sweep
 
 
@@ -80,29 +80,27 @@ def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
 
 
 def handle(args) -> int:
-    from ....theory._validate import check_int
+    from ...study import check_preset_name, find_preset
 
-    for name in ("floor_contexts", "reference_contexts"):  # sizes given: refused before the study is loaded
-        if getattr(args, name) is not None:
-            check_int(name.replace("_", "-"), getattr(args, name), lo=0, hi=CONTEXTS_MAX)
-    from ...study import find_preset
-
-    study, args.preset = find_preset(args.preset)  # an unknown name is refused before any study loads
+    # every argument is checked before a study is loaded (it imports SciPy and Matplotlib: seconds)
+    check_contexts(args, given_only=True)
+    check_preset_name(args.preset)
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.store import Store, check_store_file
     from ....sims.sweeps import plan
 
     out = check_out(args.out)
-    fc, rc = study.contexts_of(args.preset)
-    args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
-    args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
-    check_contexts(args)
     executor, budget = check_run_options(args)
     store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write", CONTEXTS_VERSION)
     if not store_path.exists():  # a new store: its folder must take it, before OUT is created
         check_out_file("store", store_path)
+    study, args.preset = find_preset(args.preset)
+    fc, rc = study.contexts_of(args.preset)
+    args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
+    args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
+    check_contexts(args)
     runs = preset_runs(args.preset)
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ VARIANTS = {
 # options passed unchanged to the config field of the same name
 CONFIG_OPTIONS = {
     "task": ("task", "k", "a", "b", "d", "P", "c_lambda", "c_omega"),
-    "model": ("model", "depth", "width", "init_scale", "dtype"),
+    "model": ("model", "depth", "width", "init_scale", "dtype", "attention"),
     "train": ("lr", "batch", "steps", "warmup", "schedule", "window", "tol", "eval_contexts"),
 }
 
@@ -55,6 +55,12 @@ def register(sub) -> None:
         type=float,
         default=0.3,
         help="query/key entries ~ N(0, (init_scale / sqrt(d))^2), init_scale > 0 (default 0.3)",
+    )
+    p.add_argument(
+        "--attention",
+        default="softmax",
+        help="the map from a layer's scores to its weights (softmax model, base variant): softmax, sparsemax, "
+        "entmax15, sigmoid or relu (default softmax)",
     )
     p.add_argument("--dtype", default="float64", help="float64 or float32 (default float64)")
     p.add_argument("--steps", type=int, default=8000, help="step cap (default 8000)")

@@ -184,12 +184,13 @@ def floors_json(fl) -> dict:
 
 
 def handle_softmax_floor(args) -> int:
+    from ....theory._choices import ATTENTIONS
+
+    attention = check_choice("attention", args.attention, ATTENTIONS)  # before numba is imported
     kw = floor_options(args)  # sizes and memory first: task_from imports NumPy
     task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
-    from ....sims.attention_maps import ATTENTIONS
     from ....sims.reference_floors import reference_floors
 
-    attention = check_choice("attention", args.attention, ATTENTIONS)
     t0 = time.perf_counter()
     fl = reference_floors(task, attention=attention, **kw)
     out = floors_json(fl)
