@@ -231,13 +231,15 @@ def template_data(ctx: ReportContext) -> dict:
     seen_fig: set[str] = set()
     seen_claim: set[str] = set()
     figures = [_check_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
-    for n, f in enumerate(figures, 1):
-        f["number"] = n
     claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     by_name = {f["name"]: f for f in figures}
     story = [_check_finding(f"story[{i}]", f, by_name) for i, f in enumerate(_items("story", ctx.story))]
     in_story = {s["figure"]["name"] for s in story if s["figure"] is not None}
+    # numbered in reading order: the findings' figures first, then the others
+    ordered = [by_name[s["figure"]["name"]] for s in story if s["figure"] is not None]
+    for n, f in enumerate(ordered + [f for f in figures if f["name"] not in in_story], 1):
+        f["number"] = n
     return {
         "title": ctx.title,
         "subtitle": str(ctx.subtitle or ""),

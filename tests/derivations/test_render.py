@@ -472,3 +472,13 @@ def test_runtime_text():
         "1 h 00 min",
         "2 h 03 min",
     ]
+
+
+def test_figures_are_numbered_in_reading_order(tmp_path):
+    # a finding's figure comes first in the text, so it is Figure 1 even if listed last
+    ctx = make_context(story=[{"title": "Modes", "sentence": "Modes fall together.", "figure": "modes"}])
+    texts = {k: Path(v).read_text(encoding="utf-8") for k, v in write_report(ctx, tmp_path / "out").items()}
+    md = texts["md"]
+    assert md.index("Figure 1 (modes)") < md.index("Figure 2 (overview)") < md.index("Figure 3 (floors)")
+    for fmt in ("html", "tex"):
+        assert "Figure 1 (modes)" in texts[fmt] and "Figure 2 (overview)" in texts[fmt], fmt
