@@ -185,7 +185,7 @@ def exp_shifted32(z, shift, ib, fb):
 
 # The reductions of the sparse maps run with reassociation allowed (and no NaN, no signed zero),
 # so that LLVM splits each sum into vector lanes; a minimum would not vectorise (its select becomes
-# a mispredicted branch), so entmax checks its support by a count instead. The order is fixed by
+# a mispredicted branch), so entmax checks a set by its count instead. The order is fixed by
 # the compiled code, so a machine gives the same numbers every time; across CPUs with other vector
 # widths they may differ in the last bits. Scores are finite (NaN would give meaningless weights).
 _REDUCE = {"reassoc", "nsz", "nnan", "contract"}
@@ -207,24 +207,6 @@ def _above(z, tau, scale):
     return k, s, q
 
 
-@njit(cache=True, fastmath=_REDUCE)
-def _above_count(z, tau, scale, r):
-    """``_above`` and, in the same pass, ``#{i : u_i >= r}`` (float64, vectorised; entmax's pass)."""
-    k = 0.0
-    s = 0.0
-    q = 0.0
-    c = 0.0
-    for i in range(z.shape[0]):
-        u = scale * z[i]
-        on = u > tau
-        a = u if on else 0.0
-        k += 1.0 if on else 0.0
-        s += a
-        q += a * a
-        c += 1.0 if u >= r else 0.0
-    return k, s, q, c
-
-
 @njit(cache=True)
 def sparsemax_inplace(z):
     """Sparsemax of a vector, in place (exact threshold, Michelot's iteration)."""
@@ -243,35 +225,42 @@ def sparsemax_inplace(z):
 
 @njit(cache=True)
 def entmax15_inplace(z):
-    """1.5-entmax of a vector, in place: ``p_i = [z_i / 2 - tau]_+^2`` (exact threshold)."""
+    """1.5-entmax of a vector, in place: ``p_i = [z_i / 2 - tau]_+^2`` (exact threshold).
+
+    ``tau`` solves ``g(tau) = sum_i [u_i - tau]_+^2 = 1`` (``u = z / 2``; g decreases). One pass at
+    ``t`` gives the count and sums of ``S(t) = {u_i > t}``, and with them the smaller root ``r`` of
+    ``sum_{S(t)} (u_i - tau)^2 = 1`` in closed form. Below ``tau``, ``S(t)`` holds the support and
+    ``r >= tau``; above it, ``S(t)`` is inside the support and ``r <= tau``; either way ``r = tau``
+    when ``S(r) = S(t)``. So each pass is at the last root, on the other side of ``tau``, until the set
+    stops changing; from below, a set too large for any real root takes a Newton step on ``g``
+    (which stays below ``tau``). Small scores (a model at its initialisation) need 4-6 passes, as
+    against 8-10 for Newton from below alone.
+    """
     n = z.shape[0]
-    tau = 0.5 * max4(z) - 1.0
-    root = tau
-    k, s1, s2, _c = _above_count(z, tau, 0.5, np.inf)
-    for _ in range(60):  # Newton converges quadratically; the closed form ends it in a few rounds
+    t = 0.5 * max4(z) - 1.0  # below tau: the largest u alone gives g = 1 there
+    below = True
+    k, s1, s2 = _above(z, t, 0.5)
+    for _ in range(4 * n + 4):  # each set is visited once from each side: the loop ends far sooner
         mean = s1 / k
         disc = mean * mean - (s2 - 1.0) / k
+        if below and disc < 0.0:
+            step = (s2 - 2.0 * t * s1 + k * t * t - 1.0) / (2.0 * (s1 - k * t))
+            if not step > 0.0:  # g(t) = 0 up to rounding
+                break
+            t += step
+            k, s1, s2 = _above(z, t, 0.5)
+            continue
         root = mean - np.sqrt(max(disc, 0.0))
-        # exact when every u of S = {u > tau} is >= root: trivially if root <= tau, else when the
-        # u >= root (all in S, as root > tau) are as many as S; counted in the pass that also
-        # evaluates the sums at the next Newton point
-        if disc >= 0.0 and root <= tau:
+        if below and root <= t:  # S(t) = S(tau) up to rounding
+            t = root
             break
-        # Newton on g(tau) = sum_S (u - tau)^2 - 1 from the left: g' = -2 sum_S (u - tau)
-        g = s2 - 2.0 * tau * s1 + k * tau * tau - 1.0
-        dg = 2.0 * (s1 - k * tau)
-        step = g / dg
-        nxt = tau + step if step > 0.0 else tau
-        kn, s1n, s2n, c = _above_count(z, nxt, 0.5, root)
-        if disc >= 0.0 and c == k:
+        kn, s1n, s2n = _above(z, root, 0.5)
+        if kn == k:  # S(root) = S(t): root is tau
+            t = root
             break
-        if not step > 0.0:
-            break
-        tau = nxt
-        k, s1, s2 = kn, s1n, s2n
-        root = tau
+        t, k, s1, s2, below = root, kn, s1n, s2n, not below
     for i in range(n):
-        u = max(0.5 * z[i] - root, 0.0)
+        u = max(0.5 * z[i] - t, 0.0)
         z[i] = u * u
 
 
