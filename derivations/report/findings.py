@@ -176,11 +176,12 @@ def brief(r) -> str:
     >>> brief(ClaimResult("x", "c", 1.0, 0.27, 0.07, "", "fail", "", condition="d=8"))
     'd=8: 0.27 ± 0.07 (fail)'
     >>> brief(ClaimResult("x", "c", 1.0, None, None, "", "indicative", "fit not identified"))
-    'not measured (indicative)'
+    'no estimate (indicative)'
     """
     where = f"{r.condition.label}: " if r.condition.label else ""
     verdict = r.verdict + (f", would be {r.would_be}" if r.would_be else "")
-    measured = claim_cells(r)["measured"] if r.measured is not None else "not measured"
+    # decided without an estimate: by a test on the data, such as lack of fit (its reason says which)
+    measured = claim_cells(r)["measured"] if r.measured is not None else "no estimate"
     return f"{where}{measured} ({verdict})"
 
 
