@@ -208,6 +208,12 @@ def _match(sel: dict, key: CurveKey) -> bool:
 
 
 def to_png(fig: Figure) -> bytes:
+    from .plots import plain_log_ticks
+
+    for ax in fig.axes:  # a log y axis spanning less than a decade: plain numbers, not 1.95x10^0
+        lo, hi = sorted(ax.yaxis.get_view_interval())
+        if ax.get_yscale() == "log" and lo > 0 and hi / lo < 10:
+            plain_log_ticks(ax.yaxis)
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})

@@ -343,6 +343,22 @@ def test_room_for_depth_paired_and_unpaired_differences():
     assert "unpaired" not in fig.axes[1].get_title()
 
 
+def test_a_report_figure_labels_a_narrow_log_axis_with_plain_numbers():
+    # the floors of one spectrum span 1.90-1.98 on a log axis: matplotlib wrote "1.95x10^0"
+    from depthscale.derivations.report.figure_drawings import draw_room_for_depth, to_png
+
+    row = {"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.03, "single": 1.978, "single_se": 0.04}
+    row.update(mixture=1.932, mixture_se=0.04, single_diff=-0.07, single_diff_se=0.008)
+    fig = draw_room_for_depth([row])
+    to_png(fig)  # the labels are set when the figure is rendered
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    texts = [t.get_text() for t in ax.yaxis.get_ticklabels(minor=True) + ax.yaxis.get_ticklabels() if t.get_text()]
+    assert texts and all("times" not in t and "^" not in t for t in texts), texts
+    lo, hi = ax.get_ylim()
+    assert sum(lo <= float(t) <= hi for t in texts) >= 2
+
+
 def test_missing_data_gives_none_and_a_reason():
     failed = [make_record(status="failed", depth=L) for L in (1, 2)]
     for name, args in [
