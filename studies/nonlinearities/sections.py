@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
 
 from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.report.figure_drawings import to_png
+from depthscale.derivations.report.plots import plain_log_ticks
 from depthscale.derivations.study import Finding, Sections, Story
 from depthscale.sims.attention_maps import ATTENTIONS
 
@@ -26,15 +27,6 @@ SHARED_CAPTION = (
 )
 
 
-def _png(fig) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def _by_task(ev):
     """The cosine-protocol rows by task, top-2 tasks first (the order of the study's page)."""
     out = defaultdict(list)
@@ -44,66 +36,54 @@ def _by_task(ev):
     return {key[-1]: rs for key, rs in sorted(out.items())}
 
 
-def _depth_axis(ax) -> None:
-    import matplotlib.ticker as mt
+def _axes(rows_: int, cols: int, w: float, h: float):
+    """A figure of its own (never pyplot's: a report must not touch a notebook's figures or backend)."""
+    from matplotlib.figure import Figure
 
+    fig = Figure(figsize=(w, h), layout="constrained")
+    return fig, fig.subplots(rows_, cols, squeeze=False, sharex=True)
+
+
+def _log_axes(ax, log_y: bool) -> None:
+    """Depth on a log-2 axis labelled 1, 2, 4, ...; a log y axis labelled with plain numbers."""
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(mt.FuncFormatter(lambda x, _: f"{x:g}"))
-
-
-def _log_y(ax) -> None:
-    """A log loss axis labelled with plain numbers (no 3 x 10^0)."""
-    import matplotlib.ticker as mt
-
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(mt.FuncFormatter(lambda y, _: f"{y:.3g}"))
-    # minor ticks labelled at 2, 3 and 5 times a power of ten only, so they never crowd
-    ax.yaxis.set_minor_formatter(mt.FuncFormatter(lambda y, _: f"{y:.3g}" if f"{y:.0e}"[0] in "235" else ""))
+    plain_log_ticks(ax.xaxis, integers=True)
+    if log_y:
+        ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
 
 
 def loss_figure(ev) -> dict:
     """``R_L`` against L per task, one line per nonlinearity, its own convex floor dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tasks = _by_task(ev)
     entry: dict = {"name": "nonlinearities_loss", "caption": LOSS_CAPTION, "png": None, "why_missing": ""}
     if not tasks:
         entry["why_missing"] = "no cosine-protocol runs of the study"
         return entry
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
+    fig, axes = _axes(1, len(tasks), 4.2 * len(tasks), 3.6)
     for ax, (task, rs) in zip(axes[0], tasks.items()):
         for r in rs:
             c, col = r.curve, COLOURS[r.attention]
             ax.errorbar(c.depths, c.mean, yerr=c.error_bar, color=col, marker="o", ms=3, lw=1.2, label=r.attention)
             if "convex" in r.floors:
                 ax.axhline(r.floors["convex"][0], color=col, ls="--", lw=0.8)
-        _depth_axis(ax)
-        _log_y(ax)
+        _log_axes(ax, log_y=True)
         ax.set_title(task)
         ax.set_xlabel("depth L")
     axes[0][0].set_ylabel("test loss R_L")
     axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
-    fig.tight_layout()
-    entry["png"] = _png(fig)
+    entry["png"] = to_png(fig)
     return entry
 
 
 def shared_figure(ev) -> dict:
     """``C_L`` (top) and ``A_L - C_L`` (bottom) against L per task, one line per nonlinearity."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tasks = _by_task(ev)
     entry: dict = {"name": "nonlinearities_terms", "caption": SHARED_CAPTION, "png": None, "why_missing": ""}
     if not tasks:
         entry["why_missing"] = "no cosine-protocol runs of the study"
         return entry
-    fig, axes = plt.subplots(2, len(tasks), figsize=(4.2 * len(tasks), 6.2), squeeze=False, sharex=True)
+    fig, axes = _axes(2, len(tasks), 4.2 * len(tasks), 6.2)
     for j, (task, rs) in enumerate(tasks.items()):
         for r in rs:
             c, col = r.curve, COLOURS[r.attention]
@@ -113,15 +93,13 @@ def shared_figure(ev) -> dict:
             pos = gap > 0
             axes[1][j].plot(c.depths[keep][pos], gap[pos], color=col, marker="o", ms=3)
         axes[0][j].set_title(task)
-        _log_y(axes[1][j])
         axes[1][j].set_xlabel("depth L")
-        for ax in axes[:, j]:
-            _depth_axis(ax)
+        _log_axes(axes[0][j], log_y=False)
+        _log_axes(axes[1][j], log_y=True)
     axes[0][0].set_ylabel("shared error C_L")
     axes[1][0].set_ylabel("disagreement A_L - C_L")
     axes[0][-1].legend(fontsize=8, frameon=False, loc="best")
-    fig.tight_layout()
-    entry["png"] = _png(fig)
+    entry["png"] = to_png(fig)
     return entry
 
 
