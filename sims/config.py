@@ -38,6 +38,16 @@ _LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0, "at
 CONTEXTS_VERSION = 2
 
 
+def without_later_defaults(fields: dict) -> dict:
+    """``fields`` without the later fields at their defaults: a record written before a field
+    existed and one written after, at its default, describe the same run (same hash, same curve).
+
+    >>> without_later_defaults({"steps": 10, "checkpoints_from": 0})
+    {'steps': 10}
+    """
+    return {k: v for k, v in fields.items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
+
+
 def _set(cfg, name: str, value) -> None:
     """Keep the checked value, a plain int or float: ``a=0`` and ``a=0.0``, ``depth=np.int64(4)`` and
     ``depth=4`` are one config (one hash, one seed)."""
@@ -349,7 +359,7 @@ class RunConfig:
 def _hashed(obj):
     """``obj`` as hashed: nested dicts without the later fields that sit at their default."""
     if isinstance(obj, dict):
-        return {k: _hashed(v) for k, v in obj.items() if not (k in _LATER_FIELDS and v == _LATER_FIELDS[k])}
+        return {k: _hashed(v) for k, v in without_later_defaults(obj).items()}
     return obj
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ...sims.config import without_later_defaults
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
 from ...theory._validate import DEPTH_MAX, SEED_MAX, check_choice, check_int
 from ...theory.spectra import PowerLawSpectrum
@@ -118,7 +119,7 @@ def curve_key(record: RunRecord) -> CurveKey:
         m.get("width"),
         m.get("init_scale"),
         m.get("dtype"),
-        tuple(sorted(tr.items())),
+        tuple(sorted(without_later_defaults(tr).items())),  # as the run's hash: one curve either way
     )
 
 

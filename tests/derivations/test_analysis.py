@@ -97,3 +97,30 @@ def test_curve_key_names_its_fields_from_the_configuration():
     assert key.train == tuple(sorted(cfg["train"].items()))
     (c,) = curves([rec])
     assert (c.model, c.task, c.a, c.b, c.d, c.P) == (key.model, key.task, key.a, key.b, key.d, key.P)
+
+
+def test_a_field_added_later_at_its_default_does_not_split_a_curve():
+    # runs of one condition, written before and after TrainConfig gained checkpoints_from (default 0)
+    from depthscale.sims.config import RunConfig, config_hash
+
+    def rec(depth, train):
+        cfg = {
+            "task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 4, "P": 8},
+            "model": {"model": "softmax", "depth": depth},
+            "train": {"steps": 10, **train},
+        }
+        return {
+            "key": f"k{depth}-0",
+            "seed": 0,
+            "status": "ok",
+            "converged": True,
+            "final_loss": 1.0 / depth,
+            "config": cfg,
+        }
+
+    (c,) = curves([rec(1, {}), rec(2, {"checkpoints_from": 0})])
+    assert list(c.depths) == [1, 2]
+    assert len(curves([rec(1, {}), rec(2, {"checkpoints_from": 5})])) == 2  # not at the default: its own
+    # the same rule as the run's hash, which never saw the field at its default
+    base = RunConfig.from_dict(rec(1, {})["config"])
+    assert config_hash(base) == config_hash(RunConfig.from_dict(rec(1, {"checkpoints_from": 0})["config"]))
