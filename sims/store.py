@@ -730,16 +730,21 @@ def _umask() -> int:
     return mask
 
 
+def _temp_beside(name: str, out: Path) -> tuple[int, str]:
+    """A new temporary file in ``out``'s folder (``mkstemp``), or a ``ValueError`` naming ``name``."""
+    try:
+        return tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.absolute().parent)
+    except OSError as exc:
+        raise ValueError(
+            f"{name}={str(out)!r}: cannot write in {str(out.absolute().parent)!r} ({exc.strerror})"
+        ) from None
+
+
 def _write_atomic(name: str, path, write, **open_kw) -> None:
     """``write(fh)`` into a temporary file beside ``path``, then renamed onto it: a reader never sees
     half a file, and a failure leaves nothing behind (the error names ``name``)."""
     out = _check_new_file(name, path, replace=True)
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.absolute().parent)
-    except OSError as exc:
-        raise ValueError(
-            f"{name}={str(path)!r}: cannot write in {str(out.absolute().parent)!r} ({exc.strerror})"
-        ) from None
+    fd, tmp_name = _temp_beside(name, out)
     try:
         with open(fd, "w", **open_kw) as fh:
             write(fh)
@@ -908,13 +913,9 @@ def compact_store(src, dst) -> dict:
         check_store_file(src, "read")
     except ValueError as exc:
         raise ValueError(f"src: {exc}") from None
-    _check_new_file("dst", dst, replace=False)
     if Path(str(dst) + "-wal").exists():
         raise ValueError(f"dst={str(dst)!r}: must be a new file (its -wal exists; compact_store never overwrites)")
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.absolute().parent)
-    except OSError as exc:
-        raise ValueError(f"dst={str(dst)!r}: cannot write in {str(dst.absolute().parent)!r} ({exc.strerror})") from None
+    fd, tmp_name = _temp_beside("dst", dst)
     os.close(fd)
     tmp = Path(tmp_name)
     dropped: dict[str, int] = {}
