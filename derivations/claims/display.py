@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from ...theory._validate import check_choice
 from ...theory.display import html_grid
 from .verdicts import VERDICTS, ClaimResult, claim_cells
 
@@ -55,8 +56,8 @@ class ClaimTable(list):
 
     def where(self, verdict: str | None = None) -> ClaimTable:
         """The rows with ``verdict`` (one of :data:`VERDICTS`)."""
-        if verdict is not None and verdict not in VERDICTS:
-            raise ValueError(f"verdict={verdict!r}: must be one of {', '.join(VERDICTS)}")
+        if verdict is not None:
+            check_choice("verdict", verdict, VERDICTS)
         return ClaimTable(r for r in self if verdict is None or r.verdict == verdict)
 
     def counts(self) -> dict:

@@ -13,6 +13,7 @@ from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.studies.protocols import protocols
 
 KEY = (0.5, 0.5, 2, 8, 32)  # (a, b, k, d, P) of the synthetic linear top-2 curve
+(CURVE,) = curves(curve(lambda L: 1.0, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2)))  # any one curve
 
 
 def _linear_floor_verdict(theory):
@@ -48,7 +49,7 @@ def test_protocol_floors_are_gathered_once_and_the_evidence_never_changes(monkey
     monkeypatch.setattr(protocols, "study_curves", lambda cs: [("protocol", c) for c in cs])
     monkeypatch.setattr(protocols, "gather_floors", lambda cs, load: calls.append(len(cs)) or gathered)
     theory = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
-    ev = Evidence(["a curve"], theory, load_arrays=lambda key: None)
+    ev = Evidence([CURVE], theory, load_arrays=lambda key: None)
     assert protocols.floors_of(ev) is gathered and protocols.floors_of(ev) is gathered
     assert calls == [1]  # the second call (a table, a figure) reads what the first derived
     # the evidence's own fields are what it was built with: no cache rewrites them
@@ -56,5 +57,5 @@ def test_protocol_floors_are_gathered_once_and_the_evidence_never_changes(monkey
     with pytest.raises(dataclasses.FrozenInstanceError):
         ev.theory = TheoryNumbers()  # type: ignore[misc]
     # numbers a report computed (the study's theory numbers) are read, not gathered again
-    given = Evidence(["a curve"], TheoryNumbers(studies={protocols.NAME: gathered}))
+    given = Evidence([CURVE], TheoryNumbers(studies={protocols.NAME: gathered}))
     assert protocols.floors_of(given) is gathered and calls == [1]

@@ -155,7 +155,7 @@ def test_compact_store_refuses_bad_paths_untouched(tmp_path):
     other.write_bytes(b"x")
     with pytest.raises(ValueError, match="dst=.*other.sqlite.*must be a new file"):
         compact_store(src, other)
-    with pytest.raises(ValueError, match="dst=.*existing directory"):
+    with pytest.raises(ValueError, match="dst=.*does not exist"):
         compact_store(src, tmp_path / "no" / "such.sqlite")
     with pytest.raises(ValueError, match="src: store=.*missing.sqlite"):
         compact_store(tmp_path / "missing.sqlite", tmp_path / "new.sqlite")
