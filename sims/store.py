@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ..theory._validate import check_choice, check_real
+from ..theory._validate import check_bool, check_choice, check_real
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
 from .record_filters import check_filters
@@ -699,8 +699,7 @@ class Store:
         Non-finite floats are written as ``null`` (strict JSON, see :func:`json_text`). Returns the
         number of records written.
         """
-        if not isinstance(arrays, bool | np.bool_):
-            raise TypeError(f"arrays={arrays!r}: must be True or False")
+        check_bool("arrays", arrays)
         _check_new_file("path", path, replace=True)
         recs = list(self.records(arrays=arrays))
         _write_atomic("path", path, lambda fh: fh.write(json_text(recs)))
