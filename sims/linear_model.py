@@ -68,7 +68,7 @@ from ..theory._validate import check_choice, check_int
 from .batch import Batch
 from .config import ModelConfig
 from .linear_kernels import linear_pass
-from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
+from .parameters import input_qk_maps, model_layout, qk_backward, qk_matrices
 from .threads import batch_chunks
 
 __all__ = ["LinearAttention", "population_loss"]
@@ -112,14 +112,7 @@ class LinearAttention:
             raise ValueError(f"width={cfg.width!r}: must be 0 or >= d={self.d}")
         self.L = cfg.depth
         self.dtype = np.dtype(cfg.dtype)
-        N, L, d = self.N, self.L, self.d
-        shapes = [
-            ("W_x", (N, d)),
-            ("W_y", (N,)),
-            ("W_v", (N, N) if cfg.value == "shared" else (L, N, N)),
-            ("W_o", (N,)),
-        ]
-        self.layout = ParamLayout(shapes + qk_shapes(cfg.qk, L, N))
+        self.layout = model_layout(cfg, self.d)
         self.n_params = self.layout.n_params
 
     # ----------------------------------------------------------------- parameters

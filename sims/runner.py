@@ -151,51 +151,6 @@ def _measure(config: RunConfig, seed: int, model, res, floors) -> RunRecord:
     return record
 
 
-def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
-    """Bytes a run holds at once at least: parameters with their gradient and Adam moments, and the
-    largest batch of contexts (``X (n,P,d)``, ``O (n,d,d)`` and the vectors of each context; two
-    training batches with ``prefetch``), the per-context errors of the evaluation and, with the context
-    update, one chunk's kept context attention (``(L-1) x P x P``). Other activations come on top, so
-    this is a lower bound.
-
-    >>> from depthscale.sims.config import RunConfig, TaskConfig, TrainConfig
-    >>> cfg = RunConfig(TaskConfig(d=16, P=128), train=TrainConfig(batch=1024))
-    >>> round(memory_bytes(cfg) / 2**20, 1)
-    19.9
-    """
-    task, mcfg, tcfg = config.task, config.model, config.train
-    itemsize = 4 if mcfg.dtype == "float32" else 8
-    d, P = task.d, task.P
-    per_context = P * d + d * d + P + 4 * d + 1 + task.k  # X, O, y, (x_test, t, beta), target, sel
-    train_batch = tcfg.batch * per_context * itemsize * (2 if prefetch else 1)
-    eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
-    params = 4 * make_model(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
-    per_eval_context = 4 * 8  # the squared errors of the model and of the three floors, kept for paired errors
-    scratch = 0
-    if mcfg.model == "softmax" and mcfg.context_update:  # ctx_pass keeps each layer's context attention
-        N, L = mcfg.n(d), mcfg.depth
-        scratch = (max(L - 1, 1) * (P * P + 2 * P * N) + 2 * L * P * N) * itemsize  # one chunk: As, Gs, AVs, Hs, Vs
-    return float(params + max(train_batch, eval_batch) + scratch + tcfg.eval_contexts * per_eval_context)
-
-
-def check_memory_of(config: RunConfig, prefetch: bool = False) -> float:
-    """Refuse (``ValueError`` naming the sizes and the estimate) a run that cannot fit in memory.
-
-    >>> from depthscale.sims.config import RunConfig, TaskConfig
-    >>> check_memory_of(RunConfig(TaskConfig(d=100_000, P=1_000_000)))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: d=100000, P=1000000, batch=1024, depth=1, eval-contexts=10240: needs at least 821 TiB of memory; ...
-    """
-    from ..theory._validate import check_memory
-
-    t, m, tr = config.task, config.model, config.train
-    return check_memory(
-        f"d={t.d}, P={t.P}, batch={tr.batch}, depth={m.depth}, eval-contexts={tr.eval_contexts}",
-        memory_bytes(config, prefetch),
-    )
-
-
 def _floor_summary(floors, sq_err: np.ndarray) -> dict:
     """The run against the reference floors of its task on the same contexts: ``single`` (best
     temperature head), ``mixture`` (best two-temperature mixture) and ``convex`` (best non-negative

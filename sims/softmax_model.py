@@ -33,7 +33,7 @@ import numpy as np
 from ..theory._validate import D_MAX, bad_argument, check_int
 from .attention_maps import attention_code
 from .config import ModelConfig
-from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes
+from .parameters import input_qk_maps, model_layout, qk_backward, qk_matrices
 from .softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from .threads import batch_chunks
 
@@ -92,12 +92,7 @@ class SoftmaxAttention:
         self.cfg = cfg
         self.L = cfg.depth
         self.dtype = np.dtype(cfg.dtype)
-        N, L = self.N, self.L
-        shapes = [("W_x", (N, self.d)), ("W_y", (N,))] + qk_shapes(cfg.qk, L, N)
-        shapes += [("W_v", (N, N) if cfg.value == "shared" else (L, N, N)), ("W_o", (N,))]
-        if cfg.context_update:
-            shapes += [("m", ())]
-        self.layout = ParamLayout(shapes)
+        self.layout = model_layout(cfg, self.d)
         self.n_params = self.layout.n_params
 
     # ------------------------------------------------------------------ parameters

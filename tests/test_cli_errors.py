@@ -419,6 +419,8 @@ LIGHT = textwrap.dedent(
         ["reproduce", "--help"],
         ["fit", "--store", "missing.sqlite"],
         ["simulate", "--d", "0"],
+        # the memory refusal comes before numba loads (it was about a second under load)
+        ["simulate", "--variant", "context-update", "--d", "8", "--P", "100000", "--depth", "2", "--batch", "1"],
         ["reproduce", "--preset", "tiny", "--out", "o"],  # the names are read from the preset folders
         ["reproduce", "--preset", "smoke", "--out", "o", "--workers", "0"],  # checked before the study loads
         ["reproduce", "--preset", "smoke", "--out", "o", "--floor-contexts", "5"],

@@ -101,10 +101,10 @@ def handle(args) -> int:
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
-    threads = check_threads(args.threads, lo=0)
-    from ....sims.runner import check_memory_of
+    from ....sims.memory import check_memory_of
 
-    check_memory_of(config, prefetch=True)  # before anything is allocated
+    check_memory_of(config, prefetch=True)  # before anything is allocated, and before numba loads
+    threads = check_threads(args.threads, lo=0)
     import numba
 
     if threads:

@@ -192,7 +192,7 @@ def handle(args) -> int:
     check_store_file(args.store, "write", contexts)
     runs = load_grid(args.grid)
     if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
-        from ....sims.runner import check_memory_of
+        from ....sims.memory import check_memory_of
 
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
