@@ -166,8 +166,10 @@ def progress_lines(todo: int):
         count[0] += 1
         cfg = rec.get("config") or {}
         task, model = cfg.get("task", {}), cfg.get("model", {})
+        # a softmax-family model is named by its attention map (a sparsemax run is no softmax run)
+        name = model.get("attention", "softmax") if model.get("model") == "softmax" else model.get("model")
         what = (
-            f"{model.get('model')} {task.get('task')} d={task.get('d')} P={task.get('P')} "
+            f"{name} {task.get('task')} k={task.get('k')} d={task.get('d')} P={task.get('P')} "
             f"L={model.get('depth')} seed={rec.get('seed')}"
         )
         sys.stderr.write(
