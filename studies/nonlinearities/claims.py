@@ -2,8 +2,9 @@
 
 Per (nonlinearity, protocol, task) curve: the depth law, the layers' disagreement, the one-layer
 model against its own single head, and the deep model against its own convex and signed floors.
-Across nonlinearities, per task under the cosine protocol: whether a sparse map lowers the shared
-error ``C_64`` below softmax's, and whether depth gains more than under softmax. The verdict rules
+Across nonlinearities, per protocol and task (each map against softmax trained the same way): whether
+a sparse map lowers the shared error ``C_64`` below softmax's, and whether depth gains more than under
+softmax. The verdict rules
 are the protocol study's (inverse depth with its lack-of-fit test where the fit does not decide;
 paired floor differences by 2 s.e. either way), so the softmax rows here and there agree.
 """
@@ -164,10 +165,15 @@ def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
 
 
 def _pairs_with_softmax(ev, attentions) -> list[tuple[Row, Row]]:
-    """``(row, softmax row)`` of one task under the cosine protocol, for each of ``attentions``."""
-    rs = [r for r in rows(ev) if r.protocol == "cosine"]
-    soft = {r.task: r for r in rs if r.attention == "softmax"}
-    return [(r, soft[r.task]) for r in rs if r.attention in attentions and r.task in soft]
+    """``(row, softmax row)`` of the same protocol and task, for each of ``attentions``: the constant-rate
+    protocol's runs converge where some cosine ones do not, so its pairs can decide on their own."""
+    rs = rows(ev)
+    soft = {(r.protocol, r.task): r for r in rs if r.attention == "softmax"}
+    return [(r, soft[r.protocol, r.task]) for r in rs if r.attention in attentions and (r.protocol, r.task) in soft]
+
+
+def _pair_label(r: Row):
+    return r.condition(f"{r.attention} vs softmax {r.protocol} {r.task}")
 
 
 @claim(
@@ -177,14 +183,14 @@ def _pairs_with_softmax(ev, attentions) -> list[tuple[Row, Row]]:
     missing=f"no sparsemax or entmax15 runs at L = {DEEP} beside softmax ones",
 )
 def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
-    """Per task under the cosine protocol, ``C_64(sparse) - C_64(softmax)`` per seed, pooled over the
+    """Per protocol and task, ``C_64(sparse) - C_64(softmax)`` per seed, pooled over the
     seeds by their scatter (``C_L`` is stored without a per-context error): pass below 0 by 2 s.e.,
     fail above 0 by 2 s.e., else indicative."""
     out = []
     for r, s in _pairs_with_softmax(ev, SPARSE):
         a, b = r.seed_values("C_L", DEEP), s.seed_values("C_L", DEEP)
         diffs = [a[k] - b[k] for k in sorted(a.keys() & b.keys())]
-        label = r.condition(f"{r.attention} vs softmax {r.task}")
+        label = _pair_label(r)
         if len(diffs) < 2:
             out.append(claim.not_run(f"fewer than 2 seeds with both runs at L = {DEEP}", label))
             continue
@@ -204,14 +210,14 @@ def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
     missing=f"no runs at L = 1 and {DEEP} beside softmax ones",
 )
 def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
-    """Per nonlinearity and task under the cosine protocol: ``(R_1 - R_64) - (R_1 - R_64)_softmax`` from
+    """Per nonlinearity, protocol and task: ``(R_1 - R_64) - (R_1 - R_64)_softmax`` from
     the per-context errors of the four runs of each seed, pooled over the seeds: pass above 0 by
     2 s.e., fail below 0 by 2 s.e., else indicative."""
     out = []
     others = [a for a in ("sparsemax", "entmax15", "sigmoid", "relu")]
     for r, s in _pairs_with_softmax(ev, others):
         got = paired_across(r, s, 1, 1, minus=(DEEP, DEEP))
-        label = r.condition(f"{r.attention} vs softmax {r.task}")
+        label = _pair_label(r)
         if got is None:
             continue
         m, se = got

@@ -178,8 +178,8 @@ def story(results, ev) -> Story:
     if dis:
         growth = [1 - r.measured for r in dis]
         answer.append(
-            f"The layers' disagreement A_L - C_L grows with depth as L^{min(growth):.2f} to L^{max(growth):.2f} "
-            f"over {len(dis)} curves, where the central-limit mechanism needs it flat."
+            f"The layers' disagreement A_L - C_L goes as L^{min(growth):.2f} to L^{max(growth):.2f} "
+            f"over {len(dis)} curves, where the central-limit mechanism needs it flat (L^0)."
         )
     for cid, what in (
         ("nonlin-sparse-shared-error", f"a sparse map lowers the shared error C_{DEEP} below softmax's"),

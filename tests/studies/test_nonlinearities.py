@@ -17,8 +17,9 @@ DEPTHS = (1, 2, 4, 8, 16, 32, 64)
 N_CTX = 4096  # the verdict rule decides from 4,096 evaluation contexts up
 
 
-def _records(attention, law, seeds=(0, 1, 2), k=2, C=None, gap=None, noise=0.002):
-    """Cosine-protocol records of the study's setting whose loss follows ``law(L)``."""
+def _records(attention, law, seeds=(0, 1, 2), k=2, C=None, gap=None, noise=0.002, schedule="cosine"):
+    """Records of the study's setting (cosine protocol unless ``schedule="constant"``) whose loss
+    follows ``law(L)``."""
     rng = np.random.default_rng(abs(hash((attention, k))) % 2**32)
     out = []
     for s in seeds:
@@ -26,7 +27,14 @@ def _records(attention, law, seeds=(0, 1, 2), k=2, C=None, gap=None, noise=0.002
             cfg = RunConfig(
                 TaskConfig(task="topk", k=k, d=16, P=128),
                 ModelConfig(depth=L, attention=attention),
-                TrainConfig(lr=3e-3, batch=1024, steps=4000, schedule="cosine", window=500, eval_contexts=N_CTX),
+                TrainConfig(
+                    lr=3e-3,
+                    batch=1024,
+                    steps=4000 if schedule == "cosine" else 3000,  # the study's two protocols
+                    schedule=schedule,
+                    window=500,
+                    eval_contexts=N_CTX,
+                ),
             )
             loss = law(L) * (1 + noise * rng.standard_normal())
             c_l = C(L, s) if C else 0.5 * loss
@@ -84,7 +92,16 @@ def test_sparse_shared_error_against_softmax(shift, verdict):
     recs = _records("softmax", lambda L: 0.5 + 0.1 / L, C=lambda L, s: 0.3 + noise[s])
     recs += _records("sparsemax", lambda L: 0.5 + 0.1 / L, C=lambda L, s: 0.3 + shift + 2 * noise[(s + 1) % 3])
     got = _verdicts(claims.sparse_shared_error, Evidence(curves(recs)))
-    assert got == {"sparsemax vs softmax top-2 (0,0)": verdict}
+    assert got == {"sparsemax vs softmax cosine top-2 (0,0)": verdict}
+
+
+def test_maps_are_paired_with_softmax_of_the_same_protocol():
+    # sparsemax under each protocol, softmax only under the constant rate: one pair, the constant one
+    recs = _records("softmax", lambda L: 0.5 + 0.1 / L, C=lambda L, s: 0.3 + 0.002 * s, schedule="constant")
+    for schedule in ("cosine", "constant"):
+        recs += _records("sparsemax", lambda L: 0.5, C=lambda L, s: 0.2 + 0.003 * s, schedule=schedule)
+    got = _verdicts(claims.sparse_shared_error, Evidence(curves(recs)))
+    assert got == {"sparsemax vs softmax constant top-2 (0,0)": "pass"}
 
 
 def _with_errors(recs_by_attention, sq_mean):
@@ -111,7 +128,7 @@ def test_depth_gains_more_than_softmax(gain, verdict):
         return 1.0 - total * (L == 64)
 
     got = _verdicts(claims.depth_gains_more, _with_errors(recs, sq_mean))
-    assert got == {"sigmoid vs softmax top-2 (0,0)": verdict}
+    assert got == {"sigmoid vs softmax cosine top-2 (0,0)": verdict}
 
 
 def test_paired_difference_matches_a_direct_average():
