@@ -4,9 +4,9 @@ Per (nonlinearity, protocol, task) curve: the depth law, the layers' disagreemen
 model against its own single head, and the deep model against its own convex and signed floors.
 Across nonlinearities, per protocol and task (each map against softmax trained the same way): whether
 a sparse map lowers the shared error ``C_64`` below softmax's, and whether depth gains more than under
-softmax. The verdict rules
-are the protocol study's (inverse depth with its lack-of-fit test where the fit does not decide;
-paired floor differences by 2 s.e. either way), so the softmax rows here and there agree.
+softmax. The verdict rules are the protocol study's (inverse depth with its lack-of-fit test where the
+fit does not decide; paired floor differences by 2 s.e. either way), so the softmax rows here and
+there agree.
 """
 
 from __future__ import annotations
