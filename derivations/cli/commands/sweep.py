@@ -168,8 +168,9 @@ def progress_lines(todo: int):
         task, model = cfg.get("task", {}), cfg.get("model", {})
         # a softmax-family model is named by its attention map (a sparsemax run is no softmax run)
         name = model.get("attention", "softmax") if model.get("model") == "softmax" else model.get("model")
+        k = f" k={task.get('k')}" if task.get("task") == "topk" else ""  # k is the top-k task's
         what = (
-            f"{name} {task.get('task')} k={task.get('k')} d={task.get('d')} P={task.get('P')} "
+            f"{name} {task.get('task')}{k} d={task.get('d')} P={task.get('P')} "
             f"L={model.get('depth')} seed={rec.get('seed')}"
         )
         sys.stderr.write(
