@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from ...theory.spectra import PowerLawSpectrum
 from ..analysis.curve import EASY_TASKS as _EASY
 from ..analysis.curve import Curve, CurveKey, curve_key, curves
+from .plots import legend_below, plain_log_ticks
 
 _DPI = 100
 
@@ -208,8 +209,6 @@ def _match(sel: dict, key: CurveKey) -> bool:
 
 
 def to_png(fig: Figure) -> bytes:
-    from .plots import plain_log_ticks
-
     for ax in fig.axes:  # a log y axis spanning less than a decade: plain numbers, not 1.95x10^0
         lo, hi = sorted(ax.yaxis.get_view_interval())
         if ax.get_yscale() == "log" and lo > 0 and hi / lo < 10:
@@ -482,8 +481,7 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
         if j == 1 or not any_neg:
             ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
-    # one legend for both panels, below them, so that it covers no data
-    fig.legend(loc="outside lower center", ncol=min(3, len(keys)), fontsize=7, frameon=False)
+    legend_below(fig, ncol=min(3, len(keys)), fontsize=7)
     fig.suptitle(r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth")
     return fig
 

@@ -46,6 +46,17 @@ def plain_log_ticks(axis, integers: bool = False) -> None:
     axis.set_minor_formatter(fmt if narrow else NullFormatter())
 
 
+def legend_below(fig, ncol: int | None = None, fontsize: float = 8) -> None:
+    """One legend for every panel of ``fig``, under them, so that it covers no data (a label drawn in
+    several panels is named once; ``ncol`` defaults to one row). The figure needs ``layout="constrained"``."""
+    seen: dict = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    ncol = ncol or len(seen)
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
+
+
 def _axes(ax):
     if ax is None:
         import matplotlib.pyplot as plt  # only without an Axes: pyplot picks the notebook's backend

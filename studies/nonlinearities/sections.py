@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.report.figure_drawings import to_png
-from depthscale.derivations.report.plots import plain_log_ticks
+from depthscale.derivations.report.plots import legend_below, plain_log_ticks
 from depthscale.derivations.study import Finding, Sections, Story
 from depthscale.sims.attention_maps import ATTENTIONS
 
@@ -53,15 +53,6 @@ def _log_axes(ax, log_y: bool) -> None:
         plain_log_ticks(ax.yaxis)
 
 
-def _legend_below(fig, axes) -> None:
-    """One legend for every panel, under them: inside a panel it covered lines (sigmoid's drop on top-16)."""
-    seen: dict = {}
-    for ax in axes.flat:  # a map missing from one panel is still named
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, h)
-    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=len(seen), fontsize=8, frameon=False)
-
-
 def loss_figure(ev) -> dict:
     """``R_L`` against L per task, one line per nonlinearity, its own convex floor dashed."""
     tasks = _by_task(ev)
@@ -80,7 +71,7 @@ def loss_figure(ev) -> dict:
         ax.set_title(task)
         ax.set_xlabel("depth L")
     axes[0][0].set_ylabel("test loss R_L")
-    _legend_below(fig, axes)
+    legend_below(fig)
     entry["png"] = to_png(fig)
     return entry
 
@@ -107,7 +98,7 @@ def shared_figure(ev) -> dict:
         _log_axes(axes[1][j], log_y=True)
     axes[0][0].set_ylabel("shared error C_L")
     axes[1][0].set_ylabel("disagreement A_L - C_L")
-    _legend_below(fig, axes)
+    legend_below(fig)
     entry["png"] = to_png(fig)
     return entry
 
