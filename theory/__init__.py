@@ -20,7 +20,8 @@ __all__, __getattr__, __dir__ = lazy_exports(
     derive_equal_step="equal_step_derivation",
     derive_free="free_polynomial_derivation",
     derive_modes="modes_derivation",
-    equal_step="beta_form gamma_asymptote gamma_opt local_slope log_abs_one_minus r_con reference_gammas",
+    equal_step="FINITE_D_FORMS beta_form finite_d_ratio gamma_asymptote gamma_opt local_slope log_abs_one_minus r_con "
+    "reference_gammas validity_depth",
     floor="COVARIANCES FloorResult LeadingOrderFloor feature_gram floor_leading_order gamma_pk linear_floor "
     "sample_context_floor_moments sample_floor_moments",
     free_poly="JacobiSteps check_jacobi_steps free_asymptote free_continuum free_discrete jacobi_residual jacobi_steps "

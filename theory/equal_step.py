@@ -10,7 +10,7 @@ the smooth tail, a proven error bound below 1e-14 of the sum), at a cost indepen
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, gammaln
+from scipy.special import betaln, gammaincc, gammaln
 
 from ._validate import check_real
 from .mode_sums import ModeRule, mode_rule, tail_error_bound
@@ -256,6 +256,66 @@ def gamma_asymptote(spec: PowerLawSpectrum, L):
     return float(out[0]) if scalar else out
 
 
+FINITE_D_FORMS = ("first-order", "incomplete-gamma")
+
+
+def finite_d_ratio(spec: PowerLawSpectrum, L, form: str = "first-order"):
+    """Finite over infinite equal-step sum at the reference step, ``R_d / R_inf``, from the truncated tail.
+
+    The tail of the modes ``k > d`` is ``c_lambda c_omega d^(1-a-b) / (a+b-1)`` for ``L << d^a`` (step 11
+    of ``depthscale derive linear``); over ``R_inf ~ (c_lambda c_omega / a) Gamma(zeta) (2L)^-zeta`` it
+    gives ``form="first-order"``: ``1 - (2L/d^a)^zeta / Gamma(zeta + 1)`` (steps 12 and 13), for
+    ``1 << L << d^a``. ``form="incomplete-gamma"``: the continuum limit at fixed ``x = 2L/d^a``,
+    ``Gamma(zeta, x) / Gamma(zeta)`` (the eigenvalue integral cut at ``lambda_d``), whose expansion in
+    small ``x`` is the first-order form; it also follows the exponential fall past ``L ~ d^a``.
+    The first-order form may go negative past ``L ~ d^a``, where it no longer applies.
+
+    Parameters
+    ----------
+    spec : PowerLawSpectrum
+        Needs ``a > 0`` and ``a + b > 1``.
+    L : float or sequence
+        Depths (> 0).
+    form : {"first-order", "incomplete-gamma"}
+
+    Examples
+    --------
+    >>> s = PowerLawSpectrum(1.0, 1.0, 100)   # zeta = 1: 1 - 2L/d
+    >>> round(float(finite_d_ratio(s, 5)), 6), round(float(finite_d_ratio(s, 5, "incomplete-gamma")), 6)
+    (0.9, 0.904837)
+    """
+    from ._validate import check_choice
+
+    spec.require_asymptotic()
+    form = check_choice("form", form, FINITE_D_FORMS)
+    Lr, scalar = _real_depths(L)
+    x = 2.0 * Lr / float(spec.d) ** spec.a
+    if form == "first-order":
+        out = 1.0 - np.exp(spec.zeta * np.log(x) - gammaln(spec.zeta + 1.0))
+    else:
+        out = gammaincc(spec.zeta, x)
+    return float(out[0]) if scalar else out
+
+
+def validity_depth(spec: PowerLawSpectrum, eps: float = 0.1) -> float:
+    """Depth ``L_max(eps) = (d^a / 2) (eps Gamma(zeta + 1))^(1/zeta)`` below which ``R_d`` is within ``eps`` of ``R_inf``.
+
+    Where the finite-d deviation ``(2L/d^a)^zeta / Gamma(zeta + 1)`` of :func:`finite_d_ratio` reaches
+    ``eps`` (step 14 of ``depthscale derive linear``): the continuum laws (Beta form, Gamma asymptote)
+    describe the d-mode loss within the relative tolerance ``eps`` for ``1 << L <= L_max``. A real number;
+    below 1 no depth qualifies.
+
+    Examples
+    --------
+    >>> round(validity_depth(PowerLawSpectrum(1.5, 0.5, 1024)) / 1024**1.5, 4)   # about 0.014 d^a
+    0.0136
+    """
+    spec.require_asymptotic()
+    eps = check_real("eps", eps, lo=0, hi=1, lo_open=True, hi_open=True)
+    z = spec.zeta
+    return float(0.5 * np.exp(spec.a * np.log(float(spec.d)) + (np.log(eps) + gammaln(z + 1.0)) / z))
+
+
 def local_slope(f, L, values=None):
     """Local exponent ``d log R / d log L`` by centred differences in ``log L``.
 
@@ -302,4 +362,15 @@ def _real_depths(L) -> tuple[np.ndarray, bool]:
     return arr, scalar
 
 
-__all__ = ["r_con", "gamma_opt", "reference_gammas", "beta_form", "gamma_asymptote", "local_slope", "log_abs_one_minus"]
+__all__ = [
+    "r_con",
+    "gamma_opt",
+    "reference_gammas",
+    "beta_form",
+    "gamma_asymptote",
+    "finite_d_ratio",
+    "validity_depth",
+    "FINITE_D_FORMS",
+    "local_slope",
+    "log_abs_one_minus",
+]

@@ -12,7 +12,7 @@ from depthscale.theory import derive_clt, derive_equal_step, derive_free, derive
 CASES = {
     "linear": (
         derive_equal_step.equal_step_derivation,
-        5,
+        6,
         lambda rhs: rhs.subs(2 * derive_equal_step.L + 1, 2 * derive_equal_step.L + 2),
     ),  # off-by-one Beta argument
     "free": (
