@@ -63,11 +63,17 @@ def test_linear_laws_that_do_not_apply_are_null(capsys, a, b):
 
 def test_linear_text_table(capsys):
     code, out, _ = run(capsys, ["predict", "linear", "--a", "0.5", "--b", "0.25", "--d", "16", "--depths", "2,8"])
-    lines = out.strip().splitlines()
+    blocks = out.strip().split("\n\n")
+    lines = blocks[0].splitlines()
     assert code == 0 and lines[0].startswith("zeta = -")
     assert lines[1].split() == COLUMNS
     assert lines[2].split()[0] == "2" and lines[2].split()[4] == "-"
     assert len({len(l) for l in lines[1:]}) == 1  # aligned columns
+    # then the local slopes, aligned too, and a legend naming every column
+    slopes = blocks[1].splitlines()
+    assert slopes[0].startswith("local slopes") and slopes[1].split() == [c for c in COLUMNS if c != "gamma_opt"]
+    assert len({len(l) for l in slopes[1:]}) == 1
+    assert [l.split(":")[0] for l in blocks[2].splitlines()] == COLUMNS[1:]
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,20 @@ parameter, which the CLI turns into one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from ....theory._choices import CLT_MODELS
 from ....theory._validate import D_MAX, DEPTH_MAX, MODES_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ....theory.linear_laws import (
+    LINEAR_LAW_DESCRIPTIONS,
+    LINEAR_SECONDS_MAX,
+    SLOPE_DESCRIPTION,
+    VALIDITY_DESCRIPTION,
+    VALIDITY_EPS,
+    linear_rows,
+)
 from ....theory.linear_laws import LINEAR_LAWS as LINEAR_KEYS  # no numpy or sympy: start-up stays light
-from ....theory.linear_laws import LINEAR_SECONDS_MAX, linear_rows
 from ..app import emit, parse_list
 from .linear_optimum import add_linear_optimum_parser
 from .softmax_floor import add_softmax_floor_parser
@@ -30,7 +38,16 @@ def register(subparsers) -> None:
         dest="predict_command", required=True, metavar="{linear,floor,clt,softmax-floor,linear-optimum}"
     )
 
-    lin = sub.add_parser("linear", help="equal-step, optimal-step, continuum and free-polynomial losses per depth")
+    lin = sub.add_parser(
+        "linear",
+        help="equal-step, optimal-step, continuum and free-polynomial losses per depth, their local slopes and the "
+        "continuum laws' validity window",
+        description="Linear-attention losses per depth on the power-law spectrum lambda_k = c_lambda k^-a, "
+        "omega_k = c_omega k^-b with d modes, their local slopes -d log R / d log L, and the depth L_max below "
+        "which the d-mode loss is within --eps of the continuum laws.",
+        epilog=linear_columns_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     lin.add_argument("--a", type=float, required=True, help="input spectrum exponent, lambda_k = c_lambda k^-a")
     lin.add_argument("--b", type=float, required=True, help="teacher spectrum exponent, omega_k = c_omega k^-b")
     lin.add_argument("--d", type=int, required=True, help=f"number of modes, 1 <= d <= {MODES_MAX:.0e}")
@@ -38,7 +55,14 @@ def register(subparsers) -> None:
         "--depths",
         required=True,
         help=f"comma-separated depths in [1, {DEPTH_MAX}], e.g. 8,32,128; refused when the free discrete"
-        f" optimum's estimated CPU time, 7 s x (max depth / 1024)^3, exceeds {LINEAR_SECONDS_MAX:.0f} s",
+        f" optimum's estimated CPU time, 2 x 7 s x (max depth / 1024)^3 (the laws and the neighbours of the"
+        f" local slopes), exceeds {LINEAR_SECONDS_MAX:.0f} s",
+    )
+    lin.add_argument(
+        "--eps",
+        type=float,
+        default=VALIDITY_EPS,
+        help=f"relative tolerance of the validity window L_max, 0 < eps < 1 (default {VALIDITY_EPS:g})",
     )
     _add_scales_and_json(lin)
     lin.set_defaults(func=handle_linear)
@@ -97,10 +121,30 @@ def _add_scales_and_json(parser) -> None:
 
 
 # --------------------------------------------------------------------------- linear
+def linear_columns_help() -> str:
+    """The ``--help`` epilog of ``predict linear``: every output column and what it is.
+
+    >>> "reference step" in linear_columns_help()
+    True
+    """
+    lines = ["output columns (the JSON's 'columns' map says the same):"]
+    lines += [f"  {key:<16} {text}" for key, text in LINEAR_LAW_DESCRIPTIONS.items()]
+    lines += [f"  {'slopes':<16} {SLOPE_DESCRIPTION}", f"  {'validity':<16} {VALIDITY_DESCRIPTION}"]
+    return "\n".join(lines)
+
+
 def handle_linear(args) -> int:
     depths = parse_list("depths", args.depths, int)
-    out = linear_rows(args.a, args.b, args.d, depths, args.c_lambda, args.c_omega)
+    out = linear_rows(args.a, args.b, args.d, depths, args.c_lambda, args.c_omega, eps=args.eps)
     head = f"zeta = {_fmt(out['zeta'])}   (a={args.a:g}, b={args.b:g}, d={args.d})"
+    window = out["validity"]
+    if window is not None:
+        beyond = [r["L"] for r in out["rows"] if r["L"] > window["L_max"]]
+        head += (
+            f"\nvalidity: the d-mode loss is within {window['eps']:g} of the continuum laws for 1 << L <= L_max = "
+            f"{window['L_max']:.4g} = {window['L_max_over_d_a']:.4g} d^a"
+            + (f"; beyond it: L = {', '.join(map(str, beyond))}" if beyond else "")
+        )
     if out["zeta"] is None:  # outside the asymptotic laws' domain: said in both outputs, not left to a '-'
         out["note"] = (
             f"a={args.a:g}, b={args.b:g}: zeta = (a + b - 1) / a needs a > 0 and a + b > 1; the asymptotic laws "
@@ -108,7 +152,19 @@ def handle_linear(args) -> int:
         )
     if "note" in out:  # on the first line: the table below stays one aligned block
         head += "; note: " + out["note"]
-    emit(out, args.json, head + "\n" + _table(["L", *LINEAR_KEYS], out["rows"]))
+    slope_keys = ["L", *(k for k in LINEAR_KEYS if k != "gamma_opt")]
+    text = "\n".join(
+        [
+            head,
+            _table(["L", *LINEAR_KEYS], out["rows"]),
+            "",
+            "local slopes -d log R / d log L:",
+            _table(slope_keys, out["slopes"]),
+            "",
+            *(f"{k}: {v}" for k, v in LINEAR_LAW_DESCRIPTIONS.items() if k != "L"),
+        ]
+    )
+    emit(out, args.json, text)
     return 0
 
 
