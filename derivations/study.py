@@ -54,6 +54,7 @@ ValueError: name='Demo': must be lower case letters, digits and hyphens, startin
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -215,13 +216,21 @@ def _entry_points() -> Iterable[metadata.EntryPoint]:
 
 
 def studies() -> dict[str, Study]:
-    """Every registered study, ``{name: Study}``, sorted by name (entry-point group ``depthscale.studies``):
-    a new dict each call, so a caller's change does not reach the registry.
+    """Every registered study that loads, ``{name: Study}``, sorted by name (entry-point group
+    ``depthscale.studies``): a new dict each call, so a caller's change does not reach the registry.
 
-    A registry line whose object is not a :class:`Study`, or whose name is not the study's, or two
-    studies with one preset or one claim id, raise ``TypeError``/``ValueError`` naming the line.
+    A registry line that cannot be used (its module fails to import, it lacks its attribute, its
+    object is not a :class:`Study` or is named otherwise, or its study repeats a preset, a claim id
+    or names an unknown study in ``report_studies``) costs one warning line on stderr naming the
+    entry point and the reason, and is left out: the other studies work as before, and only a
+    request for that study (:func:`study`, :func:`find_preset`) fails, naming it.
     """
-    return dict(_registry())
+    return dict(_registry()[0])
+
+
+def broken_studies() -> dict[str, str]:
+    """``{entry point name: reason}`` of the registry lines left out (see :func:`studies`)."""
+    return dict(_registry()[1])
 
 
 def reload_studies() -> None:
@@ -229,46 +238,91 @@ def reload_studies() -> None:
     _registry.cache_clear()
 
 
-@cache
-def _registry() -> dict[str, Study]:
-    """The registry, read once (:func:`reload_studies` reads it again)."""
-    found: dict[str, Study] = {}
-    for ep in sorted(_entry_points(), key=lambda e: e.name):
+def _load(ep: metadata.EntryPoint) -> Study:
+    """The Study of one registry line; raises ``ValueError`` saying why it cannot be used."""
+    try:
         obj = ep.load()
-        if not isinstance(obj, Study):
-            raise TypeError(f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a Study record")
-        if obj.name != ep.name:
-            raise ValueError(f"entry point {ep.name} = {ep.value!r}: names the study {obj.name!r}; use that name")
+    except (Exception, SystemExit) as exc:  # a third party's import: any error, or an exit, is its own
+        raise ValueError(f"{type(exc).__name__}: {_first_line(exc)}") from None
+    if not isinstance(obj, Study):
+        raise ValueError(f"names a {type(obj).__name__}, not a Study record")
+    if obj.name != ep.name:
+        raise ValueError(f"names the study {obj.name!r}; the entry point must have that name")
+    return obj
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def _builtin_first(ep: metadata.EntryPoint) -> tuple[bool, str]:
+    # this distribution's studies are accepted first: a plugin that collides with them is the one left out
+    dist = getattr(ep, "dist", None)
+    return (getattr(dist, "name", None) != "depthscale", ep.name)
+
+
+@cache
+def _registry() -> tuple[dict[str, Study], dict[str, str]]:
+    """The registry and the lines left out, read once (:func:`reload_studies` reads it again)."""
+    found: dict[str, Study] = {}
+    broken: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for ep in sorted(_entry_points(), key=_builtin_first):
+        where[ep.name] = f"{ep.name} = {ep.value!r}"
+        try:
+            obj = _load(ep)
+            _check_unique({**found, ep.name: obj}, new=ep.name)
+        except ValueError as exc:
+            broken[ep.name] = str(exc)
+            continue
         found[ep.name] = obj
-    _check_unique(found)
-    return found
+    changed = True
+    while changed:  # report_studies may name a study that did not load (or was left out just now)
+        changed = False
+        for name in sorted(found):
+            missing = [r for r in found[name].report_studies if r not in found]
+            if missing:
+                broken[name] = f"report_studies names {missing[0]!r}, which is not a registered study that loads"
+                del found[name]
+                changed = True
+    for name in broken:
+        sys.stderr.write(
+            f"depthscale: warning: study plugin {where[name]} ({ENTRY_POINT_GROUP}) left out: {broken[name]}\n"
+        )
+    return dict(sorted(found.items())), broken
 
 
-def _check_unique(found: Mapping[str, Study]) -> None:
-    presets: dict[str, str] = {}
-    ids: dict[str, str] = {}
-    for s in found.values():
-        for p in s.presets:
-            if p in presets or (p in found and p != s.name):
-                raise ValueError(
-                    f"preset {p!r} of study {s.name!r}: already a preset or study name ({presets.get(p, p)})"
-                )
-            presets[p] = s.name
-        for c in s.claims:
-            if c.id in ids:
-                raise ValueError(f"claim {c.id!r} of study {s.name!r}: already a claim of study {ids[c.id]!r}")
-            ids[c.id] = s.name
-        for other in s.report_studies:
-            if other not in found:
-                raise ValueError(f"study {s.name!r}: report_studies names {other!r}, which is not registered")
+def _check_unique(found: Mapping[str, Study], new: str) -> None:
+    """Raise ``ValueError`` if the study ``new`` repeats a preset or claim id of the others in ``found``."""
+    s = found[new]
+    presets = {p: o.name for o in found.values() if o.name != new for p in o.presets}
+    ids = {c.id: o.name for o in found.values() if o.name != new for c in o.claims}
+    for p in s.presets:
+        if p in presets or (p in found and p != new):
+            raise ValueError(f"preset {p!r} of study {new!r}: already a preset or study name ({presets.get(p, p)})")
+    for p in presets:
+        if p == new:
+            raise ValueError(f"study name {new!r}: already a preset of study {presets[p]!r}")
+    for c in s.claims:
+        if c.id in ids:
+            raise ValueError(f"claim {c.id!r} of study {new!r}: already a claim of study {ids[c.id]!r}")
 
 
 def study(name: str) -> Study:
     """The registered study called ``name``."""
     got = studies()
     if name not in got:
+        _refuse_broken("study", name)
         bad_argument("study", name, "a registered study: " + (", ".join(got) or "none registered"))
     return got[name]
+
+
+def _refuse_broken(parameter: str, name: str) -> None:
+    """Refuse ``name`` if it is a registry line that was left out, saying why."""
+    broken = broken_studies()
+    if name in broken:
+        bad_argument(parameter, name, f"a study that loads; its study plugin was left out: {broken[name]}")
 
 
 def preset_names() -> list[str]:
@@ -284,13 +338,15 @@ def quick_names() -> set[str] | None:
 
     names = set()
     for ep in _entry_points():
+        names.add(ep.name)  # a line that will not load passes here, to be refused naming its reason
         try:
             spec = find_spec(ep.module)  # imports the parent packages only
-        except (ImportError, ValueError):
+        except (Exception, SystemExit):  # a third party's parent package failed: that line is broken
+            continue
+        if spec is None:  # no such module: that line is broken, the others' names still hold
+            continue
+        if not spec.submodule_search_locations:
             return None
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        names.add(ep.name)
         for folder in spec.submodule_search_locations:
             names.update(p.stem for p in Path(folder, "presets").glob("*.toml"))
     return names
@@ -315,8 +371,11 @@ def find_preset(name: str) -> tuple[Study, str]:
             return s, name
     if name in got and got[name].presets:
         return got[name], got[name].presets[0]
+    _refuse_broken("preset", name)
     choices = sorted(set(preset_names()) | {n for n, s in got.items() if s.presets})
-    bad_argument("preset", name, "a registered study or preset: " + ", ".join(choices))
+    left_out = broken_studies()
+    note = f" (left out, as warned: {', '.join(sorted(left_out))})" if left_out else ""
+    bad_argument("preset", name, "a registered study or preset: " + ", ".join(choices) + note)
 
 
 def report_studies(s: Study) -> list[Study]:
@@ -355,6 +414,7 @@ __all__ = [
     "Sections",
     "TheoryInputs",
     "studies",
+    "broken_studies",
     "study",
     "preset_names",
     "find_preset",

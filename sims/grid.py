@@ -22,7 +22,9 @@ Format::
 Several blocks can be combined with ``[[grid]]`` tables (each with its own ``seeds``, ``[grid.task]``,
 ``[grid.model]``, ``[grid.train]``); top-level ``seeds``/``task``/``model``/``train`` are then
 defaults that every block overrides field by field. The run list is the union of the blocks'
-cartesian products, without duplicates, in file order. Everything is validated before any run
+cartesian products, without duplicates, in file order. A grid holds at most ``MAX_RUNS`` (10^6)
+runs, counted from its axes (the product of the lists' lengths times the seeds, summed over the
+blocks, repeats included) and refused before any run is built. Everything is validated before any run
 starts: unknown keys, wrong types and bad values raise ``ValueError`` naming the key, the value
 and what is allowed; a TOML syntax error raises ``ValueError`` with its line and column.
 """
@@ -35,7 +37,7 @@ import tomllib
 from pathlib import Path
 
 from ..theory._validate import SEED_MAX, bad_argument, check_int
-from .config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, run_key
+from .config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
 
 SECTIONS = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
 TOP_KEYS = ("name", "description", "seeds", "task", "model", "train", "grid")
@@ -101,7 +103,11 @@ def _section_axes(where: str, section: str, table) -> list:
     return axes
 
 
-def _expand_block(where: str, block: dict) -> list:
+def _block_axes(where: str, block: dict) -> tuple[list, dict, int]:
+    """Validate one block's keys, seeds and axes; return ``(seeds, {section: axes}, run count)``.
+
+    The count is the product of the axes' lengths times the seeds: known before any run is built.
+    """
     for key in block:
         if key not in BLOCK_KEYS:
             raise ValueError(f"{where}{key}={block[key]!r}: unknown key; allowed keys are {', '.join(BLOCK_KEYS)}")
@@ -122,24 +128,30 @@ def _expand_block(where: str, block: dict) -> list:
             n *= len(vals)
     if n > MAX_RUNS:
         raise ValueError(f"{where}grid size={n}: must be at most {MAX_RUNS} runs")
-    products: dict = {}
+    return seeds, per_section, n
+
+
+def _expand_block(where: str, seeds: list, per_section: dict) -> list:
+    """The ``(RunConfig, seeds)`` of one validated block: each section's config built once, then each
+    RunConfig once for all its seeds."""
+    parts: dict = {}
     for section, axes in per_section.items():
         names = [a for a, _ in axes]
-        products[section] = [dict(zip(names, combo)) for combo in itertools.product(*(v for _, v in axes))]
-    runs: list = []
-    for t, m, r in itertools.product(products["task"], products["model"], products["train"]):
-        t = dict(t)
-        if "spectra" in t:
-            t["a"], t["b"] = t.pop("spectra")
-        parts: dict = {}
-        for section, cls, values in (("task", TaskConfig, t), ("model", ModelConfig, m), ("train", TrainConfig, r)):
+        cls = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}[section]  # looked up now: tests count
+        built = []
+        for combo in itertools.product(*(v for _, v in axes)):
+            values = dict(zip(names, combo))
+            if "spectra" in values:
+                values["a"], values["b"] = values.pop("spectra")
             try:
-                parts[section] = cls(**values)
+                built.append(cls(**values))
             except ValueError as exc:
                 raise ValueError(f"{where}{section}.{exc}") from None
-        cfg = RunConfig(**parts)
-        runs.extend((cfg, s) for s in seeds)
-    return runs
+        parts[section] = built
+    return [
+        (RunConfig(task=t, model=m, train=r), seeds)
+        for t, m, r in itertools.product(parts["task"], parts["model"], parts["train"])
+    ]
 
 
 def _bad_seed(where, s):
@@ -174,24 +186,31 @@ def parse_grid(data: dict, source: str = "grid") -> list:
         if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks):
             raise ValueError(f"{source}: grid={blocks!r}: must be one or more [[grid]] tables")
         defaults = {k: v for k, v in data.items() if k not in ("grid", "name", "description")}
-        runs = []
         for i, block in enumerate(blocks, 1):
             for key in block:
                 if key not in BLOCK_KEYS:
                     raise ValueError(
                         f"{source}: grid[{i}].{key}={block[key]!r}: unknown key; allowed keys are {', '.join(BLOCK_KEYS)}"
                     )
-            runs.extend(_expand_block(f"{source}: grid[{i}].", _merge(defaults, block)))
+        wheres = [f"{source}: grid[{i}]." for i in range(1, len(blocks) + 1)]
+        planned = [_block_axes(w, _merge(defaults, b)) for w, b in zip(wheres, blocks)]
     else:
-        runs = _expand_block(f"{source}: ", data)
+        wheres = [f"{source}: "]
+        planned = [_block_axes(wheres[0], data)]
+    # the cap counts every block's runs, repeats included, before a run is built: a grid over it is
+    # refused at once, not after minutes of building configs that would then be thrown away
+    total = sum(n for _, _, n in planned)
+    if total > MAX_RUNS:
+        raise ValueError(f"{source}: grid size={total}: must be at most {MAX_RUNS} runs")
+    # repeats found by the configs' equality (frozen dataclasses): equal configs have one store key,
+    # and comparing them costs microseconds where hashing their JSON (the key) costs a hundred
     seen, unique = set(), []
-    for cfg, seed in runs:
-        key = (config_hash(cfg), seed)
-        if key not in seen:
-            seen.add(key)
-            unique.append((cfg, seed))
-    if len(unique) > MAX_RUNS:
-        raise ValueError(f"{source}: grid size={len(unique)}: must be at most {MAX_RUNS} runs")
+    for where, (seeds, per_section, _) in zip(wheres, planned):
+        for cfg, cfg_seeds in _expand_block(where, seeds, per_section):
+            for seed in cfg_seeds:
+                if (cfg, seed) not in seen:
+                    seen.add((cfg, seed))
+                    unique.append((cfg, seed))
     return unique
 
 

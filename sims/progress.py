@@ -2,12 +2,16 @@
 time estimate leaves out the warm-up (numba compiling its kernels on the first step or run).
 
 A bar is shown on a terminal or in a notebook kernel; elsewhere (output to a log file) there is
-none, and the command line prints one line per finished run instead.
+none, and a sweep asked for lines (:class:`RunLines`) prints one line per finished run instead, each
+naming the run (:func:`run_label`), and a line at least every 30 s while runs are in progress.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
+from functools import cache
 
 
 def in_notebook() -> bool:
@@ -84,4 +88,134 @@ class Progress:
         self.bar.close()
 
 
-__all__ = ["Progress", "in_notebook", "interactive"]
+@cache
+def _defaults() -> dict:
+    import dataclasses
+
+    from .config import ModelConfig, TaskConfig, TrainConfig
+
+    return {
+        part: dataclasses.asdict(cls())
+        for part, cls in (("task", TaskConfig), ("model", ModelConfig), ("train", TrainConfig))
+    }
+
+
+# named in every label (the rest of a section only where it differs from its default)
+_ALWAYS = {
+    "task": ("task", "k", "a", "b", "d", "P"),
+    "model": ("model", "attention", "depth"),
+    "train": ("schedule", "lr", "batch", "steps"),
+}
+
+
+def run_label(config: dict, seed) -> str:
+    """Everything that tells a run from the others of a grid, in one line: the model (a softmax-family
+    model by its attention map), the task (k only for top-k), the spectrum ``(a,b)``, d, P and L, the
+    other model and task fields that differ from their defaults, the training protocol (schedule,
+    lr, batch, steps, and the other training fields not at their defaults) and the seed.
+
+    ``config`` is a record's config dict (``RunConfig.to_dict()``); a field a record lacks (written
+    before the field existed) counts as its default.
+
+    >>> run_label({"task": {"task": "topk", "k": 2, "a": 0.5, "b": 0.5}, "model": {"depth": 4, "qk": "tied"},
+    ...            "train": {"schedule": "constant", "lr": 0.01, "steps": 3000}}, 1)
+    'softmax topk k=2 (a,b)=(0.5,0.5) d=16 P=128 L=4 qk=tied | constant lr=0.01 batch=1024 steps=3000 | seed=1'
+    """
+    defaults = _defaults()
+    part = {name: {**defaults[name], **((config or {}).get(name) or {})} for name in defaults}
+    task, model, train = part["task"], part["model"], part["train"]
+
+    def extras(name: str) -> list[str]:
+        return [f"{k}={v}" for k, v in part[name].items() if k not in _ALWAYS[name] and v != defaults[name].get(k, v)]
+
+    # a softmax-family model is named by its attention map (a sparsemax run is no softmax run)
+    name = model["attention"] if model["model"] == "softmax" else model["model"]
+    k = f" k={task['k']}" if task["task"] == "topk" else ""  # k is the top-k task's alone
+    what = [
+        f"{name} {task['task']}{k} (a,b)=({task['a']:g},{task['b']:g}) d={task['d']} P={task['P']} L={model['depth']}"
+    ]
+    protocol = [f"{train['schedule']} lr={train['lr']:g} batch={train['batch']} steps={train['steps']}"]
+    return (
+        " ".join(what + extras("task") + extras("model"))
+        + " | "
+        + " ".join(protocol + extras("train"))
+        + f" | seed={seed}"
+    )
+
+
+class RunLines:
+    """Progress as lines on a stream that no one watches live (a log file): a first line saying how
+    many runs were already done, one line per finished run counted from there (``run 13/168``), and
+    a heartbeat naming the runs in progress when no line was written for ``heartbeat`` seconds.
+
+    Parameters
+    ----------
+    total : int
+        Runs in the grid.
+    done, failed : int
+        Runs of it finished before, and failed before and not retried now.
+    stream : file, optional
+        Default stderr.
+    heartbeat : float
+        Seconds without a line after which :meth:`beat` writes one (default 30).
+    clock : callable
+        Seconds, monotonic (tests pass a fake one).
+
+    Examples
+    --------
+    >>> import io
+    >>> t = [0.0]
+    >>> out = io.StringIO()
+    >>> lines = RunLines(total=5, done=2, failed=1, stream=out, clock=lambda: t[0])
+    >>> lines.started(todo=2)
+    >>> t[0] = 31.0; lines.beat([({"model": {"depth": 2}}, 0)])
+    >>> lines.finished({"status": "ok", "seed": 0, "config": {"model": {"depth": 2}}})
+    >>> print(out.getvalue(), end="")  # doctest: +ELLIPSIS
+    depthscale: 3 of 5 runs already done (1 of them failed earlier, not retried); 2 to run
+    depthscale: running: softmax topk k=2 (a,b)=(0,0) d=16 P=128 L=2 | cosine ... | seed=0 (31 s elapsed)
+    depthscale: run 4/5 ok: softmax topk k=2 (a,b)=(0,0) d=16 P=128 L=2 | cosine ... | seed=0 (31 s elapsed)
+    """
+
+    def __init__(
+        self,
+        total: int,
+        done: int = 0,
+        failed: int = 0,
+        stream=None,
+        heartbeat: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.total, self.done, self.failed = total, done, failed
+        self.count = done + failed  # the numbering goes on from the runs done before
+        self.stream = sys.stderr if stream is None else stream
+        self.heartbeat, self.clock = heartbeat, clock
+        self.t0 = self.last = clock()
+
+    def _write(self, text: str) -> None:
+        self.stream.write(f"depthscale: {text} ({self.clock() - self.t0:.0f} s elapsed)\n")
+        self.stream.flush()
+        self.last = self.clock()
+
+    def started(self, todo: int) -> None:
+        """Say how many runs were done before and how many are to run (nothing when none were done)."""
+        if self.count:
+            failed = f" ({self.failed} of them failed earlier, not retried)" if self.failed else ""
+            self.stream.write(f"depthscale: {self.count} of {self.total} runs already done{failed}; {todo} to run\n")
+            self.stream.flush()
+
+    def finished(self, rec: dict) -> None:
+        self.count += 1
+        label = run_label(rec.get("config") or {}, rec.get("seed"))
+        self._write(f"run {self.count}/{self.total} {rec.get('status')}: {label}")
+
+    def beat(self, running) -> None:
+        """A line naming the runs in progress (``(config dict, seed)`` pairs) if none was written for
+        ``heartbeat`` seconds."""
+        running = list(running)
+        if not running or self.clock() - self.last < self.heartbeat:
+            return
+        more = f" and {len(running) - 1} more" if len(running) > 1 else ""
+        self._write(f"running: {run_label(*running[0])}{more}")
+
+
+__all__ = ["Progress", "RunLines", "run_label", "in_notebook", "interactive"]

@@ -26,7 +26,7 @@ from ..theory._validate import check_choice, check_int, check_real
 from .config import CONTEXTS_VERSION
 from .grid import run_key
 from .lifeline import exit_with_parent
-from .progress import Progress, interactive
+from .progress import Progress, RunLines, interactive
 from .provenance import code_version
 from .store import compact_record, contexts_mismatch
 from .threads import limit_worker_threads
@@ -220,6 +220,38 @@ def plan(runs, store, retry_failed: bool = False):
     return todo, skipped, skipped_failed
 
 
+def startable(runs, store, budget: float, rate_by_kind: dict, retry_failed: bool = False) -> tuple[list, list]:
+    """``(head, rest)`` of ``runs`` in order: ``rest`` starts at the first missing run whose own
+    estimate exceeds ``budget``. Its job (it, or its lockstep group, which costs at least as much)
+    cannot start, and a sweep starts jobs in order, stopping at the first that does not fit: no run
+    of ``rest`` can start, so none is keyed or grouped. Only the runs that cost too much alone are
+    looked up in the store (to skip one already done).
+
+    At 1e-9 s a unit, depths 1, 64 and 2 (100 steps) are estimated at 67, 278 and 70 s:
+
+    >>> import os, tempfile
+    >>> from depthscale.sims.grid import load_grid
+    >>> from depthscale.sims.store import Store
+    >>> runs = load_grid({"seeds": [0], "model": {"depth": [1, 64, 2]}, "train": {"steps": 100}})
+    >>> with Store(os.path.join(tempfile.mkdtemp(), "s.sqlite"), mode="write") as st:
+    ...     head, rest = startable(runs, st, budget=100.0, rate_by_kind={"softmax": 1e-9})
+    >>> [c.model.depth for c, _ in head], [c.model.depth for c, _ in rest]
+    ([1], [64, 2])
+    """
+    from . import budget as cost
+
+    statuses: dict | None = None
+    for i, (config, seed) in enumerate(runs):
+        if cost.job_seconds([config], rate_by_kind) <= budget:
+            continue
+        if statuses is None:
+            statuses = store.statuses()
+        status = statuses.get(run_key(config, seed))
+        if status is None or (status == "failed" and retry_failed):
+            return runs[:i], runs[i:]
+    return runs, []
+
+
 def sweep(
     runs,
     store,
@@ -235,6 +267,8 @@ def sweep(
     lockstep: bool = True,
     budget: float | None = None,
     keep_parameters: bool = False,
+    lines: bool = False,
+    heartbeat: float = 30.0,
 ) -> SweepResult:
     """Run every ``(config, seed)`` not yet in ``store`` and write each record as it finishes.
 
@@ -268,11 +302,21 @@ def sweep(
     budget : float, optional
         Seconds. A job is started only if its estimated cost (:mod:`depthscale.sims.budget`) ends
         before the budget does; jobs in flight finish, unless they are still running 10 % of the
-        budget (at least a minute) past its end, when they are abandoned like an interrupt.
+        budget (at least a minute) past its end, when they are abandoned like an interrupt. Runs
+        from the first missing one that alone exceeds the budget on are not planned at all
+        (:func:`startable`): they cost no per-run work, and count as not started.
     keep_parameters : bool
         Store each run's arrays as the run returned them (the trained parameters ``theta`` and the
         per-context errors in full precision). By default they are stored compact
         (:func:`depthscale.sims.store.compact_record`): no parameters, which no claim or figure reads.
+    lines : bool
+        Where no progress bar is shown (stderr a log file, not ``quiet``): progress as lines on
+        stderr (:class:`depthscale.sims.progress.RunLines`): how many runs were already done, one
+        line per finished run naming it, counted on from those, and while runs are in progress a
+        line at least every ``heartbeat`` seconds naming them (the serial executor runs a job
+        inside its submission, where no line can be written).
+    heartbeat : float
+        Seconds, > 0 (default 30).
 
     Returns
     -------
@@ -307,6 +351,7 @@ def sweep(
         job_fn, lockstep = _PerRun(run_fn), False
     if max_in_flight is not None:
         check_int("max_in_flight", max_in_flight, lo=1)
+    heartbeat = check_real("heartbeat", heartbeat, lo=0, lo_open=True)
     if budget is not None:
         budget = check_real("budget", budget, lo=0, lo_open=True)
     own = not isinstance(executor, cf.Executor)
@@ -316,13 +361,34 @@ def sweep(
             check_int("workers", workers, lo=1, hi=4096)
         if executor == "dask" and not scheduler:
             raise ValueError("scheduler=None: the dask executor needs a scheduler address such as tcp://127.0.0.1:8786")
-    todo, skipped, skipped_failed = plan(runs, store, retry_failed)
     total = len(runs)
+    rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
+    beyond = done_before = failed_before = 0  # beyond: runs past the budget's reach, never keyed or grouped
+    rest: list = []
+    if budget is not None:
+        runs, rest = startable(runs, store, budget, rate_by_kind, retry_failed)
+        if rest:
+            # counted against the store only when it holds runs (a fresh store holds none of them)
+            left, done_before, failed_before = plan(rest, store, retry_failed) if store.statuses() else (rest, 0, 0)
+            beyond = len(left)
+    todo, skipped, skipped_failed = plan(runs, store, retry_failed)
+    skipped, skipped_failed = skipped + done_before, skipped_failed + failed_before
     if not todo:
-        return SweepResult(total, skipped, skipped_failed, 0, 0, 0, False, (), time.perf_counter() - t0)
+        return SweepResult(
+            total,
+            skipped,
+            skipped_failed,
+            0,
+            0,
+            0,
+            False,
+            (),
+            time.perf_counter() - t0,
+            not_started=beyond,
+            out_of_budget=beyond > 0,
+        )
     jobs = _jobs(todo, lockstep)
     version = code_version()  # now, with the code the workers load: the tree may change while runs go on
-    rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
 
     if own:
         ex, slots, close = make_executor(executor, workers, scheduler)
@@ -332,7 +398,7 @@ def sweep(
         ex, slots, close, kind = executor, 1, (lambda: None), "custom"
     limit = kind == "dask"  # process workers are limited once by their initializer
     window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
-    status = _Status(len(todo), quiet)
+    status = _Status(len(todo), quiet, lines and RunLines(total, skipped, skipped_failed, heartbeat=heartbeat))
     done = failed = 0
     failed_keys = []
     pending: dict = {}  # future -> (members, seed)
@@ -381,7 +447,8 @@ def sweep(
             ):
                 interrupted = True  # in flight far past the budget: abandon like an interrupt
                 break
-            finished, _ = cf.wait(list(pending), timeout=1.0, return_when=cf.FIRST_COMPLETED)
+            finished, _ = cf.wait(list(pending), timeout=min(1.0, heartbeat), return_when=cf.FIRST_COMPLETED)
+            status.beat((config, seed) for members, seed in pending.values() for _, config in members)
             for fut in finished:
                 members, seed = pending.pop(fut)
                 for rec in records_of(members, seed, fut):
@@ -420,7 +487,8 @@ def sweep(
                 close()
             except Exception:
                 pass
-    not_started = sum(len(members) for members, _ in queue)
+    not_started = sum(len(members) for members, _ in queue) + beyond
+    out_of_budget = out_of_budget or beyond > 0
     return SweepResult(
         total,
         skipped,
@@ -454,18 +522,31 @@ def _checked(key, config, seed, value) -> dict:
 
 
 class _Status:
-    """A progress bar on a terminal or in a notebook (the command line prints per-run lines into log files)."""
+    """A progress bar on a terminal or in a notebook; elsewhere, if asked, progress lines (a log file)."""
 
-    def __init__(self, total: int, quiet: bool):
+    def __init__(self, total: int, quiet: bool, lines: RunLines | bool = False):
         self.bar = None
-        if not quiet and total and interactive(sys.stderr):
+        self.lines = None
+        if quiet or not total:
+            return
+        if interactive(sys.stderr):
             self.bar = Progress(total, unit="run", desc="sweep", file=sys.stderr)
+        elif isinstance(lines, RunLines):
+            self.lines = lines
+            lines.started(total)
 
     def finished(self, rec: dict, done: int, failed: int) -> None:
         if self.bar is not None:
             self.bar.update(1)
             self.bar.warmed_up()  # the first finished job carried the compilation: restart the clock after it
             self.bar.set_postfix(done=done, failed=failed)
+        if self.lines is not None:
+            self.lines.finished(rec)
+
+    def beat(self, running) -> None:
+        """A heartbeat line naming the runs in flight (``(RunConfig, seed)`` pairs), when due."""
+        if self.lines is not None and self.lines.clock() - self.lines.last >= self.lines.heartbeat:
+            self.lines.beat((config.to_dict(), seed) for config, seed in running)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -480,4 +561,4 @@ class _Broken(Exception):
         return cls(str(exc) or type(exc).__name__)
 
 
-__all__ = ["sweep", "plan", "make_executor", "SerialExecutor", "SweepResult", "EXECUTORS"]
+__all__ = ["sweep", "plan", "startable", "make_executor", "SerialExecutor", "SweepResult", "EXECUTORS"]

@@ -183,15 +183,16 @@ def test_bad_store_paths(tmp_path, capsys):
 @pytest.mark.parametrize(
     "model, expected",
     [
-        ({"model": "softmax", "attention": "sparsemax", "depth": 4}, "sparsemax topk k=2 d=16 P=128 L=4 seed=1"),
-        ({"model": "softmax", "depth": 4}, "softmax topk k=2 d=16 P=128 L=4 seed=1"),  # records before the option
-        ({"model": "linear", "depth": 4}, "linear topk k=2 d=16 P=128 L=4 seed=1"),
-        ({"model": "linear", "depth": 4, "task": "easy"}, "linear easy d=16 P=128 L=4 seed=1"),  # k is top-k's
+        ({"model": "softmax", "attention": "sparsemax", "depth": 4}, "sparsemax topk k=2 (a,b)=(0,0) d=16 P=128 L=4 |"),
+        # records written before the attention option: softmax
+        ({"model": "softmax", "depth": 4}, "softmax topk k=2 (a,b)=(0,0) d=16 P=128 L=4 |"),
+        ({"model": "linear", "depth": 4}, "linear topk k=2 (a,b)=(0,0) d=16 P=128 L=4 |"),
+        ({"model": "linear", "depth": 4, "task": "easy"}, "linear easy (a,b)=(0,0) d=16 P=128 L=4 |"),  # k is top-k's
     ],
 )
 def test_progress_line_names_the_attention_map(capsys, model, expected):
-    from depthscale.derivations.cli.commands.sweep import progress_lines
+    from depthscale.sims.progress import RunLines
 
     task = {"task": model.pop("task", "topk"), "k": 2, "d": 16, "P": 128}
-    progress_lines(3)({"status": "ok", "seed": 1, "config": {"task": task, "model": model}})
-    assert f"run 1/3 ok: {expected} (" in capsys.readouterr().err
+    RunLines(3).finished({"status": "ok", "seed": 1, "config": {"task": task, "model": model}})
+    assert f"run 1/3 ok: {expected} " in capsys.readouterr().err

@@ -119,12 +119,14 @@ def check_run_options(args) -> tuple[str, float | None]:
 def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
     """Sweep ``runs`` into the open ``store`` with the ``add_run_options`` values and ``--quiet``.
 
-    With stderr not a terminal (a log file), one line per finished run replaces the progress bar.
-    Returns the sweep's result and whether such lines were written.
+    With stderr not a terminal (a log file), progress lines replace the progress bar: the runs
+    already done, one line per finished run, and a heartbeat while runs are in progress
+    (:class:`depthscale.sims.progress.RunLines`). Returns the sweep's result and whether such lines
+    were written.
     """
-    from ....sims.sweeps import plan, sweep
+    from ....sims.progress import interactive
+    from ....sims.sweeps import sweep
 
-    log = None if args.quiet or sys.stderr.isatty() else progress_lines(len(plan(runs, store, args.retry_failed)[0]))
     res = sweep(
         runs,
         store,
@@ -133,12 +135,12 @@ def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
         scheduler=args.scheduler,
         retry_failed=args.retry_failed,
         quiet=args.quiet,
-        on_result=log,
+        lines=True,
         budget=budget,
         keep_parameters=args.keep_parameters,
         **kw,
     )
-    return res, log is not None
+    return res, not args.quiet and not interactive(sys.stderr)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -152,34 +154,6 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
         raise ValueError(f"scheduler={address!r}: must be a reachable dask scheduler ({exc.strerror or exc})") from None
-
-
-def progress_lines(todo: int):
-    """``on_result`` callback printing one stderr line per finished run: progress in a log file,
-    where the progress bar (a terminal feature) is off."""
-    import time
-
-    count = [0]
-    t0 = time.perf_counter()
-
-    def on_result(rec: dict) -> None:
-        count[0] += 1
-        cfg = rec.get("config") or {}
-        task, model = cfg.get("task", {}), cfg.get("model", {})
-        # a softmax-family model is named by its attention map (a sparsemax run is no softmax run)
-        name = model.get("attention", "softmax") if model.get("model") == "softmax" else model.get("model")
-        k = f" k={task.get('k')}" if task.get("task") == "topk" else ""  # k is the top-k task's
-        what = (
-            f"{name} {task.get('task')}{k} d={task.get('d')} P={task.get('P')} "
-            f"L={model.get('depth')} seed={rec.get('seed')}"
-        )
-        sys.stderr.write(
-            f"depthscale: run {count[0]}/{todo} {rec.get('status')}: {what} "
-            f"({time.perf_counter() - t0:.0f} s elapsed)\n"
-        )
-        sys.stderr.flush()
-
-    return on_result
 
 
 def handle(args) -> int:
