@@ -33,11 +33,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ...sims.config import without_later_defaults
+from ...sims.records import unknown_config_fields
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
 from ...theory._validate import DEPTH_MAX, SEED_MAX, check_choice, check_int
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
 from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
+from .estimate import Estimate
 
 if TYPE_CHECKING:
     from ...sims.records import RunRecord
@@ -93,18 +95,32 @@ class CurveKey(NamedTuple):
     init_scale: float | None
     dtype: str | None
     train: tuple  # the training settings as sorted (name, value) pairs
+    # the task and model fields (and config sections) this version does not know, as sorted
+    # ("section.field", value) pairs: a newer version's runs with a new setting are another condition
+    unknown: tuple = ()
+
+
+def _hashable(value):
+    """A stored value as a part of a key: a list or object (a newer version's setting) as its JSON text."""
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value, sort_keys=True)
+    return value
 
 
 def curve_key(record: RunRecord) -> CurveKey:
     """The condition a run belongs to: its whole configuration except depth (and seed).
 
     A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
-    ``c_lambda, c_omega, width, init_scale, dtype`` and the training settings. A setting absent from
-    a record is ``None``.
+    ``c_lambda, c_omega, width, init_scale, dtype``, the training settings, and any task or model
+    field this version does not know (so runs with it are never pooled with runs without it). A
+    setting absent from a record is ``None``.
     """
     c = record["config"]
     t, m, tr = c["task"], c["model"], c.get("train") or {}
     task = t["task"]
+    unknown = {k: v for k, v in unknown_config_fields(c).items() if not k.startswith("train.")}  # train: in train
     return CurveKey(
         m["model"],
         variant_name(m),
@@ -119,7 +135,8 @@ def curve_key(record: RunRecord) -> CurveKey:
         m.get("width"),
         m.get("init_scale"),
         m.get("dtype"),
-        tuple(sorted(without_later_defaults(tr).items())),  # as the run's hash: one curve either way
+        tuple(sorted((k, _hashable(v)) for k, v in without_later_defaults(tr).items())),  # as the run's hash
+        tuple(sorted((k, _hashable(v)) for k, v in unknown.items())),
     )
 
 
@@ -128,17 +145,16 @@ class FloorComparison:
     """The deepest model against one reference floor, averaged over the seeds at that depth.
 
     ``diff`` is the mean paired difference ``R_L - floor`` (same evaluation contexts per run)
-    and ``diff_se`` its standard error (:func:`pool_paired`: the evaluation errors, or the seeds'
-    scatter when larger); ``loss_se`` combines the runs' independent evaluation errors
-    (:func:`pool_independent`).
+    as an :class:`~.estimate.Estimate` (:func:`pool_paired`: the evaluation errors, or the seeds'
+    scatter when larger, on ``n - 1`` degrees of freedom); ``loss_se`` combines the runs'
+    independent evaluation errors (:func:`pool_independent`).
     """
 
     name: str
     depth: int
     loss: float
     loss_se: float
-    diff: float
-    diff_se: float
+    diff: Estimate
     n_runs: int
 
 
@@ -219,6 +235,11 @@ class Curve:
             sd = np.nanstd(self.loss, axis=0, ddof=1)
         return sd / np.sqrt(np.maximum(n, 1))
 
+    def estimate(self, j: int) -> Estimate:
+        """The seed-mean loss at the ``j``-th depth as an :class:`~.estimate.Estimate`: the seeds'
+        scatter on ``n - 1`` degrees of freedom (the error a claim on this loss decides with)."""
+        return Estimate.from_seeds(self.loss[:, j])
+
     @property
     def error_bar(self) -> np.ndarray:
         """One standard error for plotting: over seeds, or with one seed the run's own evaluation s.e."""
@@ -272,6 +293,8 @@ class Curve:
             than 3 seeds with every depth, a fit that is not identified, a fit to seed-level
             points). Cached per ``(kind, n_boot, seed, points)``.
         """
+        if not isinstance(kind, str):  # a list is unhashable: the lookup below would raise its own error
+            raise TypeError(f"kind={kind!r}: must be a str, one of {', '.join(FIT_KINDS)}")
         if kind not in FIT_KINDS:
             check_choice("kind", kind, tuple(FIT_KINDS))
         n_boot = check_int("n_boot", n_boot, lo=0, hi=1_000_000)  # the command line's cap
@@ -386,7 +409,7 @@ class Curve:
             name,
             L,
             *pool_independent([(x["loss"], x["se"]) for x in b]),
-            *pool_paired([(x["diff"], x["diff_se"]) for x in b]),
+            pool_paired([(x["diff"], x["diff_se"]) for x in b]),
             n,
         )
 
@@ -398,21 +421,26 @@ def _own_floor(rec, floor) -> bool:
     return floor.get("attention", "softmax") == attention
 
 
-def pool_paired(pairs) -> tuple[float, float]:
-    """Mean over seeds of per-seed paired differences ``(value, evaluation se)``, with the larger of
-    two standard errors: the evaluation errors combined, ``sqrt(sum se^2) / n``, and the seeds'
-    scatter ``sd / sqrt(n)``, which also holds the training noise. Models of one depth can end on
-    different plateaus, so the evaluation error alone can understate the error of the mean many
-    times over; with two seeds the scatter is itself uncertain, so the evaluation error stays a
-    floor under it.
+def pool_paired(pairs) -> Estimate:
+    """Mean over seeds of per-seed paired differences ``(value, evaluation se)`` as an
+    :class:`~.estimate.Estimate`, with the larger of two standard errors: the evaluation errors
+    combined, ``sqrt(sum se^2) / n``, and the seeds' scatter ``sd / sqrt(n)``, which also holds the
+    training noise. Models of one depth can end on different plateaus, so the evaluation error alone
+    can understate the error of the mean many times over; with few seeds the scatter is itself
+    uncertain, so the evaluation error stays a floor under it. Either way the error counts the
+    training noise only through the scatter of ``n`` seeds: ``n - 1`` degrees of freedom (one seed:
+    the evaluation error alone, on thousands of contexts).
 
-    >>> pool_paired([(2.0, 0.01), (6.0, 0.01)])
-    (4.0, 2.0)
+    >>> e = pool_paired([(2.0, 0.01), (6.0, 0.01)])
+    >>> e.value, e.se, e.dof, e.basis
+    (4.0, 2.0, 1.0, 'seeds')
     """
     mean, se = pool_independent(pairs)
-    if len(pairs) >= 2:
-        se = max(se, float(np.std([p[0] for p in pairs], ddof=1)) / math.sqrt(len(pairs)))
-    return mean, se
+    n = len(pairs)
+    if n >= 2:
+        se = max(se, float(np.std([p[0] for p in pairs], ddof=1)) / math.sqrt(n))
+        return Estimate(mean, se, n - 1, "seeds", n)
+    return Estimate(mean, se, math.inf, "contexts", 0)
 
 
 def pool_independent(pairs) -> tuple[float, float]:
@@ -503,6 +531,7 @@ def _settings(record: RunRecord) -> dict:
         "dtype": m.get("dtype"),
         "c_lambda": t.get("c_lambda"),
         "c_omega": t.get("c_omega"),
+        **{k: _hashable(v) for k, v in unknown_config_fields(c).items() if not k.startswith("train.")},
     }
 
 

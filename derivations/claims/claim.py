@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ...theory._validate import check_choice
+from ..analysis.estimate import Estimate
 from .evidence import Evidence
 from .verdicts import ClaimResult, Condition, decision, unidentified
 
@@ -90,7 +91,7 @@ class Claim:
         self,
         label,
         expected,
-        measured: float | None,
+        measured: float | Estimate | None,
         error: float | None,
         verdict: str,
         reason: str,
@@ -99,7 +100,16 @@ class Claim:
         expected_error: float | None = None,
         would_be: str | None = None,
     ) -> ClaimResult:
-        """A result of this claim on the condition ``label`` (a label, a ``Condition`` or a curve)."""
+        """A result of this claim on the condition ``label`` (a label, a ``Condition`` or a curve).
+
+        ``measured`` may be an :class:`~depthscale.derivations.analysis.estimate.Estimate`: its value,
+        error and test (``error`` must then be None)."""
+        test = ""
+        if isinstance(measured, Estimate):
+            if error is not None:
+                raise TypeError(f"error={error!r}: must be None when measured is an Estimate (it carries its error)")
+            error, test = measured.se, measured.test
+            measured = measured.value
         return ClaimResult(
             self.id,
             self.statement,
@@ -113,6 +123,7 @@ class Claim:
             expected_error=expected_error,
             condition=Condition.of(label),
             would_be=would_be,
+            test=test,
         )
 
     def not_run(self, reason: str, label="", expected=_UNSET, measured=None, error=None) -> ClaimResult:
@@ -143,7 +154,7 @@ class Claim:
         curves: Iterable,
         detail: str,
         expected,
-        measured: float | None,
+        measured: float | Estimate | None,
         error: float | None,
         *,
         note: str = "",

@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .verdicts import ClaimResult, Condition
@@ -44,6 +45,7 @@ FIELDS = (
     "expected",
     "expected_error",
     "tolerance",
+    "test",
     "reason",
     "note",
 )
@@ -89,11 +91,16 @@ def claim_from_row(row: dict) -> ClaimResult:
         expected_error=row.get("expected_error"),
         condition=condition,
         would_be=row.get("would_be"),
+        test=str(row.get("test") or ""),
     )
 
 
 def load_claims(source) -> list[ClaimResult]:
     """The claims of a stored claims.json: a path, or the file's text or bytes."""
+    if not isinstance(source, str | bytes | bytearray | os.PathLike):
+        raise TypeError(f"source={source!r}: must be a claims.json path, or its text or bytes")
+    if isinstance(source, os.PathLike):
+        source = Path(source)
     if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("[")):
         source = Path(source).read_text(encoding="utf-8")
     return [claim_from_row(r) for r in json.loads(source)]

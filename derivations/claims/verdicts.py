@@ -22,6 +22,7 @@ import numpy as np
 
 from ...theory._json import finite_number
 from ...theory._validate import check_choice
+from ..analysis.estimate import Estimate
 from ..formatting import format_estimate, format_interval
 
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
@@ -108,6 +109,10 @@ class ClaimResult:
     would_be : str or None
         For an ``indicative`` verdict on evidence too small to decide: the verdict the measurement
         points to (``"pass"`` or ``"fail"``); None otherwise.
+    test : str
+        What the decision rested on (:attr:`~depthscale.derivations.analysis.estimate.Estimate.test`:
+        the error's basis, its count and the t quantile used, ``"seeds n=5, t(4) = 2.78"``); ``""``
+        where no error entered the decision.
 
     ``id`` is the row's id in the claims table: ``claim_id``, then the condition's label.
     """
@@ -124,6 +129,7 @@ class ClaimResult:
     expected_error: float | None = None
     condition: Condition = Condition()
     would_be: str | None = None
+    test: str = ""
 
     def __post_init__(self):
         check_choice("verdict", self.verdict, VERDICTS)
@@ -184,6 +190,7 @@ class ClaimResult:
             "tolerance": self.tolerance,
             "verdict": self.verdict,
             "would_be": self.would_be,
+            "test": self.test,
             "reason": self.reason,
         }
 
@@ -248,26 +255,56 @@ def decision(ok: bool | None, curves, detail: str, budget_stopped=()) -> tuple[s
     return "indicative", f"{detail}; would be {would}, but {why}", would
 
 
-def in_range(x: float, se: float, lo: float, hi: float) -> bool | None:
-    """Whether ``x`` lies in ``[lo, hi]``: True when inside and measured precisely (2 s.e. <= hi - lo),
-    False when outside by 2 s.e., else None (too imprecise to decide).
+def in_range(e: Estimate, lo: float, hi: float) -> bool | None:
+    """Whether the estimate lies in ``[lo, hi]`` by a two-sided 95 % t-test at its degrees of freedom:
+    True when inside and measured precisely (``t s.e. <= hi - lo``), False when outside by ``t s.e.``,
+    else None (too imprecise to decide). ``t`` is :attr:`Estimate.t` (12.7 for two seeds' scatter).
 
-    >>> in_range(1.0, 0.05, 0.8, 1.2), in_range(0.3, 0.05, 0.8, 1.2), in_range(1.0, 0.5, 0.8, 1.2)
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> fit = lambda x, se: Estimate(x, se, 4, "fit", 7)   # 7 depths, 3 parameters: t(4) = 2.78
+    >>> in_range(fit(1.0, 0.05), 0.8, 1.2), in_range(fit(0.3, 0.05), 0.8, 1.2), in_range(fit(1.0, 0.5), 0.8, 1.2)
     (True, False, None)
+    >>> in_range(Estimate(0.3, 0.05, 1, "seeds", 2), 0.8, 1.2) is None   # 0.5 below, but t(1) = 12.7
+    True
     """
-    if x + 2 * se < lo or x - 2 * se > hi:
+    _check_estimate(e)
+    m = e.margin
+    if e.value + m < lo or e.value - m > hi:
         return False
-    return True if lo <= x <= hi and 2 * se <= hi - lo else None
+    return True if lo <= e.value <= hi and m <= hi - lo else None
 
 
-def below_zero(x: float, se: float) -> bool | None:
-    """Whether ``x`` is below 0: True by 2 s.e., False when above it by 2 s.e., else None (within
-    2 s.e. of 0, as when models of different seeds end on either side).
+def below_zero(e: Estimate, bound: float = 0.0) -> bool | None:
+    """Whether the estimate is below ``bound`` (0) by a two-sided 95 % t-test at its degrees of
+    freedom: True when below by ``t s.e.``, False when above by ``t s.e.``, else None (as when models
+    of different seeds end on either side).
 
-    >>> below_zero(-0.3, 0.1), below_zero(0.3, 0.1), below_zero(-0.1, 0.1)
-    (True, False, None)
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> below_zero(Estimate(-0.3, 0.1, 4, "fit", 7)), below_zero(Estimate(0.3, 0.1, 4, "fit", 7))
+    (True, False)
+    >>> below_zero(Estimate(-0.033, 0.012, 1, "seeds", 2)) is None   # 2.75 s.e. < t(1) = 12.7
+    True
     """
-    return True if x < -2 * se else (False if x > 2 * se else None)
+    _check_estimate(e)
+    m, x = e.margin, e.value - bound
+    return True if x < -m else (False if x > m else None)
+
+
+def within(e: Estimate, target: float, tol: float) -> bool:
+    """Whether ``|value - target| <= tol + t s.e.``: agreement with a reference up to a relative or
+    absolute tolerance, the estimate's own error allowed at its t quantile.
+
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> within(Estimate(1.05, 0.01, 1, "seeds", 2), 1.0, 0.0), within(Estimate(1.05, 0.01, 1000, "contexts", 1001), 1.0, 0.0)
+    (True, False)
+    """
+    _check_estimate(e)
+    return abs(e.value - target) <= tol + e.margin
+
+
+def _check_estimate(e) -> None:
+    if not isinstance(e, Estimate):
+        raise TypeError(f"e={e!r}: must be an Estimate (value, s.e., degrees of freedom and basis)")
 
 
 def unidentified(fits_by_name: dict) -> str:
@@ -297,6 +334,8 @@ def claim_cells(result) -> dict:
     else:
         exp_text = format_estimate(exp, getattr(result, "expected_error", None))
     measured = format_estimate(result.measured, result.error)
+    if getattr(result, "test", ""):
+        measured = f"{measured} [{result.test}]"
     if result.note:
         measured = f"{measured} {result.note}" if result.measured is not None else result.note
     return {
@@ -324,6 +363,8 @@ __all__ = [
     "decide",
     "decision",
     "in_range",
+    "below_zero",
+    "within",
     "unidentified",
     "claim_cells",
 ]

@@ -19,7 +19,7 @@ from ..analysis import reference_values, theory_numbers
 from ..analysis.curve import Curve, curves
 from ..analysis.theory_numbers import TheoryNumbers
 from ..claims.registry import Evidence, evaluate_claims, registered_claims, study_order
-from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
+from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS, below_zero
 from ..formatting import MISSING, format_estimate, format_interval
 from ..study import TheoryInputs, report_studies
 from . import figures
@@ -145,7 +145,7 @@ def results_tables(cs: list[Curve]) -> list:
         b = {n: v for n, v in found.items() if v is not None}
         if len(b) < len(ROOM_FLOORS):
             continue
-        beats = {n: b[n].diff < -2 * b[n].diff_se for n in ROOM_FLOORS}
+        beats = {n: below_zero(b[n].diff) is True for n in ROOM_FLOORS}
         regime = (
             "depth beats both"
             if beats["mixture"]
@@ -160,9 +160,9 @@ def results_tables(cs: list[Curve]) -> list:
                 int(c.depths[j]),
                 format_estimate(c.mean[j], c.se[j]),
                 b["single"].loss,
-                format_estimate(b["single"].diff, b["single"].diff_se),
+                format_estimate(b["single"].diff.value, b["single"].diff.se),
                 b["mixture"].loss,
-                format_estimate(b["mixture"].diff, b["mixture"].diff_se),
+                format_estimate(b["mixture"].diff.value, b["mixture"].diff.se),
                 regime,
             ]
         )

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
 from depthscale.derivations.claims.evidence import select_curves
 from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
@@ -46,9 +47,12 @@ def controls(claim: Claim, ev) -> list[ClaimResult]:
     ]
     out = []
     for c in cs:
-        gain = (c.mean[0] - c.mean[-1]) / c.mean[0]
+        # per seed, paired: each seed's deepest model against its own one-layer model
+        gain = Estimate.from_seeds((c.loss[:, 0] - c.loss[:, -1]) / c.loss[:, 0])
         det = f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}"
-        out.append(claim.decided(c.label, gain <= CONTROL_GAIN_MAX, [c], det, "no gain", gain, None))
+        # one seed has no error to test with: it points one way, and decisive() keeps it indicative
+        ok = below_zero(gain, CONTROL_GAIN_MAX) if gain.n >= 2 else bool(gain.value <= CONTROL_GAIN_MAX)
+        out.append(claim.decided(c.label, ok, [c], det, "no gain", gain if gain.n >= 2 else gain.value, None))
     return out
 
 
@@ -59,14 +63,14 @@ def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
         b = c.floor(name)
         if b is None:
             continue
-        ok = below_zero(b.diff, b.diff_se)
-        regime = {True: "depth beats it", None: "within 2 s.e. of it: undecided", False: "worse than it"}[ok]
+        ok = below_zero(b.diff)
+        regime = {True: "depth beats it", None: "within the t quantile of it: undecided", False: "worse than it"}[ok]
         det = (
-            f"paired difference R_L - floor = {est(b.diff, b.diff_se)} at L={b.depth} "
-            f"(same evaluation contexts); {regime}"
+            f"paired difference R_L - floor = {est(b.diff.value, b.diff.se)} at L={b.depth} "
+            f"(same evaluation contexts; {b.diff.test}); {regime}"
         )
         # expected column: the floor's loss (the reference); measured: the deepest model's loss
-        out.append(claim.decided(c.label, ok, [c], det, b.loss, b.loss + b.diff, None))
+        out.append(claim.decided(c.label, ok, [c], det, b.loss, b.loss + b.diff.value, None))
     return out
 
 

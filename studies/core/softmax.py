@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.evidence import select_curves
-from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, in_range, unidentified
+from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, below_zero, in_range, unidentified
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.formatting import format_interval
 from depthscale.derivations.formatting import format_value as num
@@ -63,10 +64,10 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
         if unusable := claim.without_fit(c.label, 1.0, {"L0 + c L^-alpha": f}, no_fit):
             out.append(unusable)
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
-        # fail: inconsistent with 1 even allowing two s.e.; pass: close to 1 AND measured precisely;
+        a = Estimate.from_fit(f, "alpha")
+        # fail: inconsistent with 1 at the fit's t quantile; pass: close to 1 AND measured precisely;
         # otherwise the interval is too wide to decide either way
-        ok = in_range(a, se, 1 - SOFTMAX_ALPHA_TOL, 1 + SOFTMAX_ALPHA_TOL)
+        ok = in_range(a, 1 - SOFTMAX_ALPHA_TOL, 1 + SOFTMAX_ALPHA_TOL)
         det = f"L0 = {est(f.params['L0'], f.se['L0'])}"
         if np.isfinite(f.delta_aic_alpha_one):
             det += f"; delta AIC (alpha=1 minus free) = {num(f.delta_aic_alpha_one)}"
@@ -75,10 +76,10 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
             det += f"; bootstrap 95% {format_interval(lo, hi)}"
         if ok is None:
             det += (
-                f"; the interval alpha ± 2 s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
-                f"needs 2 s.e. <= {2 * SOFTMAX_ALPHA_TOL})"
+                f"; the interval alpha ± {a.t:.2f} s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
+                f"needs {a.t:.2f} s.e. <= {2 * SOFTMAX_ALPHA_TOL})"
             )
-        out.append(claim.decided(c.label, ok, [c], det, 1.0, a, se))
+        out.append(claim.decided(c.label, ok, [c], det, 1.0, a, None))
     return out
 
 
@@ -125,7 +126,7 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
 
 @claim(
     "topk-slower",
-    tolerance="alpha(top-k) < alpha(top-2)",
+    tolerance="alpha(top-k) < alpha(top-2), t-test",
     expected="alpha(top-k) < alpha(top-2)",
     missing="no matching top-k (k > 2) and top-2 softmax curves",
 )
@@ -148,19 +149,17 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
         if unusable := claim.without_fit(ck.label, expected, {f"top-{ck.k}": fk, "top-2": f2}, no_fit):
             out.append(unusable)
             continue
-        a, a2 = fk.params["alpha"], f2.params["alpha"]
-        note = f"vs top-2 {est(a2, f2.se['alpha'])}"
-        out.append(
-            claim.decided(
-                ck.label, a < a2, [ck, c2], f"alpha of top-{ck.k} against top-2", expected, a, fk.se["alpha"], note=note
-            )
-        )
+        a, a2 = Estimate.from_fit(fk, "alpha"), Estimate.from_fit(f2, "alpha")
+        diff = a.minus(a2)  # independent fits: Welch-Satterthwaite degrees of freedom
+        note = f"vs top-2 {est(a2.value, a2.se)}"
+        det = f"alpha of top-{ck.k} against top-2: difference {est(diff.value, diff.se)} ({diff.test})"
+        out.append(claim.decided(ck.label, below_zero(diff), [ck, c2], det, expected, a.value, a.se, note=note))
     return out
 
 
 @claim(
     "clt-convergence",
-    tolerance=f"in {GAP_ALPHA_RANGE}",
+    tolerance=f"in {GAP_ALPHA_RANGE}, t-test",
     expected=1.0,
     missing="no softmax top-2 curve with >= 4 depths",
 )
@@ -186,10 +185,9 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
         if why := unidentified({"gap c L^-alpha": g}):
             out.append(claim.indicative(c.label, 1.0, why))
             continue
-        ga, gse = g.params["alpha"], g.se["alpha"]
-        ok = GAP_ALPHA_RANGE[0] <= ga <= GAP_ALPHA_RANGE[1]
+        ga = Estimate.from_fit(g, "alpha")
         det = f"C_L over depth {', '.join(num(x) for x in C)}; {int(ok_idx.sum())} depths with C_L < L0"
-        out.append(claim.decided(c.label, ok, [c], det, 1.0, ga, gse))
+        out.append(claim.decided(c.label, in_range(ga, *GAP_ALPHA_RANGE), [c], det, 1.0, ga, None))
     return out
 
 

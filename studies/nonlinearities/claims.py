@@ -5,17 +5,16 @@ model against its own single head, and the deep model against its own convex and
 Across nonlinearities, per protocol and task (each map against softmax trained the same way): whether
 a sparse map lowers the shared error ``C_64`` below softmax's, and whether depth gains more than under
 softmax. The verdict rules are the protocol study's (inverse depth with its lack-of-fit test where the
-fit does not decide; paired floor differences by 2 s.e. either way), so the softmax rows here and
+fit does not decide; paired floor differences by the t-test either way), so the softmax rows here and
 there agree.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from depthscale.derivations.analysis import fits
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range
 from depthscale.derivations.formatting import format_estimate as est
@@ -45,7 +44,7 @@ def _law_rejected(r: Row) -> tuple[bool, str]:
 @claim(
     "nonlin-inverse-depth",
     f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] under this nonlinearity",
-    tolerance="2 s.e.",
+    tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -63,12 +62,12 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
             else:
                 out.append(claim.indicative(r.condition(), ALPHA_RANGE, why + note))
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
-        ok = in_range(a, se, *ALPHA_RANGE)
+        a = Estimate.from_fit(f, "alpha")
+        ok = in_range(a, *ALPHA_RANGE)
         if ok is None and rejected:
             ok = False
-        det = f"alpha = {est(a, se)}, R_inf = {est(f.params['L0'], f.se['L0'])}" + note
-        out.append(claim.decided(r.condition(), ok, [r.curve], det, ALPHA_RANGE, a, se))
+        det = f"alpha = {est(a.value, a.se)}, R_inf = {est(f.params['L0'], f.se['L0'])}" + note
+        out.append(claim.decided(r.condition(), ok, [r.curve], det, ALPHA_RANGE, a, None))
     return out
 
 
@@ -76,7 +75,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     "nonlin-disagreement",
     f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
     "(A_L - C_L flat in depth, as the central-limit mechanism needs)",
-    tolerance="2 s.e.",
+    tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -94,12 +93,12 @@ def disagreement(claim: Claim, ev) -> list[ClaimResult]:
         if (missing := claim.without_fit(r.condition(), ALPHA_RANGE, {"(A_L - C_L)/L = c L^-alpha": f})) is not None:
             out.append(missing)
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
+        a = Estimate.from_fit(f, "alpha")
         det = (
-            f"A_L - C_L grows as L^{1 - a:.2f} ± {se:.2f} "
+            f"A_L - C_L grows as L^{1 - a.value:.2f} ± {a.se:.2f} "
             f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
         )
-        out.append(claim.decided(r.condition(), in_range(a, se, *ALPHA_RANGE), [r.curve], det, ALPHA_RANGE, a, se))
+        out.append(claim.decided(r.condition(), in_range(a, *ALPHA_RANGE), [r.curve], det, ALPHA_RANGE, a, None))
     return out
 
 
@@ -109,22 +108,22 @@ def _floor_claim(claim: Claim, ev, name: str, depth_of) -> list[ClaimResult]:
         L = depth_of(r, name)
         if L is None or name not in r.floors:
             continue
-        diff, se = r.excess[L][name]
+        diff = r.excess[L][name]
         floor = r.floors[name]
-        det = f"R_L - {name} floor = {est(diff, se)} at L = {L} (paired, same contexts); floor {est(*floor)}"
-        out.append(claim.decided(r.condition(), below_zero(diff, se), [r.curve], det, "< 0", diff, se))
+        det = f"R_L - {name} floor = {est(diff.value, diff.se)} at L = {L} (paired, same contexts); floor {est(*floor)}"
+        out.append(claim.decided(r.condition(), below_zero(diff), [r.curve], det, "< 0", diff, None))
     return out
 
 
 @claim(
     "nonlin-one-layer-head",
     "The one-layer model beats its own best single temperature-only head (paired)",
-    tolerance="< -2 paired s.e.",
+    tolerance="< 0, paired t-test",
     missing="no one-layer runs with stored errors and floors",
 )
 def one_layer_head(claim: Claim, ev) -> list[ClaimResult]:
     """R_1 minus the single head of the same nonlinearity on the same evaluation contexts: pass below
-    it by 2 s.e., fail above it by 2 s.e., indicative at it."""
+    it by t s.e., fail above it by t s.e., indicative at it."""
     return _floor_claim(claim, ev, "single", lambda r, n: 1 if 1 in r.excess and n in r.excess[1] else None)
 
 
@@ -132,35 +131,37 @@ def one_layer_head(claim: Claim, ev) -> list[ClaimResult]:
     "nonlin-beats-convex",
     "The deepest model beats its own nonlinearity's convex floor, the best non-negative mixture of "
     "temperature heads (paired)",
-    tolerance="< -2 paired s.e.",
+    tolerance="< 0, paired t-test",
     missing="no deep runs with stored errors and floors",
 )
 def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
-    """At the deepest depth trained: pass below the floor by 2 s.e., fail above it by 2 s.e."""
+    """At the deepest depth trained: pass below the floor by t s.e., fail above it by t s.e."""
     return _floor_claim(claim, ev, "convex", _deepest)
 
 
 @claim(
     "nonlin-signed-floor",
     f"The deepest model reaches its own nonlinearity's signed floor (within {SIGNED_RTOL:.0%}, paired)",
-    tolerance=f"{SIGNED_RTOL:.0%}, 2 s.e.",
+    tolerance=f"{SIGNED_RTOL:.0%}, t-test",
     missing="no deep runs with stored errors and floors",
 )
 def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
-    """``R_L - signed`` relative to the floor: pass when below 3 % by 2 s.e., fail when above it by 2 s.e."""
+    """``R_L - signed`` relative to the floor: pass when below 3 % by t s.e., fail when above it by t s.e."""
     out = []
     for r in rows(ev):
         L = _deepest(r, "mixture")
         if L is None or "mixture" not in r.floors:
             continue
-        diff, se = r.excess[L]["mixture"]
-        floor = r.floors["mixture"][0]
-        rel, rel_se = diff / floor, se / floor
-        ok = True if rel + 2 * rel_se < SIGNED_RTOL else (False if rel - 2 * rel_se > SIGNED_RTOL else None)
+        rel = r.excess[L]["mixture"].scaled(1 / r.floors["mixture"][0])
         det = (
-            f"R_L - signed mixture floor = {rel:+.1%} ± {rel_se:.1%} of {est(*r.floors['mixture'])} at L = {L} (paired)"
+            f"R_L - signed mixture floor = {rel.value:+.1%} ± {rel.se:.1%} of {est(*r.floors['mixture'])} "
+            f"at L = {L} (paired)"
         )
-        out.append(claim.decided(r.condition(), ok, [r.curve], det, f"< {SIGNED_RTOL:.0%}", rel, rel_se))
+        out.append(
+            claim.decided(
+                r.condition(), below_zero(rel, SIGNED_RTOL), [r.curve], det, f"< {SIGNED_RTOL:.0%}", rel, None
+            )
+        )
     return out
 
 
@@ -179,13 +180,13 @@ def _pair_label(r: Row):
 @claim(
     "nonlin-sparse-shared-error",
     f"A sparse nonlinearity lowers the shared error C_{DEEP} below softmax's (same tasks, seeds and contexts)",
-    tolerance="< -2 s.e.",
+    tolerance="< 0, t-test",
     missing=f"no sparsemax or entmax15 runs at L = {DEEP} beside softmax ones",
 )
 def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol and task, ``C_64(sparse) - C_64(softmax)`` per seed, pooled over the
-    seeds by their scatter (``C_L`` is stored without a per-context error): pass below 0 by 2 s.e.,
-    fail above 0 by 2 s.e., else indicative."""
+    seeds by their scatter (``C_L`` is stored without a per-context error, so n seeds give n - 1
+    degrees of freedom): pass below 0 by t s.e., fail above 0 by t s.e., else indicative."""
     out = []
     for r, s in _pairs_with_softmax(ev, SPARSE):
         a, b = r.seed_values("C_L", DEEP), s.seed_values("C_L", DEEP)
@@ -194,25 +195,25 @@ def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
         if len(diffs) < 2:
             out.append(claim.not_run(f"fewer than 2 seeds with both runs at L = {DEEP}", label))
             continue
-        m, se = float(np.mean(diffs)), float(np.std(diffs, ddof=1) / math.sqrt(len(diffs)))
+        m = Estimate.from_seeds(diffs)
         det = (
             f"C_{DEEP} = {np.mean(list(a.values())):.4g} against softmax's {np.mean(list(b.values())):.4g}; "
-            f"difference {est(m, se)} over {len(diffs)} seeds"
+            f"difference {est(m.value, m.se)} over {len(diffs)} seeds"
         )
-        out.append(claim.decided(label, below_zero(m, se), [r.curve, s.curve], det, "< 0", m, se))
+        out.append(claim.decided(label, below_zero(m), [r.curve, s.curve], det, "< 0", m, None))
     return out
 
 
 @claim(
     "nonlin-depth-gains-more",
     f"Depth gains more than under softmax: R_1 - R_{DEEP} is larger (paired, same contexts)",
-    tolerance="> 2 paired s.e.",
+    tolerance="> 0, paired t-test",
     missing=f"no runs at L = 1 and {DEEP} beside softmax ones",
 )
 def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
     """Per nonlinearity, protocol and task: ``(R_1 - R_64) - (R_1 - R_64)_softmax`` from
     the per-context errors of the four runs of each seed, pooled over the seeds: pass above 0 by
-    2 s.e., fail below 0 by 2 s.e., else indicative."""
+    t s.e., fail below 0 by t s.e., else indicative."""
     out = []
     others = [a for a in ("sparsemax", "entmax15", "sigmoid", "relu")]
     for r, s in _pairs_with_softmax(ev, others):
@@ -220,10 +221,8 @@ def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
         label = _pair_label(r)
         if got is None:
             continue
-        m, se = got
-        ok = below_zero(-m, se)
-        det = f"(R_1 - R_{DEEP}) minus softmax's = {est(m, se)} (paired over the seeds' shared contexts)"
-        out.append(claim.decided(label, ok, [r.curve, s.curve], det, "> 0", m, se))
+        det = f"(R_1 - R_{DEEP}) minus softmax's = {est(got.value, got.se)} (paired over the seeds' shared contexts)"
+        out.append(claim.decided(label, below_zero(-got), [r.curve, s.curve], det, "> 0", got, None))
     return out
 
 

@@ -65,7 +65,7 @@ def study_curves(curves) -> list[tuple[str, str, Curve]]:
 def gather_floors(curves, load_arrays) -> dict:
     """Each study curve's reference floors of its own nonlinearity, paired with its runs.
 
-    Returns ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: (mean, se)}},
+    Returns ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: Estimate}},
     "sq_err": {(depth, seed): per-context squared errors}}}``. A floor's error is its evaluation
     error (seeds are independent contexts); an excess's also counts how far the seeds end apart
     (``curve.pool_paired``). Floors are computed once per (task, seed, contexts, nonlinearity).
@@ -134,7 +134,7 @@ class Row:
     curve: Curve
     fit: FitResult  # R_L = R_inf + c L^-alpha
     floors: dict = field(default_factory=dict)  # name -> (loss, se), this nonlinearity's heads
-    excess: dict = field(default_factory=dict)  # depth -> name -> (mean, se), paired
+    excess: dict = field(default_factory=dict)  # depth -> name -> Estimate (paired, curve.pool_paired)
     sq_err: dict = field(default_factory=dict)  # (depth, seed) -> per-context squared errors
 
     @property
@@ -183,7 +183,7 @@ def rows(ev) -> list[Row]:
 
 
 def paired_across(a: Row, b: Row, depth_a: int, depth_b: int | None = None, minus: tuple | None = None):
-    """Mean and error of a per-context difference between two rows of one task, seeds pooled.
+    """A per-context difference between two rows of one task, seeds pooled (an ``Estimate``).
 
     Per seed, ``sq_a(depth_a) - sq_b(depth_b)`` (``depth_b`` defaults to ``depth_a``); with ``minus``
     ``(depth_a2, depth_b2)`` the difference of differences

@@ -12,6 +12,7 @@ two-temperature floor on top-16 (its report pieces are in
 
 from __future__ import annotations
 
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
 from depthscale.derivations.formatting import format_estimate as est
@@ -21,7 +22,9 @@ DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at o
 
 
 @claim(
-    "protocol-shallow-above-single", tolerance="2 s.e.", missing="no protocol-study runs at L = 1 with stored errors"
+    "protocol-shallow-above-single",
+    tolerance="t-test, 95 %",
+    missing="no protocol-study runs at L = 1 with stored errors",
 )
 def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     """The one-layer model's loss R_1 lies above the best single temperature head (paired)
@@ -34,11 +37,11 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     for r in rows(ev):
         if 1 not in r.excess or "single" not in r.excess[1]:
             continue
-        diff, se = r.excess[1]["single"]
+        diff = r.excess[1]["single"]
         floor = r.floors["single"][0]
-        ok = below_zero(-diff, se)  # above the head by 2 s.e., below it by 2 s.e., or undecided
-        det = f"R_1 - single head = {est(diff, se)} ({diff / floor:+.1%} of the head {floor:.4g})"
-        out.append(decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, se))
+        ok = below_zero(-diff)  # above the head by t s.e., below it by t s.e., or undecided
+        det = f"R_1 - single head = {est(diff.value, diff.se)} ({diff.value / floor:+.1%} of the head {floor:.4g})"
+        out.append(decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, None))
     return out
 
 
@@ -46,7 +49,7 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     "top16-signed-floor",
     f"Top-16: a variant's deep model (L >= {DEEP_DEPTH}) reaches within {FLOOR_RTOL:.0%} of the signed "
     "two-temperature floor",
-    tolerance="2 s.e.",
+    tolerance="t-test, 95 %",
     missing=f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors",
 )
 def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
@@ -55,39 +58,38 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     or none does; the closest is named. "None does" needs every variant run deep (under any of its
     protocols): a variant run only at shallower depths leaves the claim indicative, with its deepest
     run's distance named."""
-    # (distance above the floor, its s.e., both relative to the floor; depth; study row)
-    cands: list[tuple[float, float, int, ProtocolRow]] = []
-    shallow: list[tuple[float, float, int, ProtocolRow]] = []
+    # (distance above the floor relative to it; depth; study row)
+    cands: list[tuple[Estimate, int, ProtocolRow]] = []
+    shallow: list[tuple[Estimate, int, ProtocolRow]] = []
     for r in rows(ev):
         measured = [L for L in r.excess if "mixture" in r.excess[L]]
         if r.curve.k != 16 or not measured or "mixture" not in r.floors:
             continue
         L = max(measured)
-        diff, se = r.excess[L]["mixture"]
         floor = r.floors["mixture"][0]
-        (cands if L >= DEEP_DEPTH else shallow).append((diff / floor, se / floor, L, r))
+        (cands if L >= DEEP_DEPTH else shallow).append((r.excess[L]["mixture"].scaled(1 / floor), L, r))
     if not cands:
         return []
     # a variant is run deep when any of its protocols is: its shallow rows then leave nothing open
-    shallow = [c for c in shallow if c[3].protocol.variant not in {d[3].protocol.variant for d in cands}]
-    rel, rel_se, L, best = min(cands, key=lambda c: c[0])
-    # within 3 % (above or below) by 2 s.e., or further above it by 2 s.e. for every variant
-    if abs(rel) + 2 * rel_se <= FLOOR_RTOL:
+    shallow = [c for c in shallow if c[2].protocol.variant not in {d[2].protocol.variant for d in cands}]
+    rel, L, best = min(cands, key=lambda c: c[0].value)
+    # within 3 % (above or below) by t s.e., or further above it by t s.e. for every variant
+    if abs(rel.value) + rel.margin <= FLOOR_RTOL:
         ok: bool | None = True
-    elif all(c[0] - 2 * c[1] > FLOOR_RTOL for c in cands) and not shallow:
+    elif all(c[0].value - c[0].margin > FLOOR_RTOL for c in cands) and not shallow:
         ok = False
     else:
         ok = None
     det = (
         f"closest: {best.protocol.name} ({best.curve.variant}) at L = {L}, R_L - signed floor = "
-        f"{rel:+.1%} ± {rel_se:.1%} of it; others: "
-        + ", ".join(f"{c[3].protocol.name} L={c[2]} {c[0]:+.1%}" for c in cands if c[3] is not best)
+        f"{rel.value:+.1%} ± {rel.se:.1%} of it; others: "
+        + ", ".join(f"{c[2].protocol.name} L={c[1]} {c[0].value:+.1%}" for c in cands if c[2] is not best)
     )
     if shallow and ok is None:
         det += "; not run at L >= 16: " + ", ".join(
-            f"{c[3].protocol.name} (at L = {c[2]}: {c[0]:+.1%} ± {c[1]:.1%})" for c in shallow
+            f"{c[2].protocol.name} (at L = {c[1]}: {c[0].value:+.1%} ± {c[0].se:.1%})" for c in shallow
         )
-    return [decided(claim, "", ok, [c[3] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, rel_se)]
+    return [decided(claim, "", ok, [c[2] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, None)]
 
 
 CLAIMS = (shallow_above_single, top16_signed_floor)

@@ -79,8 +79,8 @@ def single_excess_rows(ev) -> list[dict]:
                     "series": r.protocol.name,
                     "task": task_label(r.curve),
                     "depths": Ls,
-                    "excess": [r.excess[L]["single"][0] for L in Ls],
-                    "se": [r.excess[L]["single"][1] for L in Ls],
+                    "excess": [r.excess[L]["single"].value for L in Ls],
+                    "se": [r.excess[L]["single"].se for L in Ls],
                 }
             )
     return out

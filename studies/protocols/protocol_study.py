@@ -23,6 +23,7 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis import fits
 from depthscale.derivations.analysis.curve import Curve
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.analysis.fit_results import FitResult, LackOfFit
 from depthscale.derivations.analysis.goodness_of_fit import lack_of_fit
 from depthscale.derivations.claims.claim import Claim, claim
@@ -56,7 +57,7 @@ class ProtocolRow:
     r1: float  # loss of the one-layer model R_1 (seed mean)
     similarity: float  # mean query-key similarity of the layers at the deepest depth
     floors: dict  # name -> (loss, se)
-    excess: dict  # depth -> name -> (mean, se)
+    excess: dict  # depth -> name -> Estimate (paired, curve.pool_paired)
 
     @property
     def identified(self) -> bool:
@@ -124,7 +125,7 @@ def decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, me
 @claim(
     "protocol-inverse-depth",
     f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]",
-    tolerance="2 s.e.",
+    tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -145,10 +146,10 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
         if (missing := _without_fit(claim, label, r, False, rejected, note)) is not None:
             out.append(missing)
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
-        # as for the softmax exponent: inside the range and measured precisely, or outside by 2 s.e.;
+        a = Estimate.from_fit(f, "alpha")
+        # as for the softmax exponent: inside the range and measured precisely, or outside by t s.e.;
         # failing that, the range rejected as a whole
-        ok = in_range(a, se, *ALPHA_RANGE)
+        ok = in_range(a, *ALPHA_RANGE)
         det = f"R_inf = {est(f.params['L0'], f.se['L0'])}"
         if (near := r.nearest_floor(f.params["L0"])) is not None:
             det += f", nearest floor {near[0]} ({pct(near[1])})"
@@ -156,8 +157,10 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
         if ok is None and rejected:
             ok = False
         elif ok is None:
-            det += f"; alpha ± 2 s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
-        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
+            det += (
+                f"; alpha ± {a.t:.2f} s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
+            )
+        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
     return out
 
 
@@ -246,7 +249,7 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     "protocol-disagreement",
     f"The disagreement term (A_L - C_L)/L falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] "
     "(A_L - C_L flat in depth, as the central-limit mechanism assumes)",
-    tolerance="2 s.e.",
+    tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
 )
@@ -267,22 +270,22 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
         if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f})) is not None:
             out.append(missing)
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
+        a = Estimate.from_fit(f, "alpha")
         det = (
-            f"alpha = {est(a, se)}: A_L - C_L grows as L^{1 - a:.2f} "
+            f"alpha = {est(a.value, a.se)}: A_L - C_L grows as L^{1 - a.value:.2f} "
             f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
         )
-        out.append(decided(claim, label, in_range(a, se, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, se))
+        out.append(decided(claim, label, in_range(a, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, None))
     return out
 
 
 @claim(
-    "protocol-cosine-not-inverse", tolerance="outside, 2 s.e.", expected=ALPHA_RANGE, missing="no cosine-protocol runs"
+    "protocol-cosine-not-inverse", tolerance="outside, t-test", expected=ALPHA_RANGE, missing="no cosine-protocol runs"
 )
 def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     """Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])
 
-    Decided when alpha + 2 s.e. lies below 0.8 or alpha - 2 s.e. above 1.2, or, when the fit does
+    Decided when alpha + t s.e. lies below 0.8 or alpha - t s.e. above 1.2, or, when the fit does
     not decide, when every alpha in the range is rejected (:func:`law_test`).
     """
     out = []
@@ -293,18 +296,19 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
         if (missing := _without_fit(claim, label, r, True, rejected, note)) is not None:
             out.append(missing)
             continue
-        a, se = f.params["alpha"], f.se["alpha"]
-        outside, inside = a + 2 * se < lo or a - 2 * se > hi, lo <= a - 2 * se and a + 2 * se <= hi
+        a = Estimate.from_fit(f, "alpha")
+        m = a.margin
+        outside, inside = a.value + m < lo or a.value - m > hi, lo <= a.value - m and a.value + m <= hi
         ok = True if outside or (rejected and not inside) else (False if inside else None)
-        det = f"alpha = {est(a, se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
-        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, se))
+        det = f"alpha = {est(a.value, a.se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
+        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
     return out
 
 
 @claim(
     "protocol-beats-convex",
     f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)",
-    tolerance="< -2 paired s.e.",
+    tolerance="< 0, paired t-test",
     missing=f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors",
 )
 def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
@@ -316,12 +320,12 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
         if not deep:
             continue
         L = max(deep)
-        diff, se = r.excess[L]["convex"]
+        diff = r.excess[L]["convex"]
         det = (
-            f"R_L - convex floor = {est(diff, se)} at L={L} (same evaluation contexts); "
+            f"R_L - convex floor = {est(diff.value, diff.se)} at L={L} (same evaluation contexts); "
             f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(decided(claim, row_label(r), below_zero(diff, se), [r], det + budget_note(r), "< 0", diff, se))
+        out.append(decided(claim, row_label(r), below_zero(diff), [r], det + budget_note(r), "< 0", diff, None))
     return out
 
 
@@ -343,18 +347,18 @@ def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
         name, rel = r.nearest_floor(f.params["L0"])
         floor, floor_se = r.floors[name]
         # within 3 %: decided only when the fitted floor is precise enough to tell a 3 % difference;
-        # not within: decided whenever R_inf is further than 3 % from every floor by 2 s.e.
-        precise = 2 * f.se["L0"] <= FLOOR_RTOL * floor
-        far = abs(rel) - 2 * f.se["L0"] / floor > FLOOR_RTOL
+        # not within: decided whenever R_inf is further than 3 % from every floor by t s.e.
+        L0 = Estimate.from_fit(f, "L0")
+        precise = L0.margin <= FLOOR_RTOL * floor
+        far = abs(rel) - L0.margin / floor > FLOOR_RTOL
         ok = False if far else (abs(rel) <= FLOOR_RTOL if precise else None)
         det = (
             f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); "
             + ", ".join(f"{n} {est(*v)}" for n, v in r.floors.items())
         )
         if ok is None:
-            det += "; R_inf too imprecise (2 s.e. above 3 % of the floor)"
-        L0, L0_se = f.params["L0"], f.se["L0"]
-        out.append(decided(claim, label, ok, [r], det + budget_note(r), floor, L0, L0_se, expected_error=floor_se))
+            det += f"; R_inf too imprecise ({L0.t:.2f} s.e. above 3 % of the floor)"
+        out.append(decided(claim, label, ok, [r], det + budget_note(r), floor, L0, None, expected_error=floor_se))
     return out
 
 

@@ -150,7 +150,7 @@ def gather_floors(curves, load_arrays) -> dict:
     """Reference floors of every study curve's task and seeds, paired with its runs.
 
     ``load_arrays(key)`` returns a run's stored arrays (``Store.load_arrays``). Returns
-    ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: (mean, se)}}}}``: floors
+    ``{curve.key: {"floors": {name: (loss, se)}, "excess": {depth: {name: Estimate}}}}``: floors
     and excesses averaged over the seeds. A floor's error is its evaluation error (independent
     contexts, so errors add in quadrature); an excess's also counts how far trained models of
     different seeds end apart (``curve.pool_paired``). Floors are computed once per (task, seed,

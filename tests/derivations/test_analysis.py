@@ -67,11 +67,12 @@ def test_floor_averages_the_deepest_runs():
     deep = [r["floors"]["mixture"] for r in recs if r["config"]["model"]["depth"] == 4]
     assert b.depth == 4 and b.n_runs == 3
     assert b.loss == pytest.approx(np.mean([x["loss"] for x in deep]), rel=1e-14)
-    assert b.diff == pytest.approx(np.mean([x["diff"] for x in deep]), rel=1e-14)
-    # the seeds' scatter (here 0.01 / sqrt(3)) when it exceeds the evaluation errors (about 0.0015)
-    scatter = math.sqrt(sum((x["diff"] - b.diff) ** 2 for x in deep) / 2) / math.sqrt(3)
+    assert b.diff.value == pytest.approx(np.mean([x["diff"] for x in deep]), rel=1e-14)
+    # the seeds' scatter (here 0.01 / sqrt(3)) when it exceeds the evaluation errors (about 0.0015),
+    # on the seeds' n - 1 = 2 degrees of freedom
+    scatter = math.sqrt(sum((x["diff"] - b.diff.value) ** 2 for x in deep) / 2) / math.sqrt(3)
     assert scatter > math.sqrt(sum(x["diff_se"] ** 2 for x in deep)) / 3
-    assert b.diff_se == pytest.approx(scatter, rel=1e-12)
+    assert b.diff.se == pytest.approx(scatter, rel=1e-12) and b.diff.dof == 2
     assert b.loss_se == pytest.approx(math.sqrt(sum(x["se"] ** 2 for x in deep)) / 3, rel=1e-12)
     with pytest.raises(ValueError, match="name"):
         c.floor("triple")

@@ -5,6 +5,7 @@ import pytest
 from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.registry import Evidence
 from depthscale.studies.paper_curves import paper_curves as pc
 from depthscale.studies.paper_curves import sections as paper_sections
@@ -12,6 +13,11 @@ from depthscale.studies.protocols import protocol_study as ps
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 P = {p.name: p for p in ps.PROTOCOLS}
+
+
+def paired(value, se):
+    """A paired excess pooled over five seeds (t(4) = 2.78 standard errors decide)."""
+    return Estimate(value, se, 4, "seeds", 5)
 
 
 def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
@@ -48,7 +54,7 @@ FLOORS = {"single": (2.0, 0.002), "convex": (1.95, 0.002), "mixture": (1.70, 0.0
 
 @pytest.mark.parametrize("diff, verdict", [(0.5, "pass"), (0.01, "indicative"), (-0.05, "fail")])
 def test_shallow_above_single(diff, verdict):
-    ev = _evidence(_records(P["default-N16"], lambda L: 2.0 + 1 / L), FLOORS, {1: {"single": (diff, 0.01)}})
+    ev = _evidence(_records(P["default-N16"], lambda L: 2.0 + 1 / L), FLOORS, {1: {"single": paired(diff, 0.01)}})
     (r,) = pc.shallow_above_single(ev)
     assert r.verdict == verdict and r.measured == diff
     assert r.id.startswith("protocol-shallow-above-single default-N16 top-2")
@@ -58,12 +64,12 @@ def test_top16_signed_floor_names_the_closest_variant():
     base = _records(P["plateau"], lambda L: 2.0, k=16)
     plv = _records(P["plateau-per-layer-value"], lambda L: 1.7, k=16)
     cs = curves(base + plv)
-    excess = {c.key: {16: {"mixture": (0.30 if c.variant == "base" else 0.017, 0.005)}} for c in cs}
+    excess = {c.key: {16: {"mixture": paired(0.30 if c.variant == "base" else 0.017, 0.005)}} for c in cs}
     th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "pass" and "closest: plateau-per-layer-value" in r.reason
     assert r.measured == pytest.approx(0.01)
-    far = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in cs}
+    far = {c.key: {16: {"mixture": paired(0.30, 0.005)}} for c in cs}
     th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and r.measured == pytest.approx(0.30 / 1.70)
@@ -78,8 +84,8 @@ def test_top16_signed_floor_is_undecided_while_a_variant_has_no_deep_run():
     cs = deep + cu
 
     def decide(deep_excess):
-        excess = {c.key: {16: {"mixture": (deep_excess, 0.005)}} for c in deep}
-        excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
+        excess = {c.key: {16: {"mixture": paired(deep_excess, 0.005)}} for c in deep}
+        excess |= {c.key: {4: {"mixture": paired(0.20, 0.005)}} for c in cu}
         th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
         return pc.top16_signed_floor(Evidence(cs, th))[0]
 
@@ -95,8 +101,8 @@ def test_top16_signed_floor_counts_a_variant_deep_under_any_of_its_protocols():
     cu = curves(_records(P["plateau-context-update"], lambda L: 1.9, k=16)[:3])  # seed 0, L = 1, 2, 4
     cu256 = curves(_records(P["plateau-context-update-batch256"], lambda L: 1.9, k=16))
     cs = base + cu + cu256
-    excess = {c.key: {16: {"mixture": (0.30, 0.005)}} for c in base + cu256}
-    excess |= {c.key: {4: {"mixture": (0.20, 0.005)}} for c in cu}
+    excess = {c.key: {16: {"mixture": paired(0.30, 0.005)}} for c in base + cu256}
+    excess |= {c.key: {4: {"mixture": paired(0.20, 0.005)}} for c in cu}
     th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and "plateau-context-update-batch256 L=16" in r.reason
@@ -124,7 +130,7 @@ def test_single_excess_rows_and_figure():
     ev = _evidence(
         _records(P["ensemble-control"], lambda L: 2.5 + 1 / L),
         FLOORS,
-        {L: {"single": (0.5 + 1 / L, 0.01)} for L in DEPTHS},
+        {L: {"single": paired(0.5 + 1 / L, 0.01)} for L in DEPTHS},
     )
     (row,) = paper_sections.single_excess_rows(ev)
     assert row["series"] == "ensemble-control" and row["depths"] == list(DEPTHS)

@@ -7,6 +7,7 @@ import pytest
 from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.registry import Evidence
 from depthscale.derivations.cli.commands.reproduce import preset_path
 from depthscale.sims.config import RunConfig
@@ -15,6 +16,11 @@ from depthscale.studies.protocols import protocol_study as ps
 from depthscale.studies.protocols import sections as protocol_table
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
+
+
+def paired(value, se):
+    """A paired excess pooled over five seeds (t(4) = 2.78 standard errors decide)."""
+    return Estimate(value, se, 4, "seeds", 5)
 
 
 def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1), gap_growth=0.0):
@@ -45,7 +51,9 @@ def _evidence(laws=LAWS, floors=None, excess=-0.05):
     recs = [r for name, (R, c, a, g) in laws.items() for r in _records(P[name], R, c, a, g)]
     cs = curves(recs)
     fl = floors or {"single": (1.96, 0.002), "convex": (1.90, 0.002), "mixture": (1.905, 0.002)}
-    theory = {"studies": {"protocols": {c.key: {"floors": fl, "excess": {32: {"convex": (excess, 0.01)}}} for c in cs}}}
+    theory = {
+        "studies": {"protocols": {c.key: {"floors": fl, "excess": {32: {"convex": paired(excess, 0.01)}}} for c in cs}}
+    }
     return Evidence(cs, theory)
 
 
@@ -203,7 +211,8 @@ def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
     assert sorted(calls) == [(2, 0), (2, 1)]  # once per (task, seed)
     for c in cs:
         assert out[c.key]["floors"]["convex"] == pytest.approx((1.0, 0.1 / np.sqrt(2)))
-        assert out[c.key]["excess"][32]["convex"] == pytest.approx((2.0, 0.0))
+        e = out[c.key]["excess"][32]["convex"]
+        assert (e.value, e.se, e.dof) == pytest.approx((2.0, 0.0, 1.0))  # two seeds: one degree of freedom
 
 
 @pytest.mark.parametrize("sq_by_seed, se", [((3.0, 7.0), 2.0), ((3.0, 3.0), 0.01 / math.sqrt(2))])
@@ -219,8 +228,8 @@ def test_an_excess_error_counts_how_far_the_seeds_end_apart(monkeypatch, sq_by_s
     )
     (c,) = curves(_records(P["cosine"], 1.9, 0.1, 1.0, 0.1))
     out = ps.gather_floors([c], lambda key: {"sq_err": np.full(10240, sq_by_seed[int(key.rsplit("-", 1)[1])])})
-    mean, err = out[c.key]["excess"][32]["convex"]
-    assert mean == pytest.approx(np.mean(sq_by_seed) - 1.0) and err == pytest.approx(se)
+    e = out[c.key]["excess"][32]["convex"]
+    assert e.value == pytest.approx(np.mean(sq_by_seed) - 1.0) and e.se == pytest.approx(se) and e.dof == 1
 
 
 def _curve_evidence(name, final_loss):

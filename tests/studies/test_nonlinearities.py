@@ -138,10 +138,11 @@ def test_paired_difference_matches_a_direct_average():
     b = {(L, s): rng.exponential(1.0, 50) for L in (1, 64) for s in (0, 1)}
     ra = rows.Row("sigmoid", "cosine", None, None, sq_err=a)
     rb = rows.Row("softmax", "cosine", None, None, sq_err=b)
-    m, se = rows.paired_across(ra, rb, 1, 1, minus=(64, 64))
+    e = rows.paired_across(ra, rb, 1, 1, minus=(64, 64))
     per_seed = [np.mean((a[1, s] - a[64, s]) - (b[1, s] - b[64, s])) for s in (0, 1)]
-    assert m == pytest.approx(np.mean(per_seed), rel=1e-12)
-    assert se >= abs(per_seed[0] - per_seed[1]) / 2 - 1e-12  # at least the seeds' scatter
+    assert e.value == pytest.approx(np.mean(per_seed), rel=1e-12)
+    assert e.se >= abs(per_seed[0] - per_seed[1]) / 2 - 1e-12  # at least the seeds' scatter
+    assert e.dof == 1  # two seeds
 
 
 def test_story_leads_with_the_answer_and_figures_draw():
