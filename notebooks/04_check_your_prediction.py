@@ -59,7 +59,7 @@ print(f"zeta = {zeta:.4g}: predicted alpha in [{predicted[0]:.4g}, {predicted[1]
 
 # %%
 train = TrainConfig(steps=400, batch=32, lr=2e-2, eval_contexts=512, window=50)
-task = TaskConfig(task="easy-exact", a=a, b=b, d=d, P=P)
+task = TaskConfig(task="easy-fresh", a=a, b=b, d=d, P=P)  # the easy task with a fresh query, as everywhere
 runs = [
     (RunConfig(task, ModelConfig(model="linear", depth=L), train), seed) for seed in (0, 1, 2) for L in (1, 2, 4, 8)
 ]

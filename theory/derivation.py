@@ -48,7 +48,7 @@ import sympy as sp
 from ._validate import check_bool, check_choice
 from .derivation_index import BUILDERS
 
-__all__ = ["Step", "StepResult", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
+__all__ = ["Step", "StepResult", "Result", "Derivation", "DerivationResult", "DERIVATIONS", "build_derivation"]
 
 RELATIONS = ("=", "~")
 
@@ -456,6 +456,26 @@ class Step:
         return StepResult(self.title, "ratio", passed, worst, detail)
 
 
+@dataclass(frozen=True)
+class Result:
+    """One displayed equation of a derivation's result, as a paper states it (``to_latex(style="paper")``).
+
+    ``lhs relation rhs`` with ``relation`` one of ``"="``, ``"~"`` (asymptotic) or ``"≈"`` (approximate);
+    ``condition`` is prose saying where it holds (e.g. ``"for $1 \\ll L \\ll d^a$"``) and ``steps`` the
+    numbers of the checked steps it rests on.
+
+    >>> x = sp.Symbol("x")
+    >>> Result(x, x, condition="always", steps=(1,)).relation
+    '='
+    """
+
+    lhs: object
+    rhs: object
+    relation: str = "="
+    condition: str = ""
+    steps: tuple = ()
+
+
 def _describe_instances(instances) -> str:
     if not instances:
         return ""
@@ -481,6 +501,9 @@ class Derivation:
         Each parameter with a description and its domain (prose), e.g.
         ``(a, "spectral decay", "$a > 0$")``.
     steps : list of Step
+    results : list of Result, optional
+        The result as a paper displays it (``style="paper"``); default: the equation of the last
+        asymptotic step and of the last step.
 
     Examples
     --------
@@ -497,6 +520,7 @@ class Derivation:
     steps: list
     conclusion: str = ""
     name: str = ""
+    results: list = field(default_factory=list)
     _result: DerivationResult | None = field(default=None, repr=False, compare=False)
 
     def check(self, seed: int = 0, force: bool = False) -> DerivationResult:
@@ -535,9 +559,13 @@ class Derivation:
 
         return render_derivation(self, "html", fragment=fragment, level=level, checked=self._checked(checked))
 
-    def to_latex(self, fragment: bool = False, level: int = 1, checked: bool | None = None) -> str:
+    def to_latex(self, fragment: bool = False, level: int = 1, checked: bool | None = None, style: str = "full") -> str:
         r"""The derivation as LaTeX: a complete ``article`` (amsmath), or with ``fragment`` a section to
         ``\input`` (``level``, ``checked`` as in :meth:`to_markdown`).
+
+        ``style="full"`` (default) is the whole checked chain, one equation per step; ``style="paper"``
+        the result as a few displayed equations with their conditions, exponents simplified, and the
+        chain with its checks as an appendix.
 
         Examples
         --------
@@ -550,7 +578,9 @@ class Derivation:
         from .render_derivation import render_derivation
 
         fragment = check_bool("fragment", fragment)
-        return render_derivation(self, "tex", fragment=fragment, level=level, checked=self._checked(checked))
+        return render_derivation(
+            self, "tex", fragment=fragment, level=level, checked=self._checked(checked), style=style
+        )
 
     def _checked(self, checked: bool | None) -> bool:
         if checked is None:

@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .derivation import Derivation, Step
+from .derivation import Derivation, Result, Step
 from .infinite_sums import infinite_power_sum
 
 __all__ = ["equal_step_derivation"]
@@ -269,7 +269,22 @@ def equal_step_derivation() -> Derivation:
             transforms=("subs", "powsimp", "simplify"),
         ),
     ]
+    R_d, R_oo, L_max_f = sp.Function("R_d")(L), sp.Function(r"R_\infty")(L), sp.Function(r"L_\max")(eps)
+    results = [
+        Result(R_d, R_ref, "=", r"at the reference step $\gamma = L/\lambda_1$", (1, 2)),
+        Result(R_oo, beta_form, "≈", r"the same sum to $k = \infty$, for $L \gg 1$", (3, 4, 5, 6, 7)),
+        Result(R_oo, asym, "~", r"as $L \to \infty$, with $\zeta = (a + b - 1)/a$ the depth exponent", (8, 9, 10)),
+        Result(R_d / R_oo, 1 - correction, "≈", r"for $1 \ll L \ll d^a$", (3, 11, 12, 13)),
+        Result(
+            L_max_f,
+            L_max,
+            "=",
+            r"the depth up to which $R_d$ is within the relative tolerance $\epsilon$ of $R_\infty$",
+            (14,),
+        ),
+    ]
     return Derivation(
+        results=results,
         title=r"Equal-step linear attention: depth exponent $\zeta$",
         introduction=(
             r"Linear attention with $L$ equal layers acts on the population covariance like $L$ equal gradient "

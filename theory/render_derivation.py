@@ -29,7 +29,9 @@ from __future__ import annotations
 from ._validate import check_choice
 from .typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, prose, tex_escape
 
-__all__ = ["render_derivation", "step_latex", "DERIVATION_CSS"]
+__all__ = ["render_derivation", "step_latex", "paper_results", "DERIVATION_CSS", "STYLES"]
+
+STYLES = ("full", "paper")
 
 DERIVATION_CSS = (
     # a font with an OpenType MATH table, which stretchy fences and large operators need
@@ -44,7 +46,7 @@ _PAGE_CSS = (
 )
 
 
-def step_latex(step) -> str:
+def step_latex(step, style: str = "full") -> str:
     r"""LaTeX of a step's relation (no delimiters); an asymptotic one names its limit.
 
     >>> import sympy as sp
@@ -54,10 +56,107 @@ def step_latex(step) -> str:
     'L + 1 \\sim L \\quad \\left(L \\to \\infty\\right)'
     """
     op = "=" if step.relation == "=" else r"\sim"
-    text = f"{math_latex(step.lhs)} {op} {math_latex(step.rhs)}"
+    text = f"{math_latex(step.lhs, style)} {op} {math_latex(step.rhs, style)}"
     if step.relation == "~":
-        text += rf" \quad \left({math_latex(step.limit)} \to \infty\right)"
+        text += rf" \quad \left({math_latex(step.limit, style)} \to \infty\right)"
     return text
+
+
+_RELATION_TEX = {"=": "=", "~": r"\sim", "≈": r"\simeq"}
+
+
+def paper_results(d) -> list:
+    """The result equations of a derivation: its ``results``, or by default the equation of its last
+    asymptotic step and of its last step (as :class:`~depthscale.theory.derivation.Result`)."""
+    from .derivation import Result
+
+    if d.results:
+        return list(d.results)
+    out = []
+    asym = [i for i, s in enumerate(d.steps) if s.relation == "~"]
+    for i in ([asym[-1]] if asym else []) + [len(d.steps) - 1]:
+        step = d.steps[i]
+        cond = f"as ${math_latex(step.limit)} \\to \\infty$" if step.relation == "~" else ""
+        out.append(Result(step.lhs, step.rhs, step.relation, cond, (i + 1,)))
+    return out
+
+
+def _result_latex(r) -> str:
+    return f"{math_latex(r.lhs, 'paper')} {_RELATION_TEX[r.relation]} {math_latex(r.rhs, 'paper')}"
+
+
+def _steps_text(steps) -> str:
+    if not steps:
+        return ""
+    nums = [str(n) for n in steps]
+    return "step " + nums[0] if len(nums) == 1 else "steps " + ", ".join(nums[:-1]) + " and " + nums[-1]
+
+
+def _conditions(d) -> str:
+    """The parameters' domains as one sentence of prose (the conditions every result is stated under)."""
+    doms = [dom for _, _, dom in d.parameters if dom]
+    return ("Throughout, " + "; ".join(doms) + ".") if doms else ""
+
+
+def _paper(d, fmt: str, level: int, checked: bool, fragment: bool) -> str:
+    """Paper style: the result as displayed equations with conditions, the checked chain as an appendix."""
+    results = paper_results(d)
+    ok = d.check().all_passed if checked else None
+    n = len(d.steps)
+    check_note = (
+        f"Each of the {n} steps of the appendix is machine-checked"
+        + ({True: " (all passed).", False: " (SOME FAILED).", None: "."}[ok])
+    )
+    if fmt == "tex":
+        head = _TEX_HEADING[level]
+        out = [rf"\{head}{{{prose(d.title, 'tex')}}}", "", prose(d.introduction, "tex"), ""]
+        for r in results:
+            out += [r"\begin{equation}", _result_latex(r), r"\end{equation}"]
+            tail = ", ".join(t for t in (prose(r.condition, "tex"), _steps_text(r.steps)) if t)
+            if tail:
+                out += [f"{tail}.", ""]
+        if _conditions(d):
+            out += [prose(_conditions(d), "tex"), ""]
+        if d.conclusion:
+            out += [prose(d.conclusion, "tex"), ""]
+        out += [tex_escape(check_note), ""]
+        if not fragment:
+            out += [r"\appendix", ""]
+        out.append(_latex_fragment(d, min(level + 1, 6), checked, style="paper", appendix=True))
+        return "\n".join(out)
+    if fmt == "md":
+        hd = "#" * level
+        out = [f"{hd} {prose(d.title, 'md')}", "", prose(d.introduction, "md"), ""]
+        for r in results:
+            out += ["$$", _result_latex(r), "$$", ""]
+            tail = ", ".join(t for t in (prose(r.condition, "md"), _steps_text(r.steps)) if t)
+            if tail:
+                out += [f"{tail}.", ""]
+        if _conditions(d):
+            out += [prose(_conditions(d), "md"), ""]
+        if d.conclusion:
+            out += [prose(d.conclusion, "md"), ""]
+        out += [md_escape(check_note), ""]
+        return "\n".join(out) + "\n" + _markdown(d, min(level + 1, 6), checked, style="paper", appendix=True)
+    h = f"h{min(level, 6)}"
+    out = [
+        '<section class="derivation">',
+        f"<{h}>{prose(d.title, 'html')}</{h}>",
+        f"<p>{prose(d.introduction, 'html')}</p>",
+    ]
+    for r in results:
+        out.append(math_mathml(_result_latex(r)))
+        tail = ", ".join(t for t in (prose(r.condition, "html"), _steps_text(r.steps)) if t)
+        if tail:
+            out.append(f"<p>{tail}.</p>")
+    if _conditions(d):
+        out.append(f"<p>{prose(_conditions(d), 'html')}</p>")
+    if d.conclusion:
+        out.append(f"<p>{prose(d.conclusion, 'html')}</p>")
+    out.append(f"<p>{html_escape(check_note)}</p>")
+    out.append(_html_fragment(d, min(level + 1, 6), checked, style="paper", appendix=True))
+    out.append("</section>")
+    return "\n".join(out)
 
 
 def _check_text(result) -> str:
@@ -76,9 +175,15 @@ def _results(derivation, checked: bool):
 # Markdown
 
 
-def _markdown(d, level: int, checked: bool) -> str:
+_APPENDIX = "Appendix: the derivation step by step, machine-checked"
+
+
+def _markdown(d, level: int, checked: bool, style: str = "full", appendix: bool = False) -> str:
     hd = "#" * level
-    lines = [f"{hd} {prose(d.title, 'md')}", "", prose(d.introduction, "md"), ""]
+    if appendix:
+        lines = [f"{hd} {_APPENDIX}", ""]
+    else:
+        lines = [f"{hd} {prose(d.title, 'md')}", "", prose(d.introduction, "md"), ""]
     if d.parameters:
         lines += ["| parameter | meaning | domain |", "|---|---|---|"]
         for sym, desc, dom in d.parameters:
@@ -86,11 +191,11 @@ def _markdown(d, level: int, checked: bool) -> str:
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         lines.append("")
     for i, (step, res) in enumerate(zip(d.steps, _results(d, checked)), 1):
-        lines += [f"{hd}# Step {i}. {prose(step.title, 'md')}", "", "$$", step_latex(step), "$$", ""]
+        lines += [f"{hd}# Step {i}. {prose(step.title, 'md')}", "", "$$", step_latex(step, style), "$$", ""]
         if step.note:
             lines += [f"*{prose(step.note, 'md')}*", ""]
         lines += [prose(step.justification, "md"), "", f"**Check:** {md_escape(_check_text(res))}", ""]
-    if d.conclusion:
+    if d.conclusion and not appendix:
         lines += [f"{hd}# Conclusion", "", prose(d.conclusion, "md"), ""]
     if checked:
         lines += [f"**All steps machine-checked:** {'yes' if d.check().all_passed else 'NO'}", ""]
@@ -101,13 +206,16 @@ def _markdown(d, level: int, checked: bool) -> str:
 # HTML
 
 
-def _html_fragment(d, level: int, checked: bool) -> str:
+def _html_fragment(d, level: int, checked: bool, style: str = "full", appendix: bool = False) -> str:
     h, h2 = f"h{min(level, 6)}", f"h{min(level + 1, 6)}"
-    out = [
-        '<section class="derivation">',
-        f"<{h}>{prose(d.title, 'html')}</{h}>",
-        f"<p>{prose(d.introduction, 'html')}</p>",
-    ]
+    if appendix:
+        out = ['<section class="derivation">', f"<{h}>{_APPENDIX}</{h}>"]
+    else:
+        out = [
+            '<section class="derivation">',
+            f"<{h}>{prose(d.title, 'html')}</{h}>",
+            f"<p>{prose(d.introduction, 'html')}</p>",
+        ]
     if d.parameters:
         out.append("<table><thead><tr><th>parameter</th><th>meaning</th><th>domain</th></tr></thead><tbody>")
         for sym, desc, dom in d.parameters:
@@ -119,12 +227,12 @@ def _html_fragment(d, level: int, checked: bool) -> str:
     for i, (step, res) in enumerate(zip(d.steps, _results(d, checked)), 1):
         cls = "check" if res is None else ("check pass" if res.passed else "check fail")
         out.append(f'<div class="step"><{h2}>Step {i}. {prose(step.title, "html")}</{h2}>')
-        out.append(math_mathml(step_latex(step)))
+        out.append(math_mathml(step_latex(step, style)))
         if step.note:
             out.append(f'<p class="note"><em>{prose(step.note, "html")}</em></p>')
         out.append(f"<p>{prose(step.justification, 'html')}</p>")
         out.append(f'<p class="{cls}"><strong>Check:</strong> {html_escape(_check_text(res))}</p></div>')
-    if d.conclusion:
+    if d.conclusion and not appendix:
         out.append(f"<{h2}>Conclusion</{h2}><p>{prose(d.conclusion, 'html')}</p>")
     if checked:
         ok = d.check().all_passed
@@ -144,9 +252,12 @@ def _html_fragment(d, level: int, checked: bool) -> str:
 _TEX_HEADING = {1: "section", 2: "section", 3: "subsection", 4: "subsubsection", 5: "paragraph", 6: "subparagraph"}
 
 
-def _latex_fragment(d, level: int, checked: bool) -> str:
+def _latex_fragment(d, level: int, checked: bool, style: str = "full", appendix: bool = False) -> str:
     head, sub = _TEX_HEADING[level], _TEX_HEADING[min(level + 1, 6)]
-    out = [rf"\{head}{{{prose(d.title, 'tex')}}}", "", prose(d.introduction, "tex"), ""]
+    if appendix:
+        out = [rf"\{head}{{{_APPENDIX}}}", ""]
+    else:
+        out = [rf"\{head}{{{prose(d.title, 'tex')}}}", "", prose(d.introduction, "tex"), ""]
     if d.parameters:
         out += [r"\begin{tabular}{lll}", r"parameter & meaning & domain \\ \hline"]
         for sym, desc, dom in d.parameters:
@@ -156,13 +267,13 @@ def _latex_fragment(d, level: int, checked: bool) -> str:
         out += [
             rf"\{sub}*{{Step {i}. {prose(step.title, 'tex')}}}",
             r"\begin{equation*}",
-            step_latex(step),
+            step_latex(step, style),
             r"\end{equation*}",
         ]
         if step.note:
             out += [rf"\emph{{{prose(step.note, 'tex')}}}", ""]
         out += [prose(step.justification, "tex"), "", rf"\textbf{{Check:}} {tex_escape(_check_text(res))}", ""]
-    if d.conclusion:
+    if d.conclusion and not appendix:
         out += [rf"\{sub}*{{Conclusion}}", prose(d.conclusion, "tex"), ""]
     if checked:
         out += [rf"\textbf{{All steps machine-checked:}} {'yes' if d.check().all_passed else 'NO'}", ""]
@@ -192,7 +303,9 @@ def _document_frame(d, fmt: str) -> tuple[str, str]:
     )
 
 
-def render_derivation(derivation, fmt: str, fragment: bool = False, level: int = 1, checked: bool = True) -> str:
+def render_derivation(
+    derivation, fmt: str, fragment: bool = False, level: int = 1, checked: bool = True, style: str = "full"
+) -> str:
     """Render ``derivation`` as Markdown, HTML or LaTeX.
 
     Parameters
@@ -207,6 +320,10 @@ def render_derivation(derivation, fmt: str, fragment: bool = False, level: int =
         ``\\subsection``, ...); steps are one level below.
     checked : bool
         Run the machine checks (cached by the derivation) and show their results.
+    style : {"full", "paper"}
+        ``"full"``: the checked chain, one equation per step. ``"paper"``: the result as a few displayed
+        equations (the derivation's ``results``) with their conditions and simplified exponents, then
+        the chain with its checks as an appendix.
 
     Returns
     -------
@@ -226,8 +343,14 @@ def render_derivation(derivation, fmt: str, fragment: bool = False, level: int =
     ValueError: fmt='pdf': must be one of md, html, tex
     """
     check_choice("fmt", fmt, FORMATS)
+    check_choice("style", style, STYLES)
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
         raise ValueError(f"level={level!r}: must be an integer from 1 to 6")
+    if style == "paper":
+        if fragment or fmt == "md":
+            return _paper(derivation, fmt, level, checked, fragment=True)
+        head, tail = _document_frame(derivation, fmt)
+        return head + _paper(derivation, fmt, 1, checked, fragment=False) + tail
     if fragment or fmt == "md":  # Markdown has no document preamble: the title heading keeps its level
         return _FRAGMENT[fmt](derivation, level, checked)
     head, tail = _document_frame(derivation, fmt)

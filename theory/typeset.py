@@ -37,7 +37,7 @@ from ._choices import FORMATS
 from ._validate import check_choice
 from .mathml import GREEK, IDENTIFIERS, SYMBOLS, latex_to_mathml
 
-__all__ = ["md_escape", "html_escape", "tex_escape", "math_latex", "math_mathml", "prose", "FORMATS"]
+__all__ = ["md_escape", "html_escape", "tex_escape", "math_latex", "tidy_exponents", "math_mathml", "prose", "FORMATS"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -188,8 +188,67 @@ class _Printer(LatexPrinter):
         return rf"{text}^{{{exp}}}" if exp else text
 
 
-def math_latex(expr) -> str:
+def _tidy_exponent(e):
+    """A symbolic exponent over one denominator with its sign in front: ``-(-a - b)/a`` becomes ``(a + b)/a``."""
+    if e.is_Number or not e.free_symbols:
+        return e
+    t = sp.factor_terms(sp.cancel(sp.together(e)))
+    return t if sp.count_ops(t) <= sp.count_ops(e) + 2 else e
+
+
+def tidy_exponents(expr):
+    r"""``expr`` with every symbolic exponent simplified (:func:`_tidy_exponent`), nothing else changed.
+
+    >>> a, b, x = sp.symbols("a b x", positive=True)
+    >>> e = sp.Pow(x, sp.Mul(-1, sp.Add(-a, -b), sp.Pow(a, -1), evaluate=False), evaluate=False)
+    >>> tidy_exponents(e).exp
+    (a + b)/a
+    """
+    return sp.sympify(expr).replace(
+        lambda x: isinstance(x, sp.Pow) and not x.exp.is_Number,
+        lambda x: sp.Pow(x.base, _tidy_exponent(x.exp), evaluate=False),
+    )
+
+
+class _PaperPrinter(_Printer):
+    """The conventional printer with a paper's exponents: a symbolic fraction as ``(a + b)/a`` on one line."""
+
+    def _print_Add(self, expr, order=None):
+        # a positive term first: "1 - x", not "- x + 1"
+        terms = list(self._as_ordered_terms(expr, order=order))
+        if terms and terms[0].could_extract_minus_sign():
+            pos = [t for t in terms if not t.could_extract_minus_sign()]
+            if pos:
+                terms = pos + [t for t in terms if t.could_extract_minus_sign()]
+                return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
+        return super()._print_Add(expr, order=order)
+
+    def _print_Pow(self, expr, **kwargs):
+        e = expr.exp
+        if not e.is_Number and e.free_symbols:
+            num, den = sp.fraction(sp.together(e))
+            if den != 1:
+                sign = ""
+                if num.could_extract_minus_sign():
+                    sign, num = "-", -num
+                top = self._print(num)
+                bottom = self._print(den)
+                if isinstance(num, sp.Add) or (sign and isinstance(num, sp.Mul)):
+                    top = f"({top})"
+                if isinstance(den, (sp.Add, sp.Mul, sp.Pow)):
+                    bottom = f"({bottom})"
+                base = self.parenthesize(expr.base, PRECEDENCE["Pow"], strict=True)
+                if isinstance(expr.base, sp.Function) or expr.base.is_Function:
+                    base = rf"\left({self._print(expr.base)}\right)"
+                return f"{base}^{{{sign}{top}/{bottom}}}"
+        return super()._print_Pow(expr, **kwargs)
+
+
+def math_latex(expr, style: str = "full") -> str:
     r"""LaTeX of a sympy expression (no delimiters), in conventional notation.
+
+    ``style="paper"`` simplifies the symbolic exponents first (no ``-\frac{-a - b}{a}``) and writes a
+    fractional one on one line, ``x^{(a + b)/a}``.
 
     Examples
     --------
@@ -198,7 +257,12 @@ def math_latex(expr) -> str:
     '\\mathrm{B}\\left(\\zeta, 2 L + 1\\right)'
     >>> math_latex(sp.RisingFactorial(zeta + 1, L, evaluate=False))
     '\\left(\\zeta + 1\\right)_{L}'
+    >>> a, b, lam, c = sp.symbols("a b lambda c_lambda", positive=True)
+    >>> math_latex(((lam / c) ** (-1 / a)) ** (-a - b), style="paper")
+    '\\left(\\frac{\\lambda}{c_{\\lambda}}\\right)^{(a + b)/a}'
     """
+    if style == "paper":
+        return _PaperPrinter().doprint(tidy_exponents(expr))
     return _Printer().doprint(sp.sympify(expr))
 
 

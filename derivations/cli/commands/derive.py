@@ -1,4 +1,4 @@
-"""``depthscale derive NAME --format md|html|tex --out PATH``: render a machine-checked derivation.
+"""``depthscale derive NAME --format md|html|tex [--style full|paper] --out PATH``: render a machine-checked derivation.
 
 ``--out`` is a file, or a directory (created if needed) that receives ``derivation-NAME.EXT``.
 Exit status 0 when every step's check passed, 1 when some failed (they are named), 2 on bad input
@@ -25,6 +25,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("derive", help="render a machine-checked derivation (Markdown, HTML or LaTeX)")
     p.add_argument("name", help="name of the derivation (an unknown name is answered with the list)")
     p.add_argument("--format", default="md", help="md, html or tex (default md)")
+    p.add_argument(
+        "--style",
+        default="full",
+        help="full (default: every step with its machine check) or paper (the result as a few displayed equations"
+        " with their conditions, the checked steps as an appendix)",
+    )
     p.add_argument(
         "--out",
         required=True,
@@ -57,6 +63,7 @@ def handler(args) -> int:
 
     name = check_choice("name", args.name, tuple(BUILDERS))  # before sympy is imported
     fmt = check_choice("format", args.format, FORMATS)
+    style = check_choice("style", args.style, ("full", "paper"))  # render_derivation.STYLES, without sympy
     path, is_dir = _target(args.out, name, fmt)
     if os.path.isdir(path):
         raise ValueError(f"out={args.out!r}: {path!r} is a directory, not a file")
@@ -68,7 +75,7 @@ def handler(args) -> int:
 
     der = build_derivation(name)
     result = der.check()
-    text = render_derivation(der, fmt)
+    text = render_derivation(der, fmt, style=style)
     if is_dir:
         os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
