@@ -66,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_list(parser: argparse.ArgumentParser) -> str:
+    """The usage line, then one line per command with its help (what a bare ``depthscale`` prints)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = [(a.dest, a.help or "") for a in sub._choices_actions]
+    width = max(len(name) for name, _ in helps)
+    lines = ["usage: depthscale COMMAND [options]   (depthscale COMMAND --help: its options)", "commands:"]
+    return "\n".join(lines + [f"  {name:<{width}}  {text}" for name, text in helps])
+
+
 def to_json(obj) -> str:
     """Strict JSON text of ``obj``: NaN and infinities become ``null`` (see docs/user-guide.md)."""
     from ...sims.store import json_text
@@ -187,6 +196,9 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `depthscale`: what it can do, not an error
+        print(command_list(parser))
+        return 0
     args = parser.parse_args(argv)
     # SIGTERM takes Ctrl-C's path; left at its default it would kill this process alone and leave
     # the process-pool workers computing runs nobody will store.

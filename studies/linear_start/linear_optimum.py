@@ -2,7 +2,8 @@
 
 - ``linear-optimum``: per linear easy-task curve and depth, the trained loss against the optimum
   of its own class at its own (d, P, L): the best polynomial ``sum_{r<=L} a_r S^r`` of the context
-  covariance (:mod:`depthscale.theory.linear_optimum`), within 10 % plus 2 s.e.
+  covariance (:mod:`depthscale.theory.linear_optimum`), within 10 % plus the t margin of their
+  difference (the seeds' scatter on n - 1 degrees of freedom, the optimum's Monte Carlo error)
 - ``linear-exponent-finite``: the optimum's own depth exponent at the paper's scale (d = 128,
   P = 1024), fitted as the paper fits (``c L^-alpha``, eq. 16 with L0 = 0, log-log least squares)
   over L = 1..64, against the paper's Table 2 exponents, within 10 %.
@@ -14,11 +15,12 @@ The numbers they read are the study's :class:`~depthscale.studies.linear_start.o
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from depthscale.derivations.analysis.curve import EASY_TASKS
+from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult, Condition
+from depthscale.derivations.claims.verdicts import ClaimResult, Condition, within
 from depthscale.derivations.formatting import format_estimate as est
 from depthscale.derivations.formatting import format_percent as pct
 from depthscale.derivations.formatting import format_value as num
@@ -32,7 +34,7 @@ EXPONENT_RTOL = 0.10  # the optimum's exponent at d = 128, P = 1024 against the 
 
 @claim(
     "linear-optimum",
-    tolerance=f"{OPTIMUM_RTOL:.0%} + 2 s.e.",
+    tolerance=f"{OPTIMUM_RTOL:.0%} + t s.e.",
     expected="the optimum",
     missing="no linear easy-task runs",
 )
@@ -45,23 +47,22 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
         opt = optimum_of(numbers_of(ev), c)
         for j, L in enumerate(c.depths):
             label = Condition.of(c, label=f"{c.label} L={int(L)}", depth=int(L))
-            m, se = c.mean[j], c.se[j]
+            m = c.estimate(j)
             if int(L) not in opt:
                 why = "optimum not computed" + (" (L > 64)" if L > DEPTH_LIMIT else "")
-                out.append(claim.not_run(why, label, None, m, se))
+                out.append(claim.not_run(why, label, None, m.value, m.se))
                 continue
             val, vse, ins, *equal = opt[int(L)]
-            se0 = se if np.isfinite(se) else 0.0
-            ok = abs(m - val) <= OPTIMUM_RTOL * val + 2 * np.hypot(se0, vse)
+            ok = _near_optimum(m, val, vse)
             seeds = [r.get("final_loss") for r in c.records_at(int(L))]
             per_seed = ", ".join(num(s / val) for s in seeds if s is not None)
             det = (
-                f"trained / optimum = {num(m / val)} (per seed {per_seed}); optimum {est(val, vse)}, "
+                f"trained / optimum = {num(m.value / val)} (per seed {per_seed}); optimum {est(val, vse)}, "
                 f"in-sample bound {num(ins)}"
             )
             if equal:  # what layers that all take one step reach at this (d, P)
-                det += f"; equal steps {est(equal[0], equal[1])} (trained / equal steps = {num(m / equal[0])})"
-            out.append(claim.decided(label, ok, [c], det, val, m, se, expected_error=vse))
+                det += f"; equal steps {est(equal[0], equal[1])} (trained / equal steps = {num(m.value / equal[0])})"
+            out.append(claim.decided(label, ok, [c], det, val, m if m.n >= 2 else m.value, None, expected_error=vse))
     return out
 
 
@@ -79,12 +80,11 @@ def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
     out = []
     for (a, b), (alpha, se, alpha_in, paper, n) in sorted(numbers_of(ev).reference.items()):
         rel = (alpha - paper) / paper
-        # a Monte Carlo number, no training: decided whenever 2 s.e. clear the bound either way
-        ok = (
-            True
-            if abs(rel) + 2 * se / paper <= EXPONENT_RTOL
-            else (False if abs(rel) - 2 * se / paper > EXPONENT_RTOL else None)
-        )
+        # a Monte Carlo number on thousands of contexts, no training: decided whenever its margin
+        # (the normal quantile) clears the bound either way
+        e = Estimate(alpha, se, math.inf, "Monte Carlo", n)
+        margin = e.margin / paper
+        ok = True if abs(rel) + margin <= EXPONENT_RTOL else (False if abs(rel) - margin > EXPONENT_RTOL else None)
         v = "indicative" if ok is None else ("pass" if ok else "fail")
         zeta = (a + b - 1) / a
         det = (
@@ -93,8 +93,8 @@ def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
             f"{n} fitting + {n} evaluation contexts (cached, data/{REFERENCE_FILE})"
         )
         if v == "indicative":
-            det += f"; the Monte Carlo error (2 s.e. = {num(2 * se)}) straddles the {claim.tolerance} bound"
-        out.append(claim.result(f"(a,b)=({a:g},{b:g})", paper, alpha, se, v, det))
+            det += f"; the Monte Carlo error ({e.t:.2f} s.e. = {num(e.margin)}) straddles the {claim.tolerance} bound"
+        out.append(claim.result(f"(a,b)=({a:g},{b:g})", paper, e, None, v, det))
     return out
 
 
@@ -102,7 +102,7 @@ def limit_note(ev, c) -> str:
     """For the ``linear-exponent`` row: is the trained curve limited by the optimum or by training?
 
     Training limits it when, at some depth, the trained loss exceeds the optimum by more than
-    10 % plus 2 s.e.; the note then names the deepest such depth and the ratio there, and gives
+    10 % plus the t margin; the note then names the deepest such depth and the ratio there, and gives
     the optimum's own exponent over the same depths.
     """
     opt = optimum_of(numbers_of(ev), c)
@@ -112,19 +112,27 @@ def limit_note(ev, c) -> str:
     above = []
     for j, L in pairs:
         val, vse = opt[L][:2]
-        se = c.se[j] if np.isfinite(c.se[j]) else 0.0
-        if c.mean[j] - val > OPTIMUM_RTOL * val + 2 * np.hypot(se, vse):
+        if c.mean[j] > val and not _near_optimum(c.estimate(j), val, vse):
             above.append((L, c.mean[j] / val))
     Ls = [L for _, L in pairs]
     alpha, ase = optimum_exponent(Ls, [opt[L][0] for L in Ls], [opt[L][1] for L in Ls])
     own = f"the optimum's own exponent over L={Ls} is {est(alpha, ase)}"
     if not above:
-        return f"; limited by the optimum: trained within {OPTIMUM_RTOL:.0%} + 2 s.e. of it at every depth ({own})"
+        return f"; limited by the optimum: trained within {OPTIMUM_RTOL:.0%} + t s.e. of it at every depth ({own})"
     L, ratio = above[-1]
     return (
         f"; limited by training: above the optimum at L={[x for x, _ in above]}, "
         f"trained / optimum = {num(ratio)} at L={L} ({own})"
     )
+
+
+def _near_optimum(m: Estimate, val: float, vse: float) -> bool:
+    """The trained loss within 10 % of the optimum plus the t margin of their difference (one seed:
+    the optimum's error alone, and the seed count keeps such a row indicative)."""
+    opt = Estimate(val, vse, math.inf, "Monte Carlo")
+    if m.n < 2:
+        return abs(m.value - val) <= OPTIMUM_RTOL * val + opt.margin
+    return within(m.minus(opt), 0.0, OPTIMUM_RTOL * val)
 
 
 CLAIMS = (linear_optimum_claim, linear_exponent_finite)

@@ -23,7 +23,9 @@ def register(subparsers) -> None:
     >>> register(sub)
     """
     p = subparsers.add_parser("derive", help="render a machine-checked derivation (Markdown, HTML or LaTeX)")
-    p.add_argument("name", help="name of the derivation (an unknown name is answered with the list)")
+    from ....theory.derivation_index import BUILDERS  # names only: no sympy
+
+    p.add_argument("name", help="name of the derivation: " + ", ".join(BUILDERS))
     p.add_argument("--format", default="md", help="md, html or tex (default md)")
     p.add_argument(
         "--style",

@@ -81,13 +81,15 @@ def write(
 
 
 def register(sub) -> None:
+    from .reproduce import preset_choices
+
     p = sub.add_parser("report", help="write report.md, report.html and report.tex from a results store")
     p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     p.add_argument(
         "--preset",
         default=None,
         help="the preset (or study) the store holds: its study's claims, sections and answer "
-        "(default: every registered study's claims, no answer)",
+        f"(default: every registered study's claims, no answer): {preset_choices()}",
     )
     add_report_options(p)
     p.set_defaults(func=handle)

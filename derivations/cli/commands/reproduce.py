@@ -36,9 +36,18 @@ def preset_path(name: str):
     return s.preset_path(preset)
 
 
+def preset_choices() -> str:
+    """The names ``--preset`` takes, read from the studies' preset folders without importing a study
+    (a --help must not wait for SciPy), for the options' help."""
+    from ...study import quick_names
+
+    names = quick_names()
+    return ", ".join(sorted(names)) if names else "see depthscale reproduce --preset ? (an unknown name lists them)"
+
+
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run a preset end to end: sweep, fits, claims, report")
-    p.add_argument("--preset", required=True, help="a preset or a study's name (an unknown name lists them)")
+    p.add_argument("--preset", required=True, help="a preset or a study's name: " + preset_choices())
     p.add_argument(
         "--store",
         default=None,

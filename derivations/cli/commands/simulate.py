@@ -115,6 +115,9 @@ def handle(args) -> int:
     # with a spare core, the next training batch is generated while the model computes
     record = run(config, seed, progress=not args.quiet and sys.stderr.isatty(), prefetch=numba.get_num_threads() > 1)
     record.pop("arrays", None)
+    from ....sims.provenance import code_version
+
+    record.setdefault("code_version", code_version())  # which code made it, as a sweep stamps its records
     keys = (*LOSS_KEYS, "converged", "steps", "wall_seconds", "status", "reason")
     text = "\n".join(f"{k:>18}: {record.get(k)}" for k in keys)
     emit(record, args.json, text)
