@@ -29,6 +29,16 @@ from urllib.parse import quote
 import numpy as np
 
 from ..theory._validate import check_bool, check_choice, check_real
+from ._outputs import (
+    STORE_EXTRA,
+    check_name_fits,
+    check_new_file,
+    refuse_replacing_inputs,
+    store_inputs,
+    temp_beside,
+    umask,
+    write_atomic,
+)
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
 from .record_filters import check_filters
@@ -104,6 +114,15 @@ def _unpack_arrays(blob: bytes) -> dict:
         return {k: z[k] for k in z.files}
 
 
+def _stored_arrays(name: str, path, key: str, blob: bytes) -> dict:
+    """The arrays of run ``key`` from its stored bytes; damaged bytes are a ``ValueError`` naming the
+    store (as the parameter ``name``) and the run."""
+    try:
+        return _unpack_arrays(blob)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{name}={str(path)!r}: the arrays of run {key!r} are damaged ({exc})") from None
+
+
 def _get_path(obj: dict, dotted: str):
     for part in dotted.split("."):
         if not isinstance(obj, dict) or part not in obj:
@@ -172,6 +191,8 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     check_choice("mode", mode, MODES)
     path = store_path(path)
     name = str(path)
+    if mode == "write":  # SQLite's journal beside it must fit too, or the store is made and then fails
+        check_name_fits("store", path, extra=STORE_EXTRA)
     if path.is_dir():
         raise ValueError(f"store={name!r}: must be a file, not a directory")
     if not path.exists():
@@ -245,8 +266,14 @@ def store_path(path) -> Path:
     return Path(path)
 
 
-def _uri(path: Path, query: str) -> str:
-    return "file:" + quote(str(path.absolute())) + "?" + query
+def connect(path, query: str = "", timeout: float = 60.0) -> sqlite3.Connection:
+    """The one way a store file is opened: as a URI built from its absolute path, ``?``, ``#``, ``%``
+    and every other special character percent-quoted, so a path is a file name and nothing else.
+    (SQLite reads a name beginning with ``file:`` as a URI: ``file:x.sqlite`` would open ``x.sqlite``
+    and ``file:s.sqlite?mode=memory`` a database that keeps nothing.) ``query``: SQLite's URI
+    parameters (``mode=ro``)."""
+    uri = "file:" + quote(os.fsencode(Path(path).absolute())) + ("?" + query if query else "")
+    return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
 
 
 def _signature(path: Path) -> tuple:
@@ -282,7 +309,7 @@ def _open_read(path: Path, timeout: float = 60.0):
     """
     wal = Path(str(path) + "-wal")
     if not wal.exists():
-        return sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, timeout=timeout, isolation_level=None), None
+        return connect(path, "mode=ro&immutable=1", timeout), None
     for _ in range(COPY_TRIES):
         before = _signature(path)
         private = Path(tempfile.mkdtemp(prefix="depthscale-store-"))
@@ -294,9 +321,7 @@ def _open_read(path: Path, timeout: float = 60.0):
                 shutil.rmtree(private, ignore_errors=True)
                 time.sleep(0.05)
                 continue
-            con = sqlite3.connect(
-                _uri(private / "store.sqlite", "mode=ro"), uri=True, timeout=timeout, isolation_level=None
-            )
+            con = connect(private / "store.sqlite", "mode=ro", timeout)
             con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return con, private
         except BaseException:
@@ -360,7 +385,7 @@ class Store:
             self._closed = False
             return
         try:
-            self._con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+            self._con = connect(self.path, timeout=self.timeout)
             self._con.execute("PRAGMA foreign_keys=ON")
             # WAL: readers never block the writer and a killed writer leaves a consistent file.
             # synchronous=NORMAL in WAL mode survives a process kill (not a power cut) at lower cost.
@@ -607,12 +632,7 @@ class Store:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
         _check_key(key)
         row = self._conn.execute("SELECT data FROM arrays WHERE key=?", (key,)).fetchone()
-        if row is None:
-            return None
-        try:
-            return _unpack_arrays(row[0])
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"store={str(self.path)!r}: the arrays of run {key!r} are damaged ({exc})") from None
+        return None if row is None else _stored_arrays("store", self.path, key, row[0])
 
     def records(
         self,
@@ -675,7 +695,8 @@ class Store:
 
         Lists and arrays are left out. Returns the number of rows written.
         """
-        _check_new_file("path", path, replace=True)
+        check_new_file("path", path, replace=True)
+        refuse_replacing_inputs("path", path, store_inputs("store", self.path))
         rows = []
         for rec in self.records():
             flat = flatten({k: v for k, v in rec.items() if k != "config"})
@@ -690,7 +711,7 @@ class Store:
             for r in rows:
                 w.writerow({k: ("" if v is None else v) for k, v in r.items()})
 
-        _write_atomic("path", path, write, newline="")
+        write_atomic("path", path, write, newline="")
         return len(rows)
 
     def export_json(self, path, arrays: bool = False) -> int:
@@ -700,58 +721,11 @@ class Store:
         number of records written.
         """
         check_bool("arrays", arrays)
-        _check_new_file("path", path, replace=True)
+        check_new_file("path", path, replace=True)
+        refuse_replacing_inputs("path", path, store_inputs("store", self.path))
         recs = list(self.records(arrays=arrays))
-        _write_atomic("path", path, lambda fh: fh.write(json_text(recs)))
+        write_atomic("path", path, lambda fh: fh.write(json_text(recs)))
         return len(recs)
-
-
-def _check_new_file(name: str, path, replace: bool) -> Path:
-    """An output file path: a str or path, not a directory or a dangling link, in an existing folder
-    (``replace``: an existing file may be overwritten); ``ValueError``/``TypeError`` naming it."""
-    if not isinstance(path, str | os.PathLike) or str(path) == "":
-        raise TypeError(f"{name}={path!r}: must be a file path (str or os.PathLike)")
-    out = Path(path)
-    if out.is_dir():
-        raise ValueError(f"{name}={str(path)!r}: is a directory, not a file")
-    if out.is_symlink() and not out.exists():
-        raise ValueError(f"{name}={str(path)!r}: is a link to nothing; give the file itself")
-    if out.exists() and not replace:
-        raise ValueError(f"{name}={str(path)!r}: must be a new file (it exists; it is never overwritten)")
-    if not out.absolute().parent.is_dir():
-        raise ValueError(f"{name}={str(path)!r}: its folder {str(out.absolute().parent)!r} does not exist")
-    return out
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _temp_beside(name: str, out: Path) -> tuple[int, str]:
-    """A new temporary file in ``out``'s folder (``mkstemp``), or a ``ValueError`` naming ``name``."""
-    try:
-        return tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.absolute().parent)
-    except OSError as exc:
-        raise ValueError(
-            f"{name}={str(out)!r}: cannot write in {str(out.absolute().parent)!r} ({exc.strerror})"
-        ) from None
-
-
-def _write_atomic(name: str, path, write, **open_kw) -> None:
-    """``write(fh)`` into a temporary file beside ``path``, then renamed onto it: a reader never sees
-    half a file, and a failure leaves nothing behind (the error names ``name``)."""
-    out = _check_new_file(name, path, replace=True)
-    fd, tmp_name = _temp_beside(name, out)
-    try:
-        with open(fd, "w", **open_kw) as fh:
-            write(fh)
-        os.chmod(tmp_name, 0o666 & ~_umask())  # as a file made by open(), not mkstemp's owner-only mode
-        os.replace(tmp_name, out)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
 
 
 def _check_key(key) -> None:
@@ -904,7 +878,7 @@ def compact_store(src, dst) -> dict:
     ...     sorted(s.load_arrays("abc-0"))
     ['sq_err']
     """
-    dst = _check_new_file("dst", dst, replace=False)
+    dst = check_new_file("dst", dst, replace=False)
     if not isinstance(src, str | os.PathLike):
         raise TypeError(f"src={src!r}: must be a store path (str or os.PathLike)")
     src = Path(src)
@@ -914,16 +888,19 @@ def compact_store(src, dst) -> dict:
         raise ValueError(f"src: {exc}") from None
     if Path(str(dst) + "-wal").exists():
         raise ValueError(f"dst={str(dst)!r}: must be a new file (its -wal exists; compact_store never overwrites)")
-    fd, tmp_name = _temp_beside("dst", dst)
+    refuse_replacing_inputs("dst", dst, store_inputs("src", src))
+    fd, tmp_name = temp_beside("dst", dst)  # hidden, and removed by the next run if a kill leaves it
     os.close(fd)
     tmp = Path(tmp_name)
     dropped: dict[str, int] = {}
     n_arrays = 0
     try:
         with Store(src) as old:
-            con = sqlite3.connect(str(tmp), isolation_level=None)
+            con = connect(tmp)
             try:
-                con.execute("PRAGMA journal_mode=DELETE")
+                # no journal: the file is new and is thrown away on any failure, so a rollback journal
+                # would only be one more file a kill leaves beside it
+                con.execute("PRAGMA journal_mode=OFF")
                 con.execute("BEGIN")
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
@@ -937,7 +914,7 @@ def compact_store(src, dst) -> dict:
                 rows = old._conn.execute(f"SELECT {cols} FROM runs ORDER BY key").fetchall()
                 con.executemany(f"INSERT INTO runs ({cols}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 for key, blob in old._conn.execute("SELECT key, data FROM arrays ORDER BY key"):
-                    arrays = _unpack_arrays(blob)
+                    arrays = _stored_arrays("src", src, key, blob)
                     for name in arrays:
                         if name in PARAMETER_ARRAYS:
                             dropped[name] = dropped.get(name, 0) + 1
@@ -949,7 +926,7 @@ def compact_store(src, dst) -> dict:
                 con.execute("VACUUM")
             finally:
                 con.close()
-        os.chmod(tmp, 0o666 & ~_umask())  # as a file made by open(), not mkstemp's owner-only mode
+        os.chmod(tmp, 0o666 & ~umask())  # as a file made by open(), not mkstemp's owner-only mode
         os.replace(tmp, dst)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import glob
 import os
 import re
 import shutil
@@ -30,6 +31,8 @@ import sys
 import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
+
+from ...theory._validate import bad_argument as _bad
 
 _TAG = ".depthscale-"
 RENAME_EXCHANGE = 2  # from <linux/fs.h>
@@ -55,6 +58,46 @@ def check_target(name: str, out) -> None:
             f"{name}={str(out)!r}: must not be the current directory or one containing it"
             " (the report folder is replaced as a whole)"
         )
+
+
+# the entries a report publication writes (write_report's three renderings and figures, and the
+# claims.json report_from_records adds): every other entry of the folder is carried over
+REPORT_FILES = ("report.md", "report.html", "report.tex", "claims.json", "figures/*.png")
+# what the names of a publication's siblings add to the folder's: "." NAME ".depthscale-new-" PID "-" 8
+# random, a pid of up to 7 digits (Linux's largest pid_max, 2**22)
+SIBLING_EXTRA = 1 + len(_TAG) + len("new-") + 7 + 1 + 8
+
+
+def check_folder(name: str, out, files: Collection[str] = REPORT_FILES) -> None:
+    """Refuse, before any work, an ``out`` folder a publication of ``files`` (relative paths or
+    ``fnmatch`` patterns) would fail on only after it: the current directory or one holding it, a
+    name too long for the sibling the new folder is built in, an entry in the place of a folder a
+    file is written in (``figures`` a file or a link) or a folder in the place of a file.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "figures").write_text("x")
+    1
+    >>> check_folder("out", d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: out=...: must be a folder whose 'figures' is a folder (it is a file or a link)
+    """
+    from ...sims._outputs import check_name_fits
+
+    check_target(name, out)
+    check_name_fits(name, out, SIBLING_EXTRA)
+    folder = _target(out)
+    for pattern in files:
+        parts = pattern.split("/")
+        for i in range(1, len(parts)):  # each folder a file goes into: a real folder, or absent
+            sub = folder.joinpath(*parts[:i])
+            if os.path.lexists(sub) and (sub.is_symlink() or not sub.is_dir()):
+                _bad(name, str(out), f"a folder whose {'/'.join(parts[:i])!r} is a folder (it is a file or a link)")
+        for entry in glob.glob(glob.escape(str(folder)) + "/" + pattern):
+            if os.path.isdir(entry) and not os.path.islink(entry):
+                rel = os.path.relpath(entry, folder)
+                _bad(name, str(out), f"a folder where {rel!r} can be written (it is a folder)")
 
 
 def _target(out) -> Path:
@@ -263,4 +306,4 @@ def publish(out, files: Mapping[str, bytes], owned: Collection[str] = (), mode: 
     return out
 
 
-__all__ = ["publish", "recover", "check_target"]
+__all__ = ["publish", "recover", "check_target", "check_folder", "REPORT_FILES"]

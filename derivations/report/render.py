@@ -45,7 +45,7 @@ from ...theory.derivation import Derivation
 from ..claims.verdicts import VERDICTS, claim_cells
 from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
 from .context import ReportContext, template_data
-from .publish import check_target
+from .publish import check_folder
 from .render_derivation import DERIVATION_CSS, render_derivation
 from .typeset import math_mathml, tex_escape
 
@@ -85,7 +85,6 @@ def _check_out(out_dir) -> Path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         _bad("out", str(out), "a directory (something else is in the way)")
-    check_target("out", out)
     for parent in out.parents:  # the nearest existing ancestor must be a writable directory
         if parent.exists():
             if not parent.is_dir():
@@ -103,13 +102,7 @@ def _check_out(out_dir) -> Path:
             break
     if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
         _bad("out", str(out), "a writable directory")
-    figs = out / "figures"
-    if figs.exists() and not figs.is_dir():
-        _bad("out", str(out), f"a directory whose 'figures' entry is a directory ({figs} is a file)")
-    for fmt in FORMATS:
-        target = out / f"report.{fmt}"
-        if target.exists() and not target.is_file():
-            _bad("out", str(out), f"a directory where report.{fmt} can be written ({target} is not a file)")
+    check_folder("out", out)  # its entries: what the swap would fail on only after the rendering
     return out
 
 

@@ -72,6 +72,12 @@ def handler(args) -> int:
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
+    from ....sims._outputs import check_name_fits, check_new_file, write_atomic
+
+    if not is_dir or os.path.isdir(os.path.dirname(path)):  # a link to nothing, a loop, a name too long
+        check_new_file("out", path, replace=True)
+    else:  # the folder is created on writing: only the names can be checked
+        check_name_fits("out", path)
     from ....theory.derivation import build_derivation
     from ...report.render_derivation import render_derivation  # sympy: only once the paths are good
 
@@ -80,8 +86,8 @@ def handler(args) -> int:
     text = render_derivation(der, fmt, style=style)
     if is_dir:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    # beside, then renamed: a full disk or a kill leaves the previous file whole, not truncated
+    write_atomic("out", path, lambda fh: fh.write(text), encoding="utf-8")
 
     summary = {
         "name": name,

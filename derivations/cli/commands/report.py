@@ -25,13 +25,16 @@ def add_report_options(p, floor_default: str = "3000", reference_default: str = 
     p.add_argument("--json", action="store_true", help="print one JSON object (claims and paths)")
 
 
-def check_out(out: str) -> Path:
-    """The report directory: checked (exists and writable, or creatable, and not the current
-    directory, which the report's swap would replace) before anything is computed."""
-    from ...report.publish import check_target
+def check_out(out: str, store) -> Path:
+    """The report directory: checked (exists and writable, or creatable, not the current directory,
+    which the report's swap would replace, nor holding in its place an entry the report writes, nor
+    one that is the store, ``store``) before anything is computed."""
+    from ....sims._outputs import refuse_replacing_inputs, store_inputs
+    from ...report.publish import REPORT_FILES, check_folder
 
     path = check_out_dir("out", out)
-    check_target("out", path)
+    check_folder("out", path)
+    refuse_replacing_inputs("out", path, store_inputs("store", store), owned=REPORT_FILES)
     return path
 
 
@@ -96,7 +99,7 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
-    check_out(args.out)
+    check_out(args.out, args.store)
     check_contexts(args)
     check_in_store("store", args.store)
     from ...study import find_preset  # after the checks: it imports every study

@@ -94,17 +94,19 @@ def handle(args) -> int:
     # every argument is checked before a study is loaded (it imports SciPy and Matplotlib: seconds)
     check_contexts(args, given_only=True)
     check_preset_name(args.preset)
+    from ....sims._outputs import STORE_EXTRA, check_name_fits
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.store import Store, check_store_file
     from ....sims.sweeps import plan
 
-    out = check_out(args.out)
+    store_path = Path(args.store) if args.store else Path(args.out) / "store.sqlite"
+    out = check_out(args.out, store_path)
     executor, budget = check_run_options(args)
-    store_path = Path(args.store) if args.store else out / "store.sqlite"
     if store_path.absolute().parent != out.absolute() or out.is_dir():  # a store inside a new OUT is new too
         check_store_file(store_path, "write", CONTEXTS_VERSION)
-    if not store_path.exists():  # a new store: its folder must take it, before OUT is created
+    if not store_path.exists():  # a new store: its folder must take it, and its name, before OUT is created
         check_out_file("store", store_path)
+        check_name_fits("store", store_path, STORE_EXTRA)
     study, args.preset = find_preset(args.preset)
     fc, rc = study.contexts_of(args.preset)
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts

@@ -157,12 +157,14 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 
 
 def handle(args) -> int:
+    from ....sims._outputs import refuse_replacing_inputs
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.grid import load_grid
     from ....sims.store import Store, check_store_file
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
+    refuse_replacing_inputs("store", args.store, [("grid", args.grid)])  # a store made in the grid's place loses it
     run_fn = resolve_run_fn(args.run_fn)
     # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
     contexts = CONTEXTS_VERSION if run_fn is None else None
