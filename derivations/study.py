@@ -179,6 +179,10 @@ class Study:
         for i, c in enumerate(self.claims):
             if not isinstance(c, Claim):
                 bad_argument(f"claims[{i}]", c, "a Claim record")
+        ids = [c.id for c in self.claims]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:  # a report would decide and show such a claim twice
+            bad_argument("claims", repeated, "claims with distinct ids (these ids repeat)")
         for p in self.presets:
             if not isinstance(p, str) or not _NAME.match(p):
                 bad_argument("presets", p, "names of lower case letters, digits and hyphens")

@@ -215,6 +215,9 @@ def sparsemax_inplace(z):
     last = -1.0
     for _ in range(n + 1):
         k, s, _q = _above(z, tau, 1.0)
+        if k == 0.0:  # no score above max - 1: scores inf or NaN (an overflowed model); NaN says so
+            z[:] = np.nan
+            return
         if k == last:
             break
         last = k
@@ -240,6 +243,9 @@ def entmax15_inplace(z):
     t = 0.5 * max4(z) - 1.0  # below tau: the largest u alone gives g = 1 there
     below = True
     k, s1, s2 = _above(z, t, 0.5)
+    if k == 0.0:  # no score above max / 2 - 1: scores inf or NaN (an overflowed model); NaN says so
+        z[:] = np.nan
+        return
     for _ in range(4 * n + 4):  # each set is visited once from each side: the loop ends far sooner
         mean = s1 / k
         disc = mean * mean - (s2 - 1.0) / k
@@ -329,12 +335,12 @@ def sparse_back_inplace(kind, p, dp, scale, buf):
     n = p.shape[0]
     if kind == SPARSEMAX:
         k, s = _back_sums(p, dp, False, buf)
-        mean = s / k
+        mean = s / k if k > 0.0 else np.nan  # no support: NaN weights of non-finite scores
         for i in range(n):
             p[i] = scale * (dp[i] - mean) * (1.0 if p[i] > 0.0 else 0.0)
     elif kind == ENTMAX15:
         sg, sgd = _back_sums(p, dp, True, buf)
-        c = sgd / sg
+        c = sgd / sg if sg > 0.0 else np.nan  # no support: NaN weights of non-finite scores
         for i in range(n):
             p[i] = scale * buf[i] * (dp[i] - c)
     elif kind == SIGMOID:

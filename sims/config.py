@@ -351,9 +351,31 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
-        return cls(
-            TaskConfig(**d.get("task", {})), ModelConfig(**d.get("model", {})), TrainConfig(**d.get("train", {}))
-        )
+        """The config of ``{"task": {...}, "model": {...}, "train": {...}}`` (``to_dict()``'s form; a
+        section or field left out takes its default). Not a dict is a ``TypeError``; a section or
+        field this version does not know is a ``ValueError`` naming it.
+
+        >>> RunConfig.from_dict({"model": {"depth": 2, "gating": "on"}})
+        Traceback (most recent call last):
+        ...
+        ValueError: d['model']['gating']: not a field of ModelConfig (a newer version's setting, or a misspelling)
+        """
+        sections = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
+        if not isinstance(d, dict):
+            raise TypeError(f"d={d!r}: must be a dict of sections task, model and train (RunConfig.to_dict())")
+        for name, part in d.items():
+            if name not in sections:
+                raise ValueError(f"d[{name!r}]: not a section of a RunConfig (task, model or train)")
+            if not isinstance(part, dict):
+                raise TypeError(f"d[{name!r}]={part!r}: must be a dict of {sections[name].__name__} fields")
+            known = {f.name for f in dataclasses.fields(sections[name])}
+            for key in part:
+                if key not in known:
+                    raise ValueError(
+                        f"d[{name!r}][{key!r}]: not a field of {sections[name].__name__} "
+                        "(a newer version's setting, or a misspelling)"
+                    )
+        return cls(*(sections[name](**d.get(name, {})) for name in ("task", "model", "train")))
 
 
 def _hashed(obj):

@@ -4,7 +4,9 @@ record is read: a misspelt path or value is an error naming it, never an empty r
 from __future__ import annotations
 
 import dataclasses
+import math
 
+from ..theory._choices import ATTENTIONS
 from ..theory._validate import check_choice
 from . import config as _config
 
@@ -19,6 +21,7 @@ CHOICES = {
     "model.stream": _config.STREAMS,
     "model.dtype": _config.DTYPES,
     "model.init": _config.INITS,
+    "model.attention": ATTENTIONS,
     "train.schedule": _config.SCHEDULES,
 }
 
@@ -58,6 +61,8 @@ def check_filters(where, **shorthands) -> dict:
         for v in values:
             if path in CHOICES:
                 check_choice(f"where[{path!r}]", v, CHOICES[path])
+            if isinstance(v, float) and math.isnan(v):  # equal to nothing: the filter would match no run
+                raise ValueError(f"where[{path!r}]={v!r}: must be a value a config holds (NaN equals nothing)")
         conds[path] = values
     for name, value in shorthands.items():
         if value is None:

@@ -13,6 +13,7 @@ from typing import cast
 import numpy as np
 
 from ..theory._json import json_safe
+from ..theory._validate import check_bool
 from .config import RunConfig, config_hash, run_key
 from .models import make_model
 from .records import RunRecord
@@ -77,6 +78,7 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     Every record is what :func:`run` gives for that config alone (tested bitwise), except
     ``wall_seconds``, which counts the run's own compute and an equal share of the shared data.
     """
+    progress, prefetch = check_bool("progress", progress), check_bool("prefetch", prefetch)
     configs = list(configs)
     if not configs or len({lockstep_key(c) for c in configs}) != 1:
         raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")

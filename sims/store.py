@@ -20,6 +20,7 @@ import sqlite3
 import stat
 import tempfile
 import time
+import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,9 +43,10 @@ from ._outputs import (
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
 from .record_filters import check_filters
+from .records import STATUSES, RecordWarning, record_problem, unknown_config_fields
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "diverged", "failed")
+SKIPPED_SHOWN = 5  # malformed rows named one by one on a read; any beyond are counted in one more line
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -121,6 +123,14 @@ def _stored_arrays(name: str, path, key: str, blob: bytes) -> dict:
         return _unpack_arrays(blob)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{name}={str(path)!r}: the arrays of run {key!r} are damaged ({exc})") from None
+
+
+def _parse(text) -> tuple[Any, str | None]:
+    """``(value, None)`` for stored JSON text, or ``(None, "is not valid JSON (why)")``."""
+    try:
+        return json.loads(text), None
+    except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:  # TypeError: a NULL where text was
+        return None, f"is not valid JSON ({exc})"
 
 
 def _get_path(obj: dict, dotted: str):
@@ -517,6 +527,11 @@ class Store:
         arrays = record.get("arrays")
         if arrays is not None and not isinstance(arrays, dict):
             raise ValueError(f"record['arrays']={type(arrays).__name__}: must be a dict of arrays or None")
+        for name, value in (arrays or {}).items():
+            if np.asarray(value).dtype.hasobject:  # saved only by pickling, which reading never does
+                raise TypeError(
+                    f"record['arrays'][{name!r}]: dtype object: must be an array of numbers (or bools or strings)"
+                )
         body = {k: v for k, v in record.items() if k != "arrays"}
         # Serialise before the transaction opens so a bad record never leaves a half-written row.
         text = json_text(body)
@@ -592,12 +607,17 @@ class Store:
         return [r[0] for r in self._conn.execute("SELECT key FROM runs WHERE status=? ORDER BY key", (status,))]
 
     def get(self, key: str, arrays: bool = True) -> dict | None:
-        """The record of one run (with its arrays unless ``arrays=False``), or None if absent."""
+        """The record of one run (with its arrays unless ``arrays=False``), or None if absent; a
+        malformed stored record (edited, or damaged) is a ``ValueError`` naming the run and field."""
         _check_key(key)
+        arrays = check_bool("arrays", arrays)
         row = self._conn.execute("SELECT record FROM runs WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
         rec = self._decode(key, row[0])
+        problem = record_problem(rec)
+        if problem is not None:
+            raise ValueError(self._malformed(key, problem))
         if arrays:
             rec["arrays"] = self.load_arrays(key)
         return rec
@@ -618,15 +638,17 @@ class Store:
         (0.5, True)
         """
         _check_key(key)
-        rec = self.get(key, arrays=arrays)
+        rec = self.get(key, arrays=check_bool("arrays", arrays))
         return None if rec is None else RecordView(rec)
 
     def _decode(self, key: str, text: str) -> dict:
-        try:
-            rec = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} is not valid JSON ({exc})") from None
+        rec, problem = _parse(text)
+        if problem is not None:
+            raise ValueError(f"store={str(self.path)!r}: the record of run {key!r} {problem}")
         return current_spelling(rec)
+
+    def _malformed(self, key: str, problem: str) -> str:
+        return f"store={str(self.path)!r}: run {key!r} is malformed and not read: {problem}"
 
     def load_arrays(self, key: str) -> dict | None:
         """The per-context arrays of one run as ``{name: ndarray}``, or None if it stored none."""
@@ -664,7 +686,7 @@ class Store:
         if status is not None:
             check_choice("status", status, STATUSES)
         conds = check_filters(where, model=model, task=task)  # at the call, not at the first next()
-        return self._records(status, conds, arrays)
+        return self._records(status, conds, check_bool("arrays", arrays))
 
     def _records(self, status: str | None, conds: dict, arrays: bool) -> Iterator[dict]:
         sql = "SELECT key, config, record FROM runs"
@@ -674,12 +696,44 @@ class Store:
             params = (status,)
         # fetchall: a concurrent writer must not change what this iteration sees halfway.
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
+        # Every row is checked against this version's schema before any is yielded, so the warnings
+        # come once per read, first: a malformed row (edited, or damaged) is skipped with its key and
+        # field named, and the rest of the store still reads; a run whose configuration has fields
+        # this version does not know (a newer version's, or an edit) is read, and named once per field.
+        good: list[tuple[str, dict]] = []
+        skipped: list[str] = []
+        unknown: dict[str, list[str]] = {}
         for key, config_text, text in rows:
             if conds:
-                cfg = self._decode(key, config_text)
+                cfg, _ = _parse(config_text)  # unreadable: matches nothing, and its record is named below
                 if not all(_get_path(cfg, k) in vals for k, vals in conds.items()):
                     continue
-            rec = self._decode(key, text)
+            rec, problem = _parse(text)
+            if problem is None:
+                rec = current_spelling(rec)
+                problem = record_problem(rec)
+            if problem is not None:
+                skipped.append(self._malformed(key, problem))
+                continue
+            for name in unknown_config_fields(rec["config"]):
+                unknown.setdefault(name, []).append(key)
+            good.append((key, rec))
+        for text in skipped[:SKIPPED_SHOWN]:
+            warnings.warn(text, RecordWarning, stacklevel=3)
+        if len(skipped) > SKIPPED_SHOWN:
+            more = len(skipped) - SKIPPED_SHOWN
+            warnings.warn(
+                f"store={str(self.path)!r}: {more} more malformed run(s) not read", RecordWarning, stacklevel=3
+            )
+        for name, keys in unknown.items():
+            warnings.warn(
+                f"store={str(self.path)!r}: {len(keys)} run(s) (first {keys[0]!r}) have config field {name!r}, "
+                "which this version of depthscale does not know (written by a newer version, or edited); "
+                "their curves are kept apart from runs without it",
+                RecordWarning,
+                stacklevel=3,
+            )
+        for key, rec in good:
             if arrays:
                 rec["arrays"] = self.load_arrays(key)
             yield rec
@@ -687,7 +741,14 @@ class Store:
     def failed(self) -> list:
         """``[{"key", "config", "seed", "reason"}]`` for every failed run."""
         rows = self._conn.execute("SELECT key, config, seed, reason FROM runs WHERE status='failed' ORDER BY key")
-        return [{"key": k, "config": self._decode(k, c), "seed": s, "reason": r} for k, c, s, r in rows]
+        out = []
+        for k, c, s, r in rows:
+            config, problem = _parse(c)
+            if problem is not None:
+                warnings.warn(self._malformed(k, f"its configuration {problem}"), RecordWarning, stacklevel=2)
+                continue
+            out.append({"key": k, "config": config, "seed": s, "reason": r})
+        return out
 
     # -- export ----------------------------------------------------------------------------
     def export_csv(self, path) -> int:

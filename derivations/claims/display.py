@@ -4,6 +4,7 @@ counts (``ClaimTable(evaluate_claims(evidence))``, or one result: ``ClaimTable(r
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Iterable
 
@@ -51,6 +52,11 @@ class ClaimTable(list):
                 known = ", ".join(dict.fromkeys(r.claim_id for r in self)) or "none"
                 raise KeyError(f"claim_id={key!r}: no row of that claim here (claims: {known})")
             return ClaimTable(rows)
+        if not isinstance(key, slice):
+            try:
+                operator.index(key)
+            except TypeError:
+                raise TypeError(f"key={key!r}: must be a claim id (str), a row number or a slice") from None
         got = super().__getitem__(key)
         return ClaimTable(got) if isinstance(key, slice) else got
 

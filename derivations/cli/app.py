@@ -194,7 +194,37 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None, _default=None):
+    """depthscale's own warnings (a store's skipped or unknown runs) as one line each, as its errors."""
+    if category.__module__.startswith("depthscale."):
+        sys.stderr.write(f"depthscale: warning: {_one_line(message)}\n")
+    elif _default is not None:
+        _default(message, category, filename, lineno, file, line)
+
+
+def _tolerant_output() -> None:
+    """Output that cannot fail on a character: a terminal or pipe in ASCII (``PYTHONIOENCODING=ascii``,
+    a C locale) gets ``\\u2014`` for an em dash instead of an error after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv=None) -> int:
+    import warnings
+
+    _tolerant_output()
+    with warnings.catch_warnings():  # the warning display restored when main returns (tests call it)
+        default = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            _show_warning(message, category, filename, lineno, file, line, default)
+
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv) -> int:
     parser = build_parser()
     if not (sys.argv[1:] if argv is None else argv):  # a bare `depthscale`: what it can do, not an error
         print(command_list(parser))

@@ -19,7 +19,7 @@ def test_a_curve_is_everything_but_depth_and_seed():
         assert c.depths.tolist() == [1, 2, 4] and c.seeds == [0, 1]
         assert {curve_key(r) for r in c.runs.values()} == {c.key}
     # seed means by hand
-    c = next(c for c in cs if dict(c.key[-1])["lr"] != 1e-2)
+    c = next(c for c in cs if dict(c.key.train)["lr"] != 1e-2)
     for j, L in enumerate((1, 2, 4)):
         vals = [r["final_loss"] for r in recs if r["config"]["model"]["depth"] == L]
         assert c.mean[j] == pytest.approx(np.mean(vals), rel=1e-14)
