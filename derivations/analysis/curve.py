@@ -35,7 +35,7 @@ import numpy as np
 from ...sims.config import without_later_defaults
 from ...sims.records import unknown_config_fields
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
-from ...theory._validate import DEPTH_MAX, SEED_MAX, check_choice, check_int
+from ...theory._validate import DEPTH_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
 from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
@@ -178,6 +178,9 @@ class Curve:
         ``(depth, seed) -> record``.
     all_converged, n_unconverged
         Whether every run converged, and how many did not.
+    contexts : int or None
+        The evaluation contexts behind each loss when there are no run records to read them from
+        (a curve from arrays, :meth:`from_arrays`); None: read from the runs.
     """
 
     key: CurveKey
@@ -189,6 +192,37 @@ class Curve:
     all_converged: bool = True
     n_unconverged: int = 0
     _fit_cache: dict = field(default_factory=dict, repr=False)
+    contexts: int | None = None
+
+    @classmethod
+    def from_arrays(cls, depths, loss, *, label: str = "arrays", contexts: int | None = None) -> Curve:
+        """A curve from numbers alone: ``depths`` (increasing, distinct, >= 1) and ``loss``, one row per
+        seed (``(n_seeds, n_depths)``; a 1-d array is one seed; ``nan`` where a run is missing).
+
+        Such a curve has no run records: its runs count as converged, and ``contexts`` says how many
+        evaluation contexts each loss was measured on (None: taken as exact, enough to decide).
+
+        >>> c = Curve.from_arrays([1, 2, 4], [[1.0, 0.5, 0.25], [1.1, 0.5, 0.26]], label="mine")
+        >>> c.label, c.depths.tolist(), len(c.seeds), round(float(c.mean[0]), 3)
+        ('mine', [1, 2, 4], 2, 1.05)
+        """
+        try:
+            L = np.asarray(depths, dtype=float)
+            R = np.atleast_2d(np.asarray(loss, dtype=float))
+        except (TypeError, ValueError):
+            bad_argument("depths, loss", f"{depths!r}, {loss!r}", "arrays of numbers")
+        if L.ndim != 1 or L.size == 0 or not np.all(np.isfinite(L)) or np.any(L < 1) or np.any(L != np.round(L)):
+            bad_argument("depths", L.tolist() if L.size < 10 else f"array of shape {L.shape}", "integers >= 1, 1-d")
+        if np.any(np.diff(L) <= 0):
+            bad_argument("depths", L.tolist() if L.size < 10 else f"array of shape {L.shape}", "increasing, distinct")
+        if R.ndim != 2 or R.shape[1] != L.size:
+            bad_argument(
+                "loss", f"array of shape {np.shape(loss)}", f"one row per seed of {L.size} losses (one per depth)"
+            )
+        if contexts is not None:
+            contexts = check_int("contexts", contexts, lo=1)
+        key = CurveKey("arrays", "base", "arrays", 0, math.nan, math.nan, 0, 0, None, None, None, None, None, ())
+        return cls(key, str(label), L.astype(int), list(range(R.shape[0])), R.copy(), {}, True, 0, contexts=contexts)
 
     # ---- the condition
     model = property(lambda self: self.key.model)
@@ -214,8 +248,13 @@ class Curve:
         )
 
     @property
-    def eval_contexts(self) -> int:
-        """Fewest evaluation contexts among the runs."""
+    def eval_contexts(self) -> float:
+        """Fewest evaluation contexts among the runs (a curve from arrays: its ``contexts``, or
+        ``inf`` when its losses are taken as exact; a curve without runs: 0)."""
+        if not self.runs:
+            if self.contexts is not None:
+                return self.contexts
+            return math.inf if self.key.model == "arrays" else 0
         return min(int(r["config"]["train"]["eval_contexts"]) for r in self.runs.values())
 
     # ---- losses
@@ -269,7 +308,47 @@ class Curve:
         return [r for (d, _), r in sorted(self.runs.items()) if d == depth]
 
     # ---- fits
-    def fit(self, kind: str = "offset", n_boot: int = 200, seed: int = 0, points: str = "auto") -> _fits.FitResult:
+    def window(self, L_min: float | None = None, L_max: float | None = None) -> Curve:
+        """The curve restricted to the depths ``L_min <= L <= L_max`` (None: no bound at that end).
+
+        A new :class:`Curve` of the same condition (key and label) holding only those depths' runs; its
+        convergence counts are those of the runs kept. It may hold no depth at all (a window below the
+        shallowest depth): its fits then say so.
+
+        >>> def rec(L, s):
+        ...     return {"status": "ok", "seed": s, "converged": True, "final_loss": 1.0 / L,
+        ...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+        ...                        "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
+        >>> (c,) = curves([rec(L, s) for L in (1, 2, 4, 8) for s in (0, 1)])
+        >>> c.window(L_max=4).depths.tolist(), c.window(2, 2.5).depths.tolist(), c.window(L_max=0.5).depths.tolist()
+        ([1, 2, 4], [2], [])
+        """
+        lo, hi = window_bounds(L_min, L_max)
+        keep = (self.depths >= lo) & (self.depths <= hi)
+        runs = {k: r for k, r in self.runs.items() if lo <= k[0] <= hi}
+        n_unconv = sum(not r.get("converged", False) for r in runs.values())
+        return Curve(
+            self.key,
+            self.label,
+            self.depths[keep],
+            list(self.seeds),
+            self.loss[:, keep],
+            runs,
+            n_unconv == 0,
+            n_unconv,
+            contexts=self.contexts,
+        )
+
+    def fit(
+        self,
+        kind: str = "offset",
+        n_boot: int = 200,
+        seed: int = 0,
+        points: str = "auto",
+        *,
+        L_min: float | None = None,
+        L_max: float | None = None,
+    ) -> _fits.FitResult:
         """The fit of the losses over depth, with bootstrap intervals over seeds when there are three or more.
 
         Parameters
@@ -284,14 +363,18 @@ class Curve:
             ``"mean"``: the seed-mean loss at each depth; ``"seeds"``: every run's loss (repeated
             depths count as degrees of freedom: 3 depths x 3 seeds are 9 points); ``"auto"``: the
             means when enough depths leave a degree of freedom (4 offset, 3 power), else the seeds.
+        L_min, L_max : float, optional
+            The depth window: only depths ``L_min <= L <= L_max`` are fitted (:meth:`window`), e.g.
+            to leave out a tail that bends away from the law. None: no bound at that end.
 
         Returns
         -------
         FitResult
-            Always a result: when no fit can be made it is :meth:`FitResult.missing` with the reason.
-            With ``n_boot > 0`` it has a bootstrap, or ``bootstrap_refused`` says why not (fewer
-            than 3 seeds with every depth, a fit that is not identified, a fit to seed-level
-            points). Cached per ``(kind, n_boot, seed, points)``.
+            Always a result: when no fit can be made it is :meth:`FitResult.missing` with the reason
+            (naming the window when there is one). Its ``depths`` are the depths fitted and its
+            ``window`` the window asked for. With ``n_boot > 0`` it has a bootstrap, or
+            ``bootstrap_refused`` says why not (fewer than 3 seeds with every depth, a fit that is not
+            identified, a fit to seed-level points). Cached per ``(kind, n_boot, seed, points, window)``.
         """
         if not isinstance(kind, str):  # a list is unhashable: the lookup below would raise its own error
             raise TypeError(f"kind={kind!r}: must be a str, one of {', '.join(FIT_KINDS)}")
@@ -301,9 +384,18 @@ class Curve:
         if points not in POINTS:
             check_choice("points", points, POINTS)
         seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
-        key = (kind, int(n_boot), int(seed), points)
+        bounds = window_bounds(L_min, L_max)
+        key = (kind, int(n_boot), int(seed), points, bounds)
         if key not in self._fit_cache:
-            self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed), points)
+            if bounds == (-math.inf, math.inf):
+                self._fit_cache[key] = self._make_fit(kind, int(n_boot), int(seed), points)
+            else:
+                inner = self.window(*bounds)._make_fit(kind, int(n_boot), int(seed), points)
+                text = window_text(*bounds)
+                changes: dict[str, Any] = {"window": bounds}
+                if inner.failure:
+                    changes["failure"] = f"{inner.failure} in the window {text}"
+                self._fit_cache[key] = _replace(inner, **changes)
         return self._fit_cache[key]
 
     def default_fit(self, n_boot: int = 200, seed: int = 0) -> _fits.FitResult:
@@ -323,7 +415,8 @@ class Curve:
         if points == "seeds" or (points == "auto" and ok.sum() < need and self.loss.shape[0] > 1):
             from .curve_data import seed_fit
 
-            return seed_fit(self, kind, name, n_boot)
+            fitted = np.any(np.isfinite(self.loss) & (self.loss > 0), axis=0)
+            return _replace(seed_fit(self, kind, name, n_boot), depths=tuple(int(x) for x in self.depths[fitted]))
         if ok.sum() < need:
             return _fits.FitResult.missing(
                 name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum())
@@ -339,6 +432,7 @@ class Curve:
                 extra["delta_aic_alpha_one"] = _fits.compare_alpha_one(L, R).delta_aic
             except (ValueError, RuntimeError, np.linalg.LinAlgError):
                 pass
+        extra["depths"] = tuple(int(x) for x in L)
         full = self.loss[:, ok]
         rows = full[np.all(np.isfinite(full), axis=1)]
         if n_boot > 0:  # asked for: a bootstrap, or the reason there is none
@@ -353,9 +447,11 @@ class Curve:
                     )
                 except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
                     extra["bootstrap_refused"] = f"no bootstrap: {exc}"  # the Jacobian errors stand alone
-        return _replace(res, **extra) if extra else res
+        return _replace(res, **extra)
 
-    def fit_report(self, kind: str | None = None, points: str = "auto") -> str:
+    def fit_report(
+        self, kind: str | None = None, points: str = "auto", *, L_min: float | None = None, L_max: float | None = None
+    ) -> str:
         """The losses by depth and the lmfit-style :meth:`FitResult.fit_report` of a fit (no bootstrap).
 
         Parameters
@@ -364,10 +460,12 @@ class Curve:
             The law (default: :attr:`default_kind`, the law the claims test).
         points : {"auto", "mean", "seeds"}
             As in :meth:`fit`.
+        L_min, L_max : float, optional
+            The depth window, as in :meth:`fit`.
         """
         from .display import curve_report
 
-        return curve_report(self, kind, points)  # kind and points are checked by fit
+        return curve_report(self, kind, points, L_min=L_min, L_max=L_max)  # checked by fit
 
     def __repr__(self) -> str:
         from .display import curve_repr  # noqa: I001  (display code apart from the numbers)
@@ -448,6 +546,38 @@ def pool_independent(pairs) -> tuple[float, float]:
     m = np.array([p[0] for p in pairs], dtype=float)
     s = np.array([p[1] for p in pairs], dtype=float)
     return float(m.mean()), float(math.sqrt(np.sum(s**2)) / len(s))
+
+
+def window_bounds(L_min=None, L_max=None) -> tuple[float, float]:
+    """``(lo, hi)`` of a depth window from its ends (None, or ``-inf`` / ``inf``: unbounded), checked.
+
+    >>> window_bounds(), window_bounds(2, 16)
+    ((-inf, inf), (2.0, 16.0))
+    >>> window_bounds(8, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: L_min=8: must be <= L_max (4)
+    """
+    open_lo = L_min is None or (isinstance(L_min, float) and L_min == -math.inf)  # a window's own open end
+    open_hi = L_max is None or (isinstance(L_max, float) and L_max == math.inf)
+    lo = -math.inf if open_lo else check_real("L_min", L_min, lo=0, lo_open=True)
+    hi = math.inf if open_hi else check_real("L_max", L_max, lo=0, lo_open=True)
+    if lo > hi:
+        bad_argument("L_min", L_min, f"<= L_max ({L_max})")
+    return (float(lo), float(hi))
+
+
+def window_text(lo: float, hi: float) -> str:
+    """A depth window in words: ``"L <= 8"``, ``"4 <= L <= 32"``, ``"L >= 2"``, ``"all depths"``.
+
+    >>> window_text(-math.inf, 8.0), window_text(4.0, 32.0), window_text(2.0, math.inf), window_text(0.5, 0.868)
+    ('L <= 8', '4 <= L <= 32', 'L >= 2', '0.5 <= L <= 0.868')
+    """
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"{lo:.3g} <= L <= {hi:.3g}"
+    if math.isfinite(lo):
+        return f"L >= {lo:.3g}"
+    return f"L <= {hi:.3g}" if math.isfinite(hi) else "all depths"
 
 
 def _replace(fit, **changes):
@@ -535,4 +665,15 @@ def _settings(record: RunRecord) -> dict:
     }
 
 
-__all__ = ["EASY_TASKS", "FIT_KINDS", "FloorComparison", "Curve", "curve_key", "curve_label", "curves", "variant_name"]
+__all__ = [
+    "EASY_TASKS",
+    "FIT_KINDS",
+    "FloorComparison",
+    "Curve",
+    "curve_key",
+    "curve_label",
+    "curves",
+    "variant_name",
+    "window_bounds",
+    "window_text",
+]

@@ -57,6 +57,23 @@ def _points_text(fit) -> str:
     return f"{fit.n} points"
 
 
+def depths_text(fit) -> str:
+    """The depths a curve's fit used and its window: ``"L = 1, 2, 4, 8 (window L <= 8)"``; ``""`` for a
+    fit to bare arrays.
+
+    >>> from depthscale.derivations.analysis.fit_results import FitResult
+    >>> depths_text(FitResult.missing("power_law", "none")), depths_text(FitResult("power_law", {}, {}, 1.0, 0.0,
+    ...     0.0, 3, 1, depths=(1, 2, 4), window=(-math.inf, 4.0)))
+    ('', 'L = 1, 2, 4 (window L <= 4)')
+    """
+    from .curve import window_text
+
+    text = f"L = {', '.join(str(int(x)) for x in fit.depths)}" if fit.depths else ""
+    if fit.window is not None:
+        text += f"{' ' if text else ''}(window {window_text(*fit.window)})"
+    return text
+
+
 def fit_repr(fit) -> str:
     """A few lines: the law, the points, whether identified (or why not), the parameters ± s.e.
 
@@ -73,8 +90,9 @@ def fit_repr(fit) -> str:
     ok, why = fit.identification()
     params = ", ".join(f"{k} = {format_estimate(v, fit.se.get(k))}" for k, v in fit.params.items())
     params += "".join(f", {k} = {format_value(v)} (fixed)" for k, v in fit.fixed.items())
+    where = f" at {depths_text(fit)}" if fit.depths else ""
     return (
-        f"<FitResult {fit.kind}: {_law(fit)}, {_points_text(fit)}, dof {fit.dof}, "
+        f"<FitResult {fit.kind}: {_law(fit)}, {_points_text(fit)}{where}, dof {fit.dof}, "
         f"{'identified' if ok else 'not identified: ' + why}\n  {params}; R^2 of log R = {format_value(fit.r2)}>"
     )
 
@@ -103,6 +121,7 @@ def fit_report(fit, min_correl: float = 0.1) -> str:
     lines += [
         "[[Fit Statistics]]",
         f"    data points        = {_points_text(fit)}",
+        *([f"    depths fitted      = {depths_text(fit)}"] if fit.depths or fit.window is not None else []),
         f"    free parameters    = {len(fit.names)}",
         f"    degrees of freedom = {fit.dof}",
         f"    SSR of log R       = {format_value(fit.ssr)}",
@@ -246,16 +265,18 @@ def curve_repr(curve) -> str:
     return f"<Curve {curve.label}: {size}, {conv}\n  R_L (seed mean): {', '.join(cells)}>"
 
 
-def curve_report(curve, kind=None, points: str = "auto") -> str:
+def curve_report(curve, kind=None, points: str = "auto", *, L_min=None, L_max=None) -> str:
     """The curve's losses by depth and the :func:`fit_report` of its fit ``kind`` (default: the law
-    the claims test), without a bootstrap."""
+    the claims test) in the depth window ``L_min <= L <= L_max``, without a bootstrap."""
     kind = curve.default_kind if kind is None else kind
+    fit = curve.fit(kind, n_boot=0, points=points, L_min=L_min, L_max=L_max)
     head = [f"[[Curve]] {curve.label}", f"    {len(curve.depths)} depths x {len(curve.seeds)} seeds"]
     head += [f"    L = {L:<4d} R_L = {a}  ({n} seeds, {u} unconverged)" for L, a, n, u in curve_rows(curve)]
-    return "\n".join(head) + "\n" + fit_report(curve.fit(kind, n_boot=0, points=points))
+    return "\n".join(head) + "\n" + fit_report(fit)
 
 
 __all__ = [
+    "depths_text",
     "fit_rows",
     "fit_html",
     "fit_repr",

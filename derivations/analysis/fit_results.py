@@ -59,6 +59,11 @@ class FitResult:
         Why there is no bootstrap when one was asked for (e.g. fewer than 3 seeds); ``""`` otherwise.
     delta_aic_alpha_one : float
         ``AIC(alpha = 1) - AIC(free)`` for offset fits (``nan`` when not computed).
+    depths : tuple
+        The depths the fit was made to (a curve's fit; ``()`` for a fit made to bare arrays).
+    window : tuple or None
+        ``(L_min, L_max)``: the depth window the fit was restricted to (``-inf`` / ``inf`` for an open
+        end), None when every depth was offered (``Curve.fit(L_min=..., L_max=...)``).
     """
 
     kind: str
@@ -80,6 +85,8 @@ class FitResult:
     bootstrap: BootstrapResult | None = None
     delta_aic_alpha_one: float = math.nan
     bootstrap_refused: str = ""
+    depths: tuple = ()
+    window: tuple | None = None
     # the points an offset fit was made to, ``(L, R, weights, huber)``: what the profile refits
     data: tuple | None = field(default=None, repr=False, compare=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
@@ -345,6 +352,10 @@ class FitResult:
             out["bootstrap"] = self.bootstrap.to_dict()
         if self.bootstrap_refused:
             out["bootstrap_refused"] = self.bootstrap_refused
+        if self.depths:
+            out["depths"] = [int(x) for x in self.depths]
+        if self.window is not None:
+            out["window"] = [_finite(x) for x in self.window]  # an open end is None
         return out
 
 
