@@ -64,7 +64,11 @@ EXPORTS = {
         "theory",
     ),
     **dict.fromkeys(
-        "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame".split(), "sims"
+        (
+            "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame "
+            "register_attention"
+        ).split(),
+        "sims",
     ),
     **dict.fromkeys(
         (
@@ -95,6 +99,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.derivations.report.render import write_report as write_report
     from depthscale.derivations.report.reporting import build_context as build_context
     from depthscale.derivations.study import Study as Study
+    from depthscale.sims.attention_registry import register_attention as register_attention
     from depthscale.sims.config import ModelConfig as ModelConfig
     from depthscale.sims.config import RunConfig as RunConfig
     from depthscale.sims.config import TaskConfig as TaskConfig

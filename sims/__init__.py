@@ -20,6 +20,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "SingleHead TwoHeads fit_single_head fit_two_heads head_inputs head_outputs optimal_gains paired_difference"
     ),
     reference_floors="ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture",
+    attention_registry="AttentionMap attention_names register_attention",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
     display="RecordView",

@@ -2,7 +2,8 @@
 
 Each map takes one layer's scores ``z`` over the P context tokens and overwrites them with the
 weights ``p``; each backward pass needs only ``p`` (never ``z``), so the kernels keep one array.
-Codes are indices into ``ATTENTIONS`` (numba kernels take an int):
+Codes are the built-in maps' ``code`` in the registry ``sims/attention_registry.py`` (numba kernels
+take an int; ``ATTENTIONS`` lists them in code order):
 
 - ``sparsemax`` (Martins and Astudillo 2016): the Euclidean projection of ``z`` onto the simplex,
   ``p_i = [z_i - tau]_+`` with ``sum p = 1``. Jacobian ``diag(s) - s s^T / |S|``, s the support.
@@ -30,22 +31,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..theory._choices import ATTENTIONS
-from ..theory._validate import check_choice
+from .attention_registry import BUILTIN_MAPS, BUILTIN_NAMES, get_attention
+from .attention_registry import attention_code as attention_code  # the registry's, kept importable here
 from .jit import njit
 
-NORMALISED = ("softmax", "sparsemax", "entmax15")  # weights on the simplex: mixtures of them are floors
+ATTENTIONS = BUILTIN_NAMES  # the maps with numba kernels, in code order
+NORMALISED = tuple(m.name for m in BUILTIN_MAPS if m.normalised)  # weights on the simplex: mixtures are floors
 
-SOFTMAX, SPARSEMAX, ENTMAX15, SIGMOID, RELU = range(5)
-
-
-def attention_code(name: str) -> int:
-    """The kernels' integer code of an attention nonlinearity.
-
-    >>> attention_code("entmax15")
-    2
-    """
-    return ATTENTIONS.index(check_choice("attention", name, ATTENTIONS))
+# the kernels' codes, taken from the registry (numba reads them as compile-time constants)
+SOFTMAX = get_attention("softmax").code
+SPARSEMAX = get_attention("sparsemax").code
+ENTMAX15 = get_attention("entmax15").code
+SIGMOID = get_attention("sigmoid").code
+RELU = get_attention("relu").code
 
 
 @njit(cache=True)
@@ -346,10 +344,13 @@ def sparse_back_inplace(kind, p, dp, scale, buf):
     elif kind == SIGMOID:
         for i in range(n):
             p[i] = scale * p[i] * (1.0 - p[i]) * dp[i]
-    else:  # relu: p = relu(z) / n
+    elif kind == RELU:  # p = relu(z) / n
         w = scale / n
         for i in range(n):
             p[i] = w * dp[i] * (1.0 if p[i] > 0.0 else 0.0)
+    else:  # no fall-through: callers check the code first; NaN (a raise would serialise the prange callers)
+        for i in range(n):
+            p[i] = np.nan
 
 
 @njit(cache=True)

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..theory._choices import ATTENTIONS, MODELS, SCHEDULES, TASKS
+from ..theory._choices import MODELS, SCHEDULES, TASKS
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
+from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")
@@ -25,10 +26,11 @@ DTYPES = ("float64", "float32")
 # the toolkit's gentle start; the frameworks' uniform +-1/sqrt(fan_in); linear layers started at
 # the Jacobi steps of theory.linear_optimum.jacobi_start (near the run's finite-(d, P) optimum)
 INITS = ("scaled", "default", "jacobi")
+ATTENTIONS = BUILTIN_NAMES  # the built-in maps (a user's map: sims/attention_registry.py)
 
 # Fields added after stores were written. At their default they are left out of a config's hash, so
 # every earlier run keeps its key (and its seeds): a store written before they existed still resumes.
-_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0, "attention": "softmax"}
+_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0, "attention": "softmax", "engine": "numba"}
 
 
 # Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
@@ -154,9 +156,16 @@ class ModelConfig:
     ensemble : bool, default False
         Positive control: depth L is the average of L independently trained one-layer models
         (softmax base layer only).
-    attention : {"softmax", "sparsemax", "entmax15", "sigmoid", "relu"}, default "softmax"
+    attention : {"softmax", "sparsemax", "entmax15", "sigmoid", "relu"} or a registered map, default "softmax"
         The map from the test token's scores to its weights (sims/attention_maps.py); softmax
-        model with two streams and no context update only.
+        model with two streams and no context update only. A map registered by a user
+        (``depthscale.register_attention``, entry-point group ``depthscale.attention``) needs
+        ``engine="jax"``.
+    engine : {"numba", "jax"}, default "numba"
+        What computes the model: the hand-derived numba kernels (the CPU engine) or the JAX engine
+        written with autograd (``pip install "depthscale[jax]"``; CPU or an accelerator; the base
+        softmax-family layer with any map, its value and query-key variants, and linear attention).
+        The initialisation does not depend on it: both engines start a seed at one point.
     """
 
     model: str = "softmax"
@@ -175,6 +184,8 @@ class ModelConfig:
     # the map from the test token's scores to its weights (sims/attention_maps.py): softmax,
     # sparsemax, entmax15, sigmoid (fixed bias -log P) or relu (relu(z) / P); base layer only
     attention: str = "softmax"
+    # what computes the model: numba (hand-derived kernels) or jax (autograd; CPU or an accelerator)
+    engine: str = "numba"
 
     def __post_init__(self):
         check_choice("model", self.model, MODELS)
@@ -198,7 +209,13 @@ class ModelConfig:
         for name in ("context_update", "ensemble"):
             _check_bool(name, getattr(self, name))
             _set(self, name, bool(getattr(self, name)))
-        check_choice("attention", self.attention, ATTENTIONS)
+        check_choice("engine", self.engine, ENGINES)
+        check_attention_engine(self.attention, self.engine)
+        if self.engine == "jax" and (self.stream != "two" or self.context_update or self.ensemble):
+            raise ValueError(
+                f"engine={self.engine!r}: needs two streams, no context update and no ensemble "
+                "(the JAX engine has the base layer, its value and query-key variants, and linear attention)"
+            )
         if self.attention != "softmax" and (self.model != "softmax" or self.context_update or self.stream != "two"):
             raise ValueError(
                 f"attention={self.attention!r}: needs model='softmax' with two streams and no context update "

@@ -11,7 +11,12 @@ def make_model(cfg: ModelConfig, d: int):
     >>> from depthscale.sims.config import ModelConfig
     >>> make_model(ModelConfig(model="softmax", depth=2), 4).n_params > 0
     True
+    ``cfg.engine == "jax"`` gives the JAX engine's model (``sims/jax_engine.py``; needs JAX).
     """
+    if cfg.engine == "jax":
+        from .jax_engine import JaxModel
+
+        return JaxModel(cfg, d)
     if cfg.model == "linear":
         from .linear_model import LinearAttention
 

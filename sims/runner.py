@@ -92,7 +92,10 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     else:
         models = [(make_model(c.model, task.d), c.model) for c in configs]
         measure = _checkpoint_measure(task, tcfg, seed)
-        results = train_lockstep(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
+        trainer = train_lockstep
+        if configs[0].model.engine == "jax":  # the group shares its engine (it differs only in depth)
+            from .jax_engine import train_lockstep as trainer
+        results = trainer(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
     floors = None
     if any(res.status == "ok" for res in results):  # the group's reference floors, fitted once
         from .reference_floors import reference_floors

@@ -111,7 +111,7 @@ def _softmax(z, ib):
 
 @njit(cache=True)
 def _attend(z, ib, kind):
-    """The attention nonlinearity ``kind`` (a code of ``attention_maps.ATTENTIONS``) on z, in place."""
+    """The attention nonlinearity ``kind`` (a built-in map's code, ``attention_registry``) on z, in place."""
     if kind == SOFTMAX:
         _softmax(z, ib)
     elif kind == SPARSEMAX:
@@ -122,6 +122,8 @@ def _attend(z, ib, kind):
         sigmoid_inplace(z, -np.log(z.shape[0]), ib)
     elif kind == RELU:
         relu_inplace(z, 1.0 / z.shape[0])
+    else:  # no fall-through: callers check the code first (attention_code); NaN weights, never raw scores
+        z[:] = np.nan  # (a raise here would stop numba running the prange loops that call this in parallel)
 
 
 @njit(cache=True)
@@ -229,7 +231,7 @@ def core_pass(
 ):
     """Two streams, context not updated: the parallel form ``yhat = (1/L) sum_l g_l p_l . y``.
 
-    ``p_l`` is the attention nonlinearity ``kind`` (a code of ``attention_maps.ATTENTIONS``) of the
+    ``p_l`` is the attention nonlinearity ``kind`` (a built-in map's code, ``attention_registry``) of the
     scores ``z_l``: softmax or one of the maps of ``attention_maps``.
 
     Inputs: X (B,P,d), y (B,P), target (B,), WxT (d,N) = W_x^T, U (B,L,N) with

@@ -33,19 +33,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
-from ..theory._validate import SEED_MAX, check_choice, check_int, check_real
+from ..theory._validate import SEED_MAX, check_int, check_real
 from .attention_maps import (
-    ATTENTIONS,
     ENTMAX15,
+    RELU,
     SIGMOID,
     SOFTMAX,
     SPARSEMAX,
-    attention_code,
     entmax15_inplace,
     relu_inplace,
     sigmoid_inplace,
     sparsemax_inplace,
 )
+from .attention_registry import get_attention
 from .batch import Batch
 from .config import TaskConfig, rng_for
 from .jit import njit, prange
@@ -156,8 +156,10 @@ def _map_head_outputs(cos, y, kappas, kind, out):
                 entmax15_inplace(z)
             elif kind == SIGMOID:
                 sigmoid_inplace(z, bias)
-            else:
+            elif kind == RELU:
                 relu_inplace(z, scale)
+            else:  # no fall-through: the caller checked the code (check_attention); NaN, never the raw scores
+                z[:] = np.nan
             s = 0.0
             for i in range(P):
                 s += z[i] * y[b, i]
@@ -165,14 +167,17 @@ def _map_head_outputs(cos, y, kappas, kind, out):
 
 
 def check_attention(attention) -> int:
-    """The kernel code of an attention nonlinearity name (``ValueError`` naming ``attention`` otherwise)."""
-    return attention_code(check_choice("attention", attention, ATTENTIONS))
+    """The kernel code of a registered attention map's name, -1 for a user's map (JAX only: its heads
+    are computed from its JAX function); ``ValueError`` naming ``attention`` for an unknown name."""
+    code = get_attention(attention).code
+    return -1 if code is None else code
 
 
 def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1, attention: str = "softmax") -> np.ndarray:
     """``S[b, k] = attention(kappas[k] * cos[b]) . y[b]`` for every context and temperature.
 
-    ``attention`` is one of ``sims.attention_maps.ATTENTIONS``, the maps of the model
+    ``attention`` is a registered map (``sims.attention_registry``; a user's map runs through its JAX
+    function, ``sims.jax_engine.map_head_outputs``). The built-in maps of the model
     (``ModelConfig.attention``): ``softmax``, ``sparsemax``, ``entmax15`` (weights on the simplex),
     ``sigmoid`` (``sigmoid(kappa cos_i - log P)``) and ``relu`` (``relu(kappa cos_i) / P``), the last
     two with the model's fixed bias and scale. At ``kappa = 0`` the normalised maps give the uniform
@@ -196,6 +201,10 @@ def head_outputs(cos: np.ndarray, y: np.ndarray, kappas, threads: int = 1, atten
     for v in kap:
         check_real("kappa", v, lo=0)
     kind = check_attention(attention)
+    if kind < 0:
+        from .jax_engine import map_head_outputs
+
+        return map_head_outputs(get_attention(attention), cos, y, kap)
     out = np.empty((cos.shape[0], kap.size))
     if kind == SOFTMAX:
         run_parallel(_head_outputs, numba_threads(threads), cos, y, kap, out)

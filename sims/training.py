@@ -312,3 +312,8 @@ def _bar(total: int, progress: bool):
     from .progress import Progress
 
     return Progress(total, unit="step", leave=False)
+
+
+# One model's training state and the stopping and divergence rules, public for the JAX engine
+# (sims/jax_engine.py replays each step's loss through them, so both engines stop alike).
+Trainee = _Trainee

@@ -41,6 +41,7 @@ def test_choices_are_listed_for_every_choice_field():
         (TaskConfig, "task", config.TASKS),
         (ModelConfig, "qk", config.QK_KINDS),
         (ModelConfig, "attention", config.ATTENTIONS),
+        (ModelConfig, "engine", config.ENGINES),
         (ModelConfig, "init", config.INITS),
         (TrainConfig, "schedule", config.SCHEDULES),
     ]:

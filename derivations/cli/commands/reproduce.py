@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..app import check_out_file, emit
 from .report import add_report_options, check_contexts, check_out, claims_text, write
-from .sweep import add_run_options, check_run_options, run_sweep
+from .sweep import add_run_options, check_run_options, run_sweep, with_engine
 
 
 def presets() -> list[str]:
@@ -112,7 +112,7 @@ def handle(args) -> int:
     args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
     args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
     check_contexts(args)
-    runs = preset_runs(args.preset)
+    runs = with_engine(preset_runs(args.preset), args.engine)
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ VARIANTS = {
 # options passed unchanged to the config field of the same name
 CONFIG_OPTIONS = {
     "task": ("task", "k", "a", "b", "d", "P", "c_lambda", "c_omega"),
-    "model": ("model", "depth", "width", "init_scale", "dtype", "attention"),
+    "model": ("model", "depth", "width", "init_scale", "dtype", "attention", "engine"),
     "train": ("lr", "batch", "steps", "warmup", "schedule", "window", "tol", "eval_contexts"),
 }
 
@@ -60,7 +60,14 @@ def register(sub) -> None:
         "--attention",
         default="softmax",
         help="the map from a layer's scores to its weights (softmax model, base variant): softmax, sparsemax, "
-        "entmax15, sigmoid or relu (default softmax)",
+        "entmax15, sigmoid, relu, or a map registered by a package (entry points depthscale.attention; "
+        "with --engine jax) (default softmax)",
+    )
+    p.add_argument(
+        "--engine",
+        default="numba",
+        help="numba (hand-derived kernels, the CPU engine) or jax (autograd; CPU or an accelerator; "
+        "pip install 'depthscale[jax]') (default numba)",
     )
     p.add_argument("--dtype", default="float64", help="float64 or float32 (default float64)")
     p.add_argument("--steps", type=int, default=8000, help="step cap (default 8000)")
@@ -96,6 +103,14 @@ def build_config(args):
     return RunConfig(task, model, TrainConfig(**opts["train"]))
 
 
+def check_jax() -> None:
+    """Refuse ``--engine jax`` in one line when JAX is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("optax") is None:
+        raise ValueError("engine='jax': must have JAX and optax installed (pip install 'depthscale[jax]')")
+
+
 def handle(args) -> int:
     from ....theory._validate import SEED_MAX, check_int
 
@@ -105,6 +120,8 @@ def handle(args) -> int:
 
     check_memory_of(config, prefetch=True)  # before anything is allocated, and before numba loads
     threads = check_threads(args.threads, lo=0)
+    if config.model.engine == "jax":
+        check_jax()
     import numba
 
     if threads:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from ....sims.threads import check_threads
-from ....theory._validate import SEED_MAX, check_choice, check_int, check_memory, check_real
+from ....theory._validate import SEED_MAX, check_int, check_memory, check_real
 from ...analysis.scale_match import task_from
 from ..app import emit
 
@@ -184,9 +184,9 @@ def floors_json(fl) -> dict:
 
 
 def handle_softmax_floor(args) -> int:
-    from ....theory._choices import ATTENTIONS
+    from ....sims.attention_registry import get_attention
 
-    attention = check_choice("attention", args.attention, ATTENTIONS)  # before numba is imported
+    attention = get_attention(args.attention).name  # a registered map, checked before numba is imported
     kw = floor_options(args)  # sizes and memory first: task_from imports NumPy
     task = task_from(args.task, args.k, args.a, args.b, args.d, args.P, args.c_lambda, args.c_omega)
     from ....sims.reference_floors import reference_floors

@@ -44,7 +44,12 @@ def register(sub) -> None:
 
 
 def add_run_options(p) -> None:
-    """The options ``sweep`` and ``reproduce`` share: where runs execute, retries and the time budget."""
+    """The options ``sweep`` and ``reproduce`` share: the engine, where runs execute, retries and the time budget."""
+    p.add_argument(
+        "--engine",
+        default=None,
+        help="numba or jax: the engine of every run (default: as the grid says, numba where it says nothing)",
+    )
     p.add_argument("--executor", default=None, help="process (default), serial or dask")
     p.add_argument("--workers", type=int, default=None, help="process-pool size (default: all cores)")
     p.add_argument(
@@ -116,6 +121,24 @@ def check_run_options(args) -> tuple[str, float | None]:
     return executor, parse_duration(args.budget) if args.budget is not None else None
 
 
+def with_engine(runs, engine: str | None) -> list:
+    """``runs`` (``(RunConfig, seed)`` pairs) on ``engine`` (``None``: as they are); ``ValueError`` for
+    an unknown engine, or JAX missing."""
+    import dataclasses
+
+    if engine is None:
+        return list(runs)
+    from ....sims.attention_registry import ENGINES
+    from ....theory._validate import check_choice
+
+    check_choice("engine", engine, ENGINES)
+    if engine == "jax":
+        from .simulate import check_jax
+
+        check_jax()
+    return [(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, engine=engine)), seed) for cfg, seed in runs]
+
+
 def run_sweep(runs, store, args, executor: str, budget: float | None, **kw):
     """Sweep ``runs`` into the open ``store`` with the ``add_run_options`` values and ``--quiet``.
 
@@ -169,7 +192,7 @@ def handle(args) -> int:
     # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
     contexts = CONTEXTS_VERSION if run_fn is None else None
     check_store_file(args.store, "write", contexts)
-    runs = load_grid(args.grid)
+    runs = with_engine(load_grid(args.grid), args.engine)
     if run_fn is None:  # the engine's runs: refuse a grid whose largest run cannot fit in memory
         from ....sims.memory import check_memory_of
 

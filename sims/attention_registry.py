@@ -1,0 +1,218 @@
+"""One registry of attention maps by name: the built-in numba maps and the maps a user adds.
+
+A map takes one layer's scores (the test token's ``z_i`` over the P context tokens) to its weights
+``p_i``. Each is an :class:`AttentionMap` record: its ``name``, its numba kernel ``code`` (``None``
+for a map with no numba kernel), whether its weights lie on the simplex (``normalised``: then
+mixtures of its heads are reference floors, docs/reference-floors.md) and its JAX function
+(scores ``(..., P)`` to weights ``(..., P)``; ``None`` only for a built-in, whose JAX function the
+JAX engine defines). The five built-in maps are registered here, once; their kernel codes are
+their places in this list (``sims/attention_maps.py`` takes its constants from it).
+
+A user's map comes in two ways, and is then a valid ``ModelConfig(attention=...)``, ``--attention``
+and sweep-grid value for the JAX engine (``engine="jax"``; it has no numba kernel):
+
+- from Python, ``depthscale.register_attention("softmax1", fn)``;
+- from an installed package, an entry point of the group ``depthscale.attention``
+  (``softmax1 = "mypackage.maps:softmax1"``) naming the JAX function (or an ``AttentionMap``),
+  read on the first look-up of a name this process has not registered.
+
+An unknown name is an error everywhere (``ValueError`` naming ``attention`` and the registered
+names), and so is a kernel code that names no built-in map.
+
+>>> [m.code for m in BUILTIN_MAPS]
+[0, 1, 2, 3, 4]
+>>> get_attention("entmax15").normalised, get_attention("relu").normalised
+(True, False)
+>>> get_attention("softmax2")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: attention='softmax2': must be one of softmax, sparsemax, entmax15, sigmoid, relu (or a map registered ...)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from ..theory._validate import bad_argument
+
+ENTRY_POINT_GROUP = "depthscale.attention"
+ENGINES = ("numba", "jax")  # the engines that compute a model (ModelConfig.engine)
+_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class AttentionMap:
+    """One attention map: its name, numba kernel code, normalisation and JAX function.
+
+    Parameters
+    ----------
+    name : str
+        Lower-case letters, digits, ``_ . -``, starting with a letter (at most 40 characters).
+    code : int or None
+        The numba kernels' code (built-in maps only); ``None``: the map runs on the JAX engine only.
+    normalised : bool
+        The weights are non-negative and sum to one (a point of the simplex) for every scores.
+    jax_fn : callable or None
+        ``fn(z) -> p``, a JAX function (``jax.numpy`` operations, differentiable) from scores
+        ``(..., P)`` to weights ``(..., P)`` along the last axis; ``None`` for a built-in map.
+    source : str
+        Where it was registered: ``built-in``, ``python`` or ``entry point <value>``.
+    """
+
+    name: str
+    code: int | None = None
+    normalised: bool = False
+    jax_fn: Callable[[Any], Any] | None = None
+    source: str = "python"
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The engines that can run this map: a built-in runs on both, a user's map on JAX only.
+
+        >>> get_attention("sigmoid").engines
+        ('numba', 'jax')
+        """
+        return ENGINES if self.code is not None else ("jax",)
+
+
+BUILTIN_MAPS = tuple(
+    AttentionMap(name, code, normalised, None, "built-in")
+    for code, (name, normalised) in enumerate(
+        (("softmax", True), ("sparsemax", True), ("entmax15", True), ("sigmoid", False), ("relu", False))
+    )
+)
+BUILTIN_NAMES = tuple(m.name for m in BUILTIN_MAPS)
+_maps: dict[str, AttentionMap] = {m.name: m for m in BUILTIN_MAPS}
+_entry_points_read = False
+
+
+def _allowed() -> str:
+    names = ", ".join(_maps)
+    return f"one of {names} (or a map registered with depthscale.register_attention or the entry-point group {ENTRY_POINT_GROUP})"
+
+
+def register_attention(name: str, fn: Callable[[Any], Any], *, normalised: bool = False) -> AttentionMap:
+    """Register a JAX attention map ``fn`` (scores ``(..., P)`` to weights ``(..., P)``) as ``name``.
+
+    The map then names a model's attention (``ModelConfig(attention=name, engine="jax")``), on the
+    command line (``--attention name --engine jax``) and in sweep grids of this process; its
+    reference floors are computed from ``fn`` (heads ``fn(kappa cos)``). ``normalised=True`` states
+    that its weights lie on the simplex. Registering the same name again replaces a user's map; a
+    built-in name is refused.
+
+    >>> import numpy as np
+    >>> m = register_attention("half-uniform", lambda z: 0.5 * np.ones_like(z) / z.shape[-1])
+    >>> m.engines, get_attention("half-uniform") is m
+    (('jax',), True)
+    >>> unregister_attention("half-uniform")
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
+    if name in BUILTIN_NAMES:
+        bad_argument("name", name, f"not a built-in map's name ({', '.join(BUILTIN_NAMES)})")
+    if not callable(fn):
+        bad_argument("fn", fn, "a JAX function from scores (..., P) to weights (..., P)")
+    if not isinstance(normalised, bool):
+        bad_argument("normalised", normalised, "True or False")
+    entry = AttentionMap(name, None, normalised, fn, "python")
+    _maps[name] = entry
+    return entry
+
+
+def unregister_attention(name: str) -> None:
+    """Remove a user's map (tests, notebooks); a built-in map cannot be removed."""
+    if name in BUILTIN_NAMES:
+        bad_argument("name", name, "a user's map (built-in maps stay registered)")
+    _maps.pop(name, None)
+
+
+def _read_entry_points() -> None:
+    """Register the maps of the group ``depthscale.attention`` (once per process; names already
+    registered from Python win)."""
+    global _entry_points_read
+    _entry_points_read = True
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name in _maps:
+            continue
+        obj = ep.load()
+        where = f"entry point {ep.value}"
+        if isinstance(obj, AttentionMap):
+            if obj.name != ep.name or obj.code is not None or obj.jax_fn is None:
+                raise ValueError(
+                    f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must be an AttentionMap named "
+                    f"{ep.name!r} with a jax_fn and no numba code"
+                )
+            _maps[ep.name] = AttentionMap(obj.name, None, obj.normalised, obj.jax_fn, where)
+        elif callable(obj):
+            register_attention(ep.name, obj, normalised=bool(getattr(obj, "normalised", False)))
+            _maps[ep.name] = AttentionMap(ep.name, None, _maps[ep.name].normalised, obj, where)
+        else:
+            raise TypeError(
+                f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a JAX function or an AttentionMap"
+            )
+
+
+def reload_attention_entry_points() -> None:
+    """Read the entry points again on the next look-up (a package installed while the process runs; tests)."""
+    global _entry_points_read
+    for name in [n for n, m in _maps.items() if m.source.startswith("entry point")]:
+        del _maps[name]
+    _entry_points_read = False
+
+
+def get_attention(name) -> AttentionMap:
+    """The registered map ``name`` (``ValueError`` naming ``attention`` and the registered names otherwise)."""
+    if isinstance(name, str) and name not in _maps and not _entry_points_read:
+        _read_entry_points()
+    if not isinstance(name, str) or name not in _maps:
+        bad_argument("attention", name, _allowed())
+    return _maps[name]
+
+
+def attention_names() -> tuple[str, ...]:
+    """Every registered map's name: the built-ins first, then the users' in registration order.
+
+    >>> attention_names()[:5]
+    ('softmax', 'sparsemax', 'entmax15', 'sigmoid', 'relu')
+    """
+    if not _entry_points_read:
+        _read_entry_points()
+    return tuple(_maps)
+
+
+def check_attention_engine(name: str, engine: str) -> AttentionMap:
+    """The map ``name`` if ``engine`` can run it (a user's map has no numba kernel: JAX only).
+
+    >>> check_attention_engine("relu", "numba").code
+    4
+    """
+    entry = get_attention(name)
+    if engine not in entry.engines:
+        bad_argument("engine", engine, f"jax for attention={name!r} (a user's map has a JAX function, no numba kernel)")
+    return entry
+
+
+def attention_code(name: str) -> int:
+    """The numba kernels' integer code of the map ``name`` (an error for a map without a kernel).
+
+    >>> attention_code("entmax15")
+    2
+    """
+    code = check_attention_engine(name, "numba").code
+    assert code is not None  # a map the numba engine runs has a code
+    return code
+
+
+def map_of_code(code: int) -> AttentionMap:
+    """The built-in map of a numba kernel code (``ValueError`` for a code that names none).
+
+    >>> map_of_code(3).name
+    'sigmoid'
+    """
+    if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < len(BUILTIN_MAPS):
+        bad_argument("code", code, f"a built-in map's kernel code, 0 to {len(BUILTIN_MAPS) - 1}")
+    return BUILTIN_MAPS[code]

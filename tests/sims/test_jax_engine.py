@@ -1,0 +1,182 @@
+"""The JAX engine against the numba engine: the same parameters and batch give the same loss and
+gradient (float64, 1e-10 relative) for every built-in map and variant, and training ends alike.
+
+One context shape (d = 3, P = 7, batch 5, L = 3) throughout: JAX compiles each new shape once."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax", reason="the JAX engine needs JAX (pip install 'depthscale[jax]')")
+pytest.importorskip("optax", reason="the JAX engine needs optax (pip install 'depthscale[jax]')")
+
+from depthscale.sims import jax_engine  # noqa: E402
+from depthscale.sims.attention_registry import BUILTIN_NAMES, register_attention, unregister_attention  # noqa: E402
+from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig  # noqa: E402
+from depthscale.sims.models import make_model  # noqa: E402
+from depthscale.sims.tasks import make_batch  # noqa: E402
+
+D, P, B, L = 3, 7, 5, 3
+TASK = TaskConfig(task="topk", k=2, d=D, P=P)
+RTOL = 1e-10
+MAX_DIFF: dict[str, float] = {}  # the largest relative differences seen (printed by the last test)
+
+VARIANTS = [
+    *(ModelConfig(depth=L, attention=a) for a in BUILTIN_NAMES),
+    ModelConfig(depth=L, value="per-layer"),
+    ModelConfig(depth=L, qk="merged", attention="sparsemax"),
+    ModelConfig(depth=L, qk="tied", attention="entmax15"),
+    ModelConfig(depth=L, qk="temperature"),
+    ModelConfig(model="linear", depth=L),
+    ModelConfig(model="linear", depth=L, value="per-layer", qk="merged"),
+    ModelConfig(model="linear", depth=L, qk="tied"),
+    ModelConfig(model="linear", depth=L, qk="temperature"),
+]
+
+
+def _label(cfg: ModelConfig) -> str:
+    return f"{cfg.model}-{cfg.attention}-{cfg.qk}-{cfg.value}"
+
+
+def _setup(cfg: ModelConfig, seed: int = 0):
+    numba_model = make_model(cfg, D)
+    jax_model = make_model(dataclasses.replace(cfg, engine="jax"), D)
+    rng = np.random.default_rng(seed)
+    theta = numba_model.init(rng)
+    theta = theta + 0.4 * rng.standard_normal(theta.size)  # away from the gentle start: sparse supports vary
+    batch = make_batch(TASK, B, np.random.default_rng(seed + 1))
+    return numba_model, jax_model, theta, batch
+
+
+def _rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+@pytest.mark.parametrize("cfg", VARIANTS, ids=_label)
+def test_loss_gradient_and_outputs_match_the_numba_engine(cfg):
+    numba_model, jax_model, theta, batch = _setup(cfg)
+    assert jax_model.n_params == numba_model.n_params and jax_model.names() == numba_model.names()
+    loss_n, grad_n = numba_model.loss_and_grad(theta, batch)
+    loss_j, grad_j = jax_model.loss_and_grad(theta, batch)
+    rl, rg = abs(loss_j - loss_n) / loss_n, _rel(grad_j, grad_n)
+    MAX_DIFF[_label(cfg)] = max(rl, rg)
+    assert rl < RTOL and rg < RTOL, (rl, rg)
+    assert np.linalg.norm(grad_n) > 1e-3  # a gradient that can disagree
+    assert _rel(jax_model.layer_outputs(theta, batch), numba_model.layer_outputs(theta, batch)) < RTOL
+    assert _rel(jax_model.label_weights(theta, batch), numba_model.label_weights(theta, batch)) < RTOL
+    assert _rel(jax_model.attention(theta, batch), numba_model.attention(theta, batch)) < RTOL
+
+
+def test_the_jax_gradient_is_the_finite_difference_of_its_loss():
+    # independent of the numba engine: central differences of the JAX loss along a random direction
+    _, jax_model, theta, batch = _setup(ModelConfig(depth=L, attention="entmax15"), seed=3)
+    _, grad = jax_model.loss_and_grad(theta, batch)
+    v = np.random.default_rng(5).standard_normal(theta.size)
+    h = 1e-6
+    fd = (jax_model.loss_and_grad(theta + h * v, batch)[0] - jax_model.loss_and_grad(theta - h * v, batch)[0]) / (2 * h)
+    assert abs(fd - grad @ v) < 1e-6 * max(abs(fd), 1.0)
+
+
+def test_a_users_map_runs_on_jax_and_differs_from_softmax():
+    jnp = pytest.importorskip("jax.numpy")
+
+    def softmax1(z):  # softmax plus one: exp(z_i) / (1 + sum_j exp(z_j))
+        m = jnp.maximum(jnp.max(z, axis=-1, keepdims=True), 0.0)
+        e = jnp.exp(z - m)
+        return e / (jnp.exp(-m) + e.sum(axis=-1, keepdims=True))
+
+    register_attention("softmax1-t", softmax1)
+    try:
+        cfg = ModelConfig(depth=L, attention="softmax1-t", engine="jax")
+        with pytest.raises(ValueError, match="^engine='numba'"):
+            dataclasses.replace(cfg, engine="numba")
+        _, soft, theta, batch = _setup(ModelConfig(depth=L))
+        model = make_model(cfg, D)
+        w, w_soft = model.attention(theta, batch), soft.attention(theta, batch)
+        # softmax1's weights are softmax's scaled by sum(e) / (1 + sum(e)) < 1
+        z = np.exp(np.log(w_soft))  # positive
+        assert np.all(w.sum(axis=-1) < 1) and np.allclose(w / w.sum(axis=-1, keepdims=True), z, atol=1e-12)
+        # its heads for the reference floors come from its JAX function
+        from depthscale.sims.temperature_heads import head_outputs
+
+        cos = np.array([[0.5, -0.2, 0.1]])
+        y = np.array([[1.0, 2.0, 3.0]])
+        e = np.exp(2.0 * cos[0])
+        assert np.allclose(head_outputs(cos, y, [2.0], attention="softmax1-t")[0, 0], e @ y[0] / (1 + e.sum()))
+    finally:
+        unregister_attention("softmax1-t")
+
+
+def test_training_on_both_engines_ends_within_paired_errors():
+    from depthscale.sims.runner import run
+
+    tr = TrainConfig(steps=40, batch=B, lr=1e-2, eval_contexts=64, window=5, schedule="constant", checkpoints_from=10)
+    cfg = RunConfig(TASK, ModelConfig(depth=L), tr)
+    rec_n = run(cfg, 0)
+    rec_j = run(dataclasses.replace(cfg, model=ModelConfig(depth=L, engine="jax")), 0)
+    assert rec_j["config"]["model"]["engine"] == "jax" and rec_j["key"] != rec_n["key"]
+    assert set(rec_j) == set(rec_n)  # one schema
+    assert rec_j["status"] == rec_n["status"] == "ok"
+    assert rec_j["steps"] == rec_n["steps"] and rec_j["converged"] == rec_n["converged"]
+    assert [c["step"] for c in rec_j["checkpoints"]] == [c["step"] for c in rec_n["checkpoints"]]
+    # the same start, batches and rules: the runs agree far inside their paired error
+    e_n = np.asarray(rec_n["arrays"]["sq_err"], np.float64)
+    e_j = np.asarray(rec_j["arrays"]["sq_err"], np.float64)
+    diff = e_j - e_n
+    se = diff.std(ddof=1) / np.sqrt(diff.size)
+    assert abs(diff.mean()) <= 2 * se + 1e-6 * e_n.mean()
+    assert _rel(rec_j["arrays"]["theta"], rec_n["arrays"]["theta"]) < 1e-6
+
+
+def test_engine_info_names_the_device():
+    info = jax_engine.engine_info()
+    assert info["platform"] in ("cpu", "gpu", "cuda", "rocm", "tpu") and info["jax"]
+
+
+def test_simulate_runs_a_map_from_a_packages_entry_point(monkeypatch, capsys):
+    # a user's package declares [project.entry-points."depthscale.attention"] softmax1 = "pkg.maps:softmax1";
+    # here the installed entry points are replaced by that one line (no package is installed)
+    import json
+    from importlib import metadata
+
+    from depthscale.derivations.cli.app import main
+    from depthscale.sims import attention_registry
+
+    jnp = pytest.importorskip("jax.numpy")
+
+    def softmax1(z):
+        e = jnp.exp(z - jnp.max(z, axis=-1, keepdims=True))
+        return e / (jnp.exp(-jnp.max(z, axis=-1, keepdims=True)) + e.sum(axis=-1, keepdims=True))
+
+    class EntryPoint:
+        name, value = "softmax1", "pkg.maps:softmax1"
+
+        def load(self):
+            return softmax1
+
+    real = metadata.entry_points
+    monkeypatch.setattr(
+        metadata,
+        "entry_points",
+        lambda **kw: [EntryPoint()] if kw.get("group") == "depthscale.attention" else real(**kw),
+    )
+    attention_registry.reload_attention_entry_points()
+    try:
+        argv = ["simulate", "--attention", "softmax1", "--d", str(D), "--P", str(P), "--depth", str(L)]
+        argv += ["--batch", str(B), "--steps", "6", "--window", "2", "--eval-contexts", "16", "--quiet", "--json"]
+        assert main([*argv, "--engine", "jax", "--threads", "1"]) == 0
+        rec = json.loads(capsys.readouterr().out)
+        assert rec["status"] == "ok" and rec["config"]["model"]["attention"] == "softmax1"
+        assert rec["config"]["model"]["engine"] == "jax"
+        assert rec["floors"]["single"]["attention"] == "softmax1"  # its own heads' floors
+        # the numba engine refuses it in one line (exit 2)
+        assert main([*argv, "--threads", "1"]) == 2
+        err = capsys.readouterr().err
+        assert "engine='numba': must be jax for attention='softmax1'" in err and err.count("\n") == 1
+    finally:
+        monkeypatch.undo()
+        attention_registry.reload_attention_entry_points()
