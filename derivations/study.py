@@ -209,6 +209,14 @@ class Study:
         """``{preset: path}`` of its preset TOMLs."""
         return {p: self.preset_path(p) for p in self.presets}
 
+    def preset_description(self, preset: str) -> str:
+        """The top-level ``description`` of a preset's TOML (what it decides, and what it leaves to
+        which other preset), or ``""``; a report of the preset ends its answer with it."""
+        import tomllib
+
+        data = tomllib.loads(self.preset_path(preset).read_text(encoding="utf-8"))
+        return " ".join(str(data.get("description", "")).split())
+
     def contexts_of(self, preset: str) -> tuple[int, int]:
         """``(floor contexts, reference contexts)`` of a report of ``preset``."""
         return tuple(self.contexts.get(preset, DEFAULT_CONTEXTS))  # type: ignore[return-value]

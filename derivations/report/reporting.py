@@ -294,6 +294,8 @@ def build_context(
     # a finding whose figure was not drawn (no data) keeps its sentence and shows no empty panel
     story = [f if not f.figure or f.figure in drawn else replace(f, figure="") for f in (told.findings if told else ())]
     answer = list(told.answer) if told is not None else ([] if study is None else default_answer(claims, study))
+    if study is not None and preset in study.presets and (about := study.preset_description(preset)):
+        answer.append(about)
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]
