@@ -70,6 +70,8 @@ def variant_name(model_cfg: dict) -> str:
         parts.append(model_cfg["attention"])
     return "+".join(parts) or "base"
 
+    if model_cfg.get("engine", "numba") != "numba":  # runs of another engine are their own condition
+        parts.append(model_cfg["engine"])
 
 class CurveKey(NamedTuple):
     """The condition of a curve: a run's whole configuration except depth and seed (:func:`curve_key`).

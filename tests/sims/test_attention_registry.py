@@ -159,3 +159,12 @@ def test_registry_import_loads_neither_numba_nor_jax():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_runs_of_the_jax_engine_are_their_own_condition():
+    from depthscale.derivations.analysis.curve import variant_name
+
+    assert variant_name({"qk": "factorised"}) == "base"  # records without the field: numba
+    assert variant_name({"engine": "numba", "attention": "relu"}) == "relu"
+    assert variant_name({"engine": "jax"}) == "jax"
+    assert variant_name({"engine": "jax", "attention": "softmax1"}) == "softmax1+jax"
