@@ -180,3 +180,35 @@ def test_simulate_runs_a_map_from_a_packages_entry_point(monkeypatch, capsys):
     finally:
         monkeypatch.undo()
         attention_registry.reload_attention_entry_points()
+
+
+def test_sweep_with_engine_jax_fills_a_store_that_reads_back(tmp_path, capsys):
+    from depthscale.derivations.analysis.curve import curves
+    from depthscale.derivations.cli.app import main
+    from depthscale.sims.store import Store
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f"seeds = [0]\n[task]\ntask = 'topk'\nk = 2\nd = {D}\nP = {P}\n[model]\ndepth = [1, {L}]\n"
+        f"[train]\nsteps = 6\nbatch = {B}\neval_contexts = 16\nwindow = 2\n"
+    )
+    store = tmp_path / "runs.sqlite"
+    argv = ["sweep", str(grid), "--store", str(store), "--executor", "serial", "--quiet", "--json"]
+    assert main([*argv, "--engine", "jax"]) == 0
+    capsys.readouterr()
+    with Store(store, mode="read") as st:
+        recs = list(st.records())
+    assert len(recs) == 2 and all(r["status"] == "ok" and r["config"]["model"]["engine"] == "jax" for r in recs)
+    (curve,) = curves(recs)
+    assert curve.key.variant == "jax" and sorted(curve.depths) == [1, L]
+    assert main([*argv, "--engine", "torch"]) == 2
+    assert "engine='torch': must be one of numba, jax" in capsys.readouterr().err
+
+
+def test_float32_on_the_jax_engine_is_close_to_float64():
+    cfg = ModelConfig(depth=L, attention="sparsemax")
+    _, j64, theta, batch = _setup(cfg)
+    j32 = make_model(dataclasses.replace(cfg, engine="jax", dtype="float32"), D)
+    l64, g64 = j64.loss_and_grad(theta, batch)
+    l32, g32 = j32.loss_and_grad(theta, batch)
+    assert g32.dtype == np.float32 and abs(l32 - l64) < 1e-5 * l64 and _rel(g32, g64) < 1e-4
