@@ -212,3 +212,12 @@ def test_float32_on_the_jax_engine_is_close_to_float64():
     l64, g64 = j64.loss_and_grad(theta, batch)
     l32, g32 = j32.loss_and_grad(theta, batch)
     assert g32.dtype == np.float32 and abs(l32 - l64) < 1e-5 * l64 and _rel(g32, g64) < 1e-4
+
+
+def test_every_engine_keeps_the_engine_contract():
+    from depthscale.sims.models import AttentionModel
+
+    for cfg in (ModelConfig(depth=L), ModelConfig(model="linear", depth=L)):
+        for engine in ("numba", "jax"):
+            assert isinstance(make_model(dataclasses.replace(cfg, engine=engine), D), AttentionModel)
+    assert not isinstance(object(), AttentionModel)
