@@ -221,3 +221,28 @@ def test_every_engine_keeps_the_engine_contract():
         for engine in ("numba", "jax"):
             assert isinstance(make_model(dataclasses.replace(cfg, engine=engine), D), AttentionModel)
     assert not isinstance(object(), AttentionModel)
+
+
+def test_simulate_finds_a_map_in_an_installed_packages_metadata(tmp_path):
+    # a package on the path with its dist-info (as pip leaves it): entry point read in a fresh process
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "mymaps").mkdir()
+    (tmp_path / "mymaps" / "__init__.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef softmax1(z):\n"
+        "    m = jnp.maximum(jnp.max(z, axis=-1, keepdims=True), 0.0)\n    e = jnp.exp(z - m)\n"
+        "    return e / (jnp.exp(-m) + e.sum(axis=-1, keepdims=True))\n"
+    )
+    info = tmp_path / "mymaps-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mymaps\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[depthscale.attention]\nsoftmax1 = mymaps:softmax1\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    cmd = [sys.executable, "-m", "depthscale.derivations.cli.app", "simulate", "--engine", "jax"]
+    cmd += ["--attention", "softmax1", "--d", str(D), "--P", str(P), "--depth", str(L), "--batch", str(B)]
+    cmd += ["--steps", "4", "--window", "2", "--eval-contexts", "16", "--quiet", "--threads", "1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "status: ok" in out.stdout
