@@ -31,7 +31,7 @@ from .typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, p
 
 __all__ = ["render_derivation", "step_latex", "paper_results", "DERIVATION_CSS", "STYLES"]
 
-STYLES = ("full", "paper")
+STYLES = ("full", "paper", "result")
 
 DERIVATION_CSS = (
     # a font with an OpenType MATH table, which stretchy fences and large operators need
@@ -98,13 +98,15 @@ def _conditions(d) -> str:
     return ("Throughout, " + "; ".join(doms) + ".") if doms else ""
 
 
-def _paper(d, fmt: str, level: int, checked: bool, fragment: bool) -> str:
-    """Paper style: the result as displayed equations with conditions, the checked chain as an appendix."""
+def _paper(d, fmt: str, level: int, checked: bool, fragment: bool, appendix: bool = True) -> str:
+    """Paper style: the result as displayed equations with conditions, the checked chain as an appendix
+    (``appendix=False``, the ``"result"`` style: the chain left to ``depthscale derive`` and the docs)."""
     results = paper_results(d)
     ok = d.check().all_passed if checked else None
     n = len(d.steps)
+    where = "of the appendix" if appendix else "of its derivation (depthscale derive, the documentation's theory pages)"
     check_note = (
-        f"Each of the {n} steps of the appendix is machine-checked"
+        f"Each of the {n} steps {where} is machine-checked"
         + ({True: " (all passed).", False: " (SOME FAILED).", None: "."}[ok])
     )
     if fmt == "tex":
@@ -120,6 +122,8 @@ def _paper(d, fmt: str, level: int, checked: bool, fragment: bool) -> str:
         if d.conclusion:
             out += [prose(d.conclusion, "tex"), ""]
         out += [tex_escape(check_note), ""]
+        if not appendix:
+            return "\n".join(out)
         if not fragment:
             out += [r"\appendix", ""]
         out.append(_latex_fragment(d, min(level + 1, 6), checked, style="paper", appendix=True))
@@ -137,6 +141,8 @@ def _paper(d, fmt: str, level: int, checked: bool, fragment: bool) -> str:
         if d.conclusion:
             out += [prose(d.conclusion, "md"), ""]
         out += [md_escape(check_note), ""]
+        if not appendix:
+            return "\n".join(out)
         return "\n".join(out) + "\n" + _markdown(d, min(level + 1, 6), checked, style="paper", appendix=True)
     h = f"h{min(level, 6)}"
     out = [
@@ -154,7 +160,8 @@ def _paper(d, fmt: str, level: int, checked: bool, fragment: bool) -> str:
     if d.conclusion:
         out.append(f"<p>{prose(d.conclusion, 'html')}</p>")
     out.append(f"<p>{html_escape(check_note)}</p>")
-    out.append(_html_fragment(d, min(level + 1, 6), checked, style="paper", appendix=True))
+    if appendix:
+        out.append(_html_fragment(d, min(level + 1, 6), checked, style="paper", appendix=True))
     out.append("</section>")
     return "\n".join(out)
 
@@ -323,7 +330,8 @@ def render_derivation(
     style : {"full", "paper"}
         ``"full"``: the checked chain, one equation per step. ``"paper"``: the result as a few displayed
         equations (the derivation's ``results``) with their conditions and simplified exponents, then
-        the chain with its checks as an appendix.
+        the chain with its checks as an appendix. ``"result"``: the paper style without the appendix
+        (what a report shows; the chain is a ``depthscale derive`` away).
 
     Returns
     -------
@@ -346,11 +354,12 @@ def render_derivation(
     check_choice("style", style, STYLES)
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
         raise ValueError(f"level={level!r}: must be an integer from 1 to 6")
-    if style == "paper":
+    if style != "full":
+        appendix = style == "paper"
         if fragment or fmt == "md":
-            return _paper(derivation, fmt, level, checked, fragment=True)
+            return _paper(derivation, fmt, level, checked, fragment=True, appendix=appendix)
         head, tail = _document_frame(derivation, fmt)
-        return head + _paper(derivation, fmt, 1, checked, fragment=False) + tail
+        return head + _paper(derivation, fmt, 1, checked, fragment=False, appendix=appendix) + tail
     if fragment or fmt == "md":  # Markdown has no document preamble: the title heading keeps its level
         return _FRAGMENT[fmt](derivation, level, checked)
     head, tail = _document_frame(derivation, fmt)

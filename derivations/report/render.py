@@ -204,8 +204,8 @@ def _fragment(d, fmt: str) -> tuple[str, str, bool]:
     A :class:`~depthscale.theory.derivation.Derivation` is rendered at heading level 3, under
     "Derivations"; other objects give their own fragments (asked for level 3 if they take one).
     """
-    if isinstance(d, Derivation):
-        return d.title, render_derivation(d, fmt, fragment=True, level=3), True
+    if isinstance(d, Derivation):  # its result only: the checked chain lives once, in the docs' theory pages
+        return d.title, render_derivation(d, fmt, fragment=True, level=3, style="result"), True
     method = getattr(d, _FRAGMENT[fmt])
     try:
         takes_level = "level" in inspect.signature(method).parameters

@@ -62,25 +62,25 @@ def test_report_has_every_claim_in_every_format(records, report):
     assert fit_row[4] == format_estimate(fit.params["alpha"], fit.se["alpha"])
 
 
-def test_findings_come_first_and_the_claims_table_last(report):
-    """Without a study's story: the findings in words, the run summary, then derivations, tables and
-    figures, and the full claims table last."""
+def test_findings_come_first_then_the_claims_table_then_the_evidence(report):
+    """Without a study's story: the findings in words, the full claims table (folded in HTML), then the
+    run summary, derivations, tables and figures behind it."""
     _, texts = report
     for fmt, marks in (
         (
             "md",
-            ("## Findings", "## Summary", "## Derivations", "## Simulation results", "## More figures", "## Claims"),
+            ("## Findings", "## Claims", "## Summary", "## Derivations", "## Simulation results", "## More figures"),
         ),
-        ("html", ('id="findings"', 'id="summary"', 'id="derivations"', 'id="results"', 'id="figures"', 'id="claims"')),
+        ("html", ('id="findings"', 'id="claims"', "<details", 'id="summary"', 'id="derivations"', 'id="results"')),
         (
             "tex",
             (
                 "section*{Findings}",
+                "section*{Claims}",
                 "section*{Summary}",
                 "section*{Derivations}",
                 "section*{Simulation results}",
                 "section*{More figures}",
-                "section*{Claims}",
             ),
         ),
     ):
