@@ -73,7 +73,7 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "Curve curves FitResult fit_offset_power fit_power_law ClaimResult ClaimTable Evidence evaluate_claims "
-            "build_context write_report plot_curve plot_linear_laws Study"
+            "build_context write_report plot_curve plot_linear_laws Study check_prediction"
         ).split(),
         "derivations",
     ),
@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.derivations.analysis.fit_results import FitResult as FitResult
     from depthscale.derivations.analysis.fits import fit_offset_power as fit_offset_power
     from depthscale.derivations.analysis.fits import fit_power_law as fit_power_law
+    from depthscale.derivations.check import check_prediction as check_prediction
     from depthscale.derivations.claims.display import ClaimTable as ClaimTable
     from depthscale.derivations.claims.evidence import Evidence as Evidence
     from depthscale.derivations.claims.registry import evaluate_claims as evaluate_claims

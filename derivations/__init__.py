@@ -1,6 +1,7 @@
-"""Theory against simulation: fits (analysis/), claims with verdicts (claims/), reports (report/), the
-command line (cli/), and the :class:`~depthscale.derivations.study.Study` record with the registry
-of studies (study.py; the studies themselves live in ``depthscale.studies`` and other packages).
+"""Theory against simulation: fits (analysis/), claims with verdicts (claims/), a prediction checked in
+one call (check.py), reports (report/), the command line (cli/), and the
+:class:`~depthscale.derivations.study.Study` record with the registry of studies (study.py; the
+studies themselves live in ``depthscale.studies`` and other packages).
 
 Public names are re-exported lazily: ``from depthscale.derivations import X`` imports only the
 module that defines ``X``.
@@ -25,4 +26,5 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "claim_findings claim_of"
     ),
     study="Study Story Finding Sections TheoryInputs studies find_preset",
+    check="check_prediction PredictionCheck GENERIC_CLAIMS",
 )

@@ -19,7 +19,7 @@ import signal
 import sys
 from pathlib import Path
 
-COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "report", "reproduce", "infer_scale", "store")
+COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "check", "report", "reproduce", "infer_scale", "store")
 
 
 class _Parser(argparse.ArgumentParser):

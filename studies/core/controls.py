@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
 from depthscale.derivations.claims.evidence import select_curves
+from depthscale.derivations.claims.generic import IDENTITY_TOL, identity_residuals
 from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
 from depthscale.derivations.formatting import format_estimate as est
-from depthscale.theory.clt import identity_residual
 
-IDENTITY_TOL = 1e-10
 CONTROL_GAIN_MAX = 0.01
 
 
@@ -21,15 +16,9 @@ CONTROL_GAIN_MAX = 0.01
 def identity(claim: Claim, ev) -> list[ClaimResult]:
     """R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"""
     # recomputed from the stored R_L, A_L, C_L (the exact floats the measurement compared), so every
-    # store is judged by one definition (theory.clt.identity_residual), whenever it was written
-    res = [
-        identity_residual(r["final_loss"], r["A_L"], math.nan if r.get("C_L") is None else r["C_L"], L)
-        if r.get("final_loss") is not None and r.get("A_L") is not None
-        else r.get("identity_residual")
-        for c in ev.curves
-        for (L, _), r in c.runs.items()
-    ]
-    res = [x for x in res if x is not None and np.isfinite(x)]
+    # store is judged by one definition (theory.clt.identity_residual), whenever it was written; the
+    # rule any curve is checked by (derivations.claims.generic, check_prediction's clt-identity)
+    res = identity_residuals(ev.curves)
     if not res:
         return []
     worst = max(res)

@@ -21,12 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from depthscale.derivations.analysis import fits
 from depthscale.derivations.analysis.curve import Curve
 from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.analysis.fit_results import FitResult, LackOfFit
 from depthscale.derivations.analysis.goodness_of_fit import lack_of_fit
 from depthscale.derivations.claims.claim import Claim, claim
+from depthscale.derivations.claims.generic import (
+    DISAGREEMENT_TOO_FEW,
+    FLOOR_RTOL,
+    INVERSE_DEPTH,
+    disagreement_fit,
+    floor_agreement,
+)
 from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range, unidentified
 from depthscale.derivations.formatting import format_estimate as est
 
@@ -37,8 +43,8 @@ def pct(x: float) -> str:
     return f"{x:+.1%}"
 
 
-ALPHA_RANGE = (0.8, 1.2)  # "inverse depth": the excess over R_inf falls like L^-alpha, alpha in this range
-FLOOR_RTOL = 0.03  # R_inf "is" a reference floor when within 3 % of it
+ALPHA_RANGE = INVERSE_DEPTH  # "inverse depth": the excess over R_inf falls like L^-alpha, alpha in this range
+# FLOOR_RTOL (derivations.claims.generic): R_inf "is" a reference floor when within 3 % of it
 BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
 RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
 LOF_LEVEL = 0.01  # the law fails when its least-rejected alpha in ALPHA_RANGE has lack-of-fit p below this
@@ -261,19 +267,17 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     out = []
     for r in rows(ev):
         label = row_label(r)
-        L, D = r.curve.depths.astype(float), r.curve.field_mean("gap")
-        keep = (L >= 2) & np.isfinite(D) & (D > 0)
-        if keep.sum() < 3:
-            out.append(claim.not_run("fewer than 3 depths >= 2 with A_L - C_L > 0", label))
+        f, L, D = disagreement_fit(r.curve)  # the rule any curve is checked by (check_prediction's too)
+        if f is None:
+            out.append(claim.not_run(DISAGREEMENT_TOO_FEW, label))
             continue
-        f = fits.fit_power_law(L[keep], D[keep] / L[keep])
         if (missing := claim.without_fit(label, ALPHA_RANGE, {FIT: f})) is not None:
             out.append(missing)
             continue
         a = Estimate.from_fit(f, "alpha")
         det = (
             f"alpha = {est(a.value, a.se)}: A_L - C_L grows as L^{1 - a.value:.2f} "
-            f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
+            f"({D[0]:.3g} at L = {L[0]:g} to {D[-1]:.3g} at L = {L[-1]:g})"
         )
         out.append(decided(claim, label, in_range(a, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, None))
     return out
@@ -349,9 +353,7 @@ def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
         # within 3 %: decided only when the fitted floor is precise enough to tell a 3 % difference;
         # not within: decided whenever R_inf is further than 3 % from every floor by t s.e.
         L0 = Estimate.from_fit(f, "L0")
-        precise = L0.margin <= FLOOR_RTOL * floor
-        far = abs(rel) - L0.margin / floor > FLOOR_RTOL
-        ok = False if far else (abs(rel) <= FLOOR_RTOL if precise else None)
+        ok, _ = floor_agreement(L0, floor, FLOOR_RTOL)  # the rule any curve is checked by
         det = (
             f"R_inf = {est(f.params['L0'], f.se['L0'])}; nearest: {name} {est(floor, floor_se)} ({pct(rel)}); "
             + ", ".join(f"{n} {est(*v)}" for n, v in r.floors.items())
