@@ -46,13 +46,14 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from ..theory._validate import bad_argument
 from .attention_registry import AttentionMap, get_attention
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
+from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
 
 jax.config.update("jax_enable_x64", True)
 
-BLOCK_BYTES = 32 * 2**20  # host batches stacked into one scan block, at most (and at most BLOCK_STEPS steps)
-BLOCK_STEPS = 32
+# host batches stacked into one scan block: at most BLOCK_BYTES and BLOCK_STEPS steps (sims/memory.py counts them)
+BLOCK_BYTES, BLOCK_STEPS = JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 
 
 # ------------------------------------------------------------------------------------------------

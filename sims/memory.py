@@ -6,13 +6,21 @@ from __future__ import annotations
 from .config import RunConfig
 from .parameters import model_layout
 
+# the JAX engine's scan blocks of training batches (sims/jax_engine.py reads them from here)
+JAX_BLOCK_BYTES = 32 * 2**20
+JAX_BLOCK_STEPS = 32
+
 
 def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     """Bytes a run holds at once at least: parameters with their gradient and Adam moments, and the
     largest batch of contexts (``X (n,P,d)``, ``O (n,d,d)`` and the vectors of each context; two
     training batches with ``prefetch``), the per-context errors of the evaluation and, with the context
-    update, one chunk's kept context attention (``(L-1) x P x P``). Other activations come on top, so
-    this is a lower bound.
+    update, one chunk's kept context attention (``(L-1) x P x P``). On the JAX engine
+    (``engine="jax"``) also what autograd keeps of a training step (softmax: the normalised tokens
+    ``(B,P,N)`` and three ``(B,L,P)`` score-sized arrays and ``U (B,L,N)``; linear: ``X^T X (B,d,d)``
+    and two ``(L,B,N,d)`` layer states) and one ``lax.scan`` block of training batches, on the host and
+    on the device (:func:`depthscale.sims.jax_engine` blocks: at most 32 steps and 32 MiB, at least one
+    batch). Other activations come on top, so this is a lower bound.
 
     >>> from depthscale.sims.config import RunConfig, TaskConfig, TrainConfig
     >>> cfg = RunConfig(TaskConfig(d=16, P=128), train=TrainConfig(batch=1024))
@@ -31,6 +39,14 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     if mcfg.model == "softmax" and mcfg.context_update:  # ctx_pass keeps each layer's context attention
         N, L = mcfg.n(d), mcfg.depth
         scratch = (max(L - 1, 1) * (P * P + 2 * P * N) + 2 * L * P * N) * itemsize  # one chunk: As, Gs, AVs, Hs, Vs
+    if mcfg.engine == "jax":
+        B, N, L = tcfg.batch, mcfg.n(d), mcfg.depth
+        if mcfg.model == "softmax":
+            scratch += B * (P * N + 3 * L * P + L * N) * itemsize
+        else:
+            scratch += B * (d * d + 2 * L * N * d) * itemsize
+        one = tcfg.batch * per_context * itemsize
+        scratch += 2 * max(one, min(JAX_BLOCK_BYTES, JAX_BLOCK_STEPS * one, tcfg.steps * one))
     return float(params + max(train_batch, eval_batch) + scratch + tcfg.eval_contexts * per_eval_context)
 
 

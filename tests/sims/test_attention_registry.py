@@ -168,3 +168,17 @@ def test_runs_of_the_jax_engine_are_their_own_condition():
     assert variant_name({"engine": "numba", "attention": "relu"}) == "relu"
     assert variant_name({"engine": "jax"}) == "jax"
     assert variant_name({"engine": "jax", "attention": "softmax1"}) == "softmax1+jax"
+
+
+@pytest.mark.parametrize(
+    "model, activations", [("softmax", 3 * (8 * 4 + 3 * 2 * 8 + 2 * 4) * 8), ("linear", 3 * (16 + 2 * 2 * 4 * 4) * 8)]
+)
+def test_the_memory_estimate_counts_the_jax_engines_activations_and_block(model, activations):
+    from depthscale.sims.config import TaskConfig, TrainConfig
+    from depthscale.sims.memory import memory_bytes
+
+    cfg = RunConfig(TaskConfig(d=4, P=8, k=2), ModelConfig(model=model, depth=2), TrainConfig(batch=3, steps=10))
+    jax_cfg = RunConfig(cfg.task, ModelConfig(model=model, depth=2, engine="jax"), cfg.train)
+    per_context = 8 * 4 + 4 * 4 + 8 + 4 * 4 + 1 + 2  # X, O, y, x_test t beta, target, sel
+    block = 2 * 10 * 3 * per_context * 8  # ten steps of batch 3 (under 32 steps and 32 MiB), host and device
+    assert memory_bytes(jax_cfg) - memory_bytes(cfg) == activations + block
