@@ -182,3 +182,17 @@ def test_the_memory_estimate_counts_the_jax_engines_activations_and_block(model,
     per_context = 8 * 4 + 4 * 4 + 8 + 4 * 4 + 1 + 2  # X, O, y, x_test t beta, target, sel
     block = 2 * 10 * 3 * per_context * 8  # ten steps of batch 3 (under 32 steps and 32 MiB), host and device
     assert memory_bytes(jax_cfg) - memory_bytes(cfg) == activations + block
+
+
+@pytest.mark.parametrize("command", ["simulate", "reproduce"])
+def test_the_cli_refuses_an_unknown_engine_in_one_line_before_any_work(command, tmp_path, capsys):
+    from depthscale.derivations.cli.app import main
+
+    out = tmp_path / "out"
+    argv = (
+        ["simulate", "--steps", "1"] if command == "simulate" else ["reproduce", "--preset", "smoke", "--out", str(out)]
+    )
+    assert main([*argv, "--engine", "torch"]) == 2
+    err = capsys.readouterr().err
+    assert "engine='torch': must be one of numba, jax" in err and err.count("\n") == 1
+    assert not out.exists()
