@@ -220,6 +220,47 @@ def plan(runs, store, retry_failed: bool = False):
     return todo, skipped, skipped_failed
 
 
+def forecast(jobs, budget: float, rate_by_kind: dict, slots: int, beyond: int = 0) -> str:
+    """What a budget will and will not finish, by the cost model: the jobs started in order on
+    ``slots`` workers, each on the first free one, until the first that would end past the budget
+    (the sweep's own rule); ``beyond`` runs were already past its reach.
+
+    At 1e-9 s a unit, depths 1 and 64 (100 steps) are estimated at 67 and 278 s:
+
+    >>> from depthscale.sims.config import ModelConfig, RunConfig, TrainConfig
+    >>> one = lambda L: ([("k", RunConfig(model=ModelConfig(depth=L), train=TrainConfig(steps=100)))], 0)
+    >>> forecast([one(1), one(1), one(64)], budget=150.0, rate_by_kind={"softmax": 1e-9}, slots=2)
+    'budget 2.5 min: by the cost model, 2 of 3 runs to do fit (all 3: about 5.8 min on 2 workers); rerun to continue'
+    """
+    from . import budget as cost
+
+    free = [0.0] * max(1, slots)
+    fit = total = 0
+    ends = 0.0
+    stopped = False
+    for members, _ in jobs:
+        sec = cost.job_seconds([c for _, c in members], rate_by_kind)
+        i = min(range(len(free)), key=free.__getitem__)
+        free[i] += sec
+        total += len(members)
+        if not stopped and free[i] <= budget:
+            fit += len(members)
+        else:
+            stopped = True
+        ends = max(ends, free[i])
+    n = total + beyond
+
+    def dur(x: float) -> str:
+        return f"{x / 3600:.1f} h" if x >= 5400 else f"{x / 60:.1f} min"
+
+    if fit == n:
+        return f"budget {dur(budget)}: by the cost model, all {n} runs to do fit (about {dur(ends)} on {len(free)} workers)"
+    return (
+        f"budget {dur(budget)}: by the cost model, {fit} of {n} runs to do fit (all {total}: about {dur(ends)} on "
+        f"{len(free)} workers){'' if not beyond else f', and {beyond} cost more than the budget alone'}; rerun to continue"
+    )
+
+
 def startable(runs, store, budget: float, rate_by_kind: dict, retry_failed: bool = False) -> tuple[list, list]:
     """``(head, rest)`` of ``runs`` in order: ``rest`` starts at the first missing run whose own
     estimate exceeds ``budget``. Its job (it, or its lockstep group, which costs at least as much)
@@ -399,6 +440,8 @@ def sweep(
     limit = kind == "dask"  # process workers are limited once by their initializer
     window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
     status = _Status(len(todo), quiet, lines and RunLines(total, skipped, skipped_failed, heartbeat=heartbeat))
+    if budget is not None and not quiet and lines:
+        sys.stderr.write(f"depthscale: {forecast(jobs, budget, rate_by_kind, slots, beyond)}\n")
     done = failed = 0
     failed_keys = []
     pending: dict = {}  # future -> (members, seed)

@@ -98,6 +98,14 @@ def test_a_resumed_sweep_says_what_was_done_and_counts_on(tmp_path, capsys):
     assert numbers == list(range(9, 25))
 
 
+def test_a_budgeted_sweep_says_at_its_start_what_it_will_finish(tmp_path, capsys):
+    grid = _grid(tmp_path, [0])
+    code = main(["sweep", str(grid), "--store", str(tmp_path / "s.sqlite"), "--executor", "serial",
+                 "--run-fn", RUN_FN, "--budget", "10h"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0 and "depthscale: budget 10.0 h: by the cost model, all 8 runs to do fit" in err, err
+
+
 class _Log(io.StringIO):
     """stderr as a log file that tells when a heartbeat line was written."""
 
