@@ -246,3 +246,25 @@ def test_simulate_finds_a_map_in_an_installed_packages_metadata(tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "status: ok" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"schedule": "plateau", "window": 3, "tol": 0.5},  # halvings inside the scan blocks, then a stop
+        {"schedule": "cosine", "warmup": 5},
+        {"lr": 10.0, "schedule": "constant", "divergence_factor": 1.5},  # a divergence within a block
+    ],
+    ids=["plateau", "cosine-warmup", "diverges"],
+)
+def test_the_jax_trainer_stops_and_schedules_as_the_numba_one(changes):
+    from depthscale.sims.runner import run
+
+    base = {"steps": 40, "batch": B, "lr": 1e-2, "eval_contexts": 64, "window": 5, "schedule": "constant"}
+    cfg = RunConfig(TASK, ModelConfig(depth=L), TrainConfig(**{**base, **changes}))
+    rec_n = run(cfg, 1)
+    rec_j = run(dataclasses.replace(cfg, model=ModelConfig(depth=L, engine="jax")), 1)
+    for field in ("status", "reason", "steps", "converged"):
+        assert rec_j[field] == rec_n[field], field
+    assert [s for s, _ in rec_j["train_curve"]] == [s for s, _ in rec_n["train_curve"]]
+    assert np.allclose([v for _, v in rec_j["train_curve"]], [v for _, v in rec_n["train_curve"]], rtol=1e-6)
