@@ -87,7 +87,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale import theory as theory
     from depthscale.derivations.analysis.curve import Curve as Curve
     from depthscale.derivations.analysis.curve import curves as curves
-    from depthscale.derivations.analysis.fit_results import FitResult as FitResult
+    from depthscale.derivations.analysis.fits import FitResult as FitResult
     from depthscale.derivations.analysis.fits import fit_offset_power as fit_offset_power
     from depthscale.derivations.analysis.fits import fit_power_law as fit_power_law
     from depthscale.derivations.check import check_prediction as check_prediction

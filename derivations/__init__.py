@@ -21,7 +21,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     report=(
         "build decomposition exponents_vs_zeta figure_entry floors mode_curves overview "
         "ReportContext format_estimate format_value render_report write_report "
-        "latex_to_mathml math_latex math_mathml prose tex_escape "
         "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws "
         "claim_findings claim_of"
     ),

@@ -13,7 +13,6 @@ import csv
 import html
 import io
 import json
-import math
 import os
 import shutil
 import sqlite3
@@ -29,6 +28,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from ..theory._json import json_safe
 from ..theory._validate import check_bool, check_choice, check_real
 from ._outputs import (
     STORE_EXTRA,
@@ -68,27 +68,8 @@ CREATE TABLE IF NOT EXISTS arrays (
 """
 
 
-def _jsonable(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
+def _not_json(x):
     raise TypeError(f"record field of type {type(x).__name__} is not JSON serialisable")
-
-
-def _finite_or_none(x):
-    """``x`` with NumPy values made plain and every NaN or infinity replaced by ``None``."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite_or_none(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite_or_none(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _finite_or_none(x.tolist())
-    if isinstance(x, np.generic):
-        return _finite_or_none(x.item())
-    return x
 
 
 def json_text(obj, **kwargs) -> str:
@@ -101,7 +82,7 @@ def json_text(obj, **kwargs) -> str:
     >>> json_text({"C_L": float("nan"), "x": [1.0, float("inf")], "n": np.int64(3)})
     '{"C_L": null, "x": [1.0, null], "n": 3}'
     """
-    return json.dumps(_finite_or_none(obj), allow_nan=False, default=_jsonable, **kwargs)
+    return json.dumps(json_safe(obj, finite=True), allow_nan=False, default=_not_json, **kwargs)
 
 
 def _pack_arrays(arrays: dict) -> bytes:

@@ -13,45 +13,118 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("theory", "sims", "derivations")
 PACKAGES = (*LIBRARY, "studies")
-# private names still imported across the fitting modules of derivations/analysis/ (their author's to
-# make public or to merge); the list may only shrink
-KNOWN_PRIVATE_IMPORTS = {
-    ("derivations/analysis/bootstrap.py", "_vector"),
-    ("derivations/analysis/curve_data.py", "_replace"),
-    ("derivations/analysis/goodness_of_fit.py", "_fit_offset_fixed_alpha"),
-    ("derivations/analysis/goodness_of_fit.py", "_vector"),
-    ("derivations/analysis/fits.py", "_floor_cap"),
-    ("derivations/analysis/fit_results.py", "_profile_alpha_interval"),
-    ("derivations/analysis/fit_ranges.py", "_fit_offset_fixed_alpha"),
-}
 
 
 def _sources(folders=PACKAGES):
     return [p for f in folders for p in sorted((ROOT / f).rglob("*.py"))]
 
 
-def _private_imports() -> set:
-    """``(file, name)`` for every underscore name imported from another module of the packages
+def _private_names(text: str) -> set:
+    """The underscore names the module source ``text`` imports from another module of the packages
     (dunder names and the project's private infrastructure modules ``theory/_*.py`` excepted)."""
     found = set()
-    for p in _sources():
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("depthscale")):
-                continue
-            if (node.module or "").rsplit(".", 1)[-1].startswith("_"):  # a private module: infrastructure
-                continue
-            for a in node.names:
-                if a.name.startswith("_") and not a.name.startswith("__"):
-                    found.add((p.relative_to(ROOT).as_posix(), a.name))
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").startswith("depthscale")):
+            continue
+        if (node.module or "").rsplit(".", 1)[-1].startswith("_"):  # a private module: infrastructure
+            continue
+        found.update(a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__"))
     return found
 
 
+def _private_imports() -> set:
+    """``(file, name)`` for every underscore name imported from another module of the packages."""
+    return {(p.relative_to(ROOT).as_posix(), n) for p in _sources() for n in _private_names(p.read_text("utf-8"))}
+
+
 def test_no_module_imports_the_private_names_of_another():
-    assert sorted(_private_imports() - KNOWN_PRIVATE_IMPORTS) == []
+    assert sorted(_private_imports()) == []
 
 
-def test_the_list_of_known_private_imports_only_shrinks():
-    assert sorted(KNOWN_PRIVATE_IMPORTS - _private_imports()) == []  # one fixed: strike it from the list
+def test_the_check_finds_a_private_import():
+    text = "def f():\n    from .fits import _vector, as_vector\nfrom ..theory._validate import check_int, _x\n"
+    assert _private_names(text) == {"_vector"}
+
+
+def _module_name(path: Path) -> str:
+    """``depthscale.derivations.analysis.fits`` for derivations/analysis/fits.py (a package: its folder)."""
+    parts = ["depthscale", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict:
+    """``{module: modules it imports}`` over the packages' modules (their ``__init__`` files, which only
+    re-export lazily, left out), every import counted: module level, in a function, in a method."""
+    modules = {_module_name(p): p for p in _sources() if p.name != "__init__.py"}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for m in _imports(path):
+            while m and m not in modules and "." in m:  # ``from .fits import fit_gap``: the module fits
+                m = m.rsplit(".", 1)[0]
+            if m in modules and m != name:
+                targets.add(m)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict) -> list:
+    """The strongly connected components of more than one module (each a set of modules that import
+    each other, directly or around a ring), by Tarjan's algorithm."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    found = []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# import cycles still to untie, each behind a method that imports the module above it on call: the
+# derivation renderer (theory/render_derivation.py, under other edits) and Store.to_frame. The list
+# may only shrink
+KNOWN_CYCLES = {
+    frozenset({"depthscale.theory.derivation", "depthscale.theory.display", "depthscale.theory.render_derivation"}),
+    frozenset({"depthscale.sims.frames", "depthscale.sims.store"}),
+}
+
+
+def test_no_import_cycles_inside_the_packages():
+    # a cycle, even through a function-level import, makes two modules one: neither reads, tests or
+    # moves without the other
+    assert sorted(map(sorted, set(_cycles(_import_graph())) - KNOWN_CYCLES)) == []
+
+
+def test_the_list_of_known_cycles_only_shrinks():
+    assert sorted(map(sorted, KNOWN_CYCLES - set(_cycles(_import_graph())))) == []  # one untied: strike it
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [frozenset({"a", "b", "c"})]
+    fits = ROOT / "derivations" / "analysis" / "fits.py"
+    assert "depthscale.derivations.analysis.display" in _import_graph()[_module_name(fits)]  # a method's import
 
 
 def _loaded_after(module: str) -> set:

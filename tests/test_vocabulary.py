@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("depthscale.theory.linear_optimum", "TASKS", "LINEAR_OPTIMUM_TASKS"),
         ("depthscale.derivations.cli.commands.linear_optimum", "TASKS", "LINEAR_OPTIMUM_TASKS"),
         ("depthscale.derivations.report.render", "FORMATS", "FORMATS"),
-        ("depthscale.derivations.report.typeset", "FORMATS", "FORMATS"),
+        ("depthscale.theory.typeset", "FORMATS", "FORMATS"),
         ("depthscale.derivations.cli.commands.derive", "FORMATS", "FORMATS"),
     ],
 )

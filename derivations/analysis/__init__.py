@@ -10,9 +10,9 @@ __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     curve="EASY_TASKS FIT_KINDS FloorComparison Curve CurveKey curve_key curve_label curves variant_name",
     estimate="Estimate t_quantile welch_dof",
-    fit_results="BootstrapResult Comparison FitResult LackOfFit ProfileResult",
-    fits="additive_predict compare_alpha_one fit_additive fit_gap fit_offset_power fit_power_law profile_alpha",
-    goodness_of_fit="lack_of_fit",
+    fits="BootstrapResult Comparison FitResult LAWS Law ProfileResult additive_predict compare_alpha_one fit_additive "
+    "fit_gap fit_offset_power fit_power_law profile_alpha",
+    goodness_of_fit="LackOfFit lack_of_fit",
     bootstrap="bootstrap_over_seeds",
     theory_numbers="TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes",
     scale_match="match_score rank read_floors",

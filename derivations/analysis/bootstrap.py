@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...theory._validate import check_int, check_real
-from .fit_results import BootstrapResult
-from .fits import _vector, fit_offset_power
+from .fits import BootstrapResult, as_vector, fit_offset_power
 
 MIN_BOOT_SEEDS = 3
 
@@ -65,7 +64,7 @@ def bootstrap_over_seeds(
     >>> bool(lo < b.params["alpha"] < hi), b.n_ok
     (True, 100)
     """
-    L = _vector("L", L, True)
+    L = as_vector("L", L, True)
     try:
         Y = np.asarray(R_by_seed, dtype=float)
     except (TypeError, ValueError):

@@ -24,10 +24,11 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -39,6 +40,7 @@ from ...theory._validate import DEPTH_MAX, SEED_MAX, bad_argument, check_choice,
 from ...theory.spectra import PowerLawSpectrum
 from . import fits as _fits
 from .bootstrap import MIN_BOOT_SEEDS, bootstrap_over_seeds, refusal
+from .display import window_text
 from .estimate import Estimate
 
 if TYPE_CHECKING:
@@ -47,8 +49,8 @@ if TYPE_CHECKING:
 POINTS = ("auto", "mean", "seeds")  # what a curve's fit is made to (Curve.fit)
 
 
-# Fit kinds of a curve: name -> (law, fit function, fewest depths that leave a degree of freedom)
-FIT_KINDS = {"offset": ("L0 + c L^-alpha", _fits.fit_offset_power, 4), "power": ("c L^-alpha", _fits.fit_power_law, 2)}
+# the laws a curve is fitted with (fits.LAWS: formula, fitter, fewest depths, kind), by name
+FIT_KINDS = {name: _fits.LAWS[name] for name in ("offset", "power")}
 
 
 def variant_name(model_cfg: dict) -> str:
@@ -68,10 +70,10 @@ def variant_name(model_cfg: dict) -> str:
         parts.append("ensemble")
     if model_cfg.get("attention", "softmax") != "softmax":
         parts.append(model_cfg["attention"])
-    return "+".join(parts) or "base"
-
     if model_cfg.get("engine", "numba") != "numba":  # runs of another engine are their own condition
         parts.append(model_cfg["engine"])
+    return "+".join(parts) or "base"
+
 
 class CurveKey(NamedTuple):
     """The condition of a curve: a run's whole configuration except depth and seed (:func:`curve_key`).
@@ -397,7 +399,7 @@ class Curve:
                 changes: dict[str, Any] = {"window": bounds}
                 if inner.failure:
                     changes["failure"] = f"{inner.failure} in the window {text}"
-                self._fit_cache[key] = _replace(inner, **changes)
+                self._fit_cache[key] = replace(inner, **changes)
         return self._fit_cache[key]
 
     def default_fit(self, n_boot: int = 200, seed: int = 0) -> _fits.FitResult:
@@ -410,34 +412,54 @@ class Curve:
         return "power" if self.model == "linear" and self.easy else "offset"
 
     def _make_fit(self, kind: str, n_boot: int, seed: int, points: str = "mean") -> _fits.FitResult:
-        _, fn, need = FIT_KINDS[kind]
-        name = "offset_power" if kind == "offset" else "power_law"
+        law = FIT_KINDS[kind]
+        name, need = law.kind, law.fewest_depths
         mean = self.mean
         ok = np.isfinite(mean) & (mean > 0)
+        extra: dict[str, Any] = {}
         if points == "seeds" or (points == "auto" and ok.sum() < need and self.loss.shape[0] > 1):
-            from .curve_data import seed_fit
-
+            # one point per (seed, depth), repeated depths included: the seeds' scatter is the error
+            n_params = 3 if kind == "offset" else 2
+            seed_idx, depth_idx = np.nonzero(np.isfinite(self.loss) & (self.loss > 0))
+            L, R = self.depths[depth_idx].astype(float), self.loss[seed_idx, depth_idx]
+            n_depths = len(set(depth_idx.tolist()))
             fitted = np.any(np.isfinite(self.loss) & (self.loss > 0), axis=0)
-            return _replace(seed_fit(self, kind, name, n_boot), depths=tuple(int(x) for x in self.depths[fitted]))
-        if ok.sum() < need:
+            depths = tuple(int(x) for x in self.depths[fitted])
+            if n_depths < n_params or L.size <= n_params:
+                why = (
+                    f"{L.size} seed-level point(s) at {n_depths} depth(s): the law needs {n_params} depths "
+                    f"and more than {n_params} points"
+                )
+                return replace(_fits.FitResult.missing(name, why, int(L.size)), depths=depths)
+            try:
+                res = law.fit(L, R)
+            except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+                return replace(_fits.FitResult.missing(name, f"fit failed: {exc}", int(L.size)), depths=depths)
+            extra["depths"] = depths
+            if n_boot > 0:
+                extra["bootstrap_refused"] = (
+                    "no bootstrap: a fit to seed-level points (its errors use the seeds' scatter)"
+                )
+            n_boot = 0  # refused above
+        elif ok.sum() < need:
             return _fits.FitResult.missing(
                 name, f"{int(ok.sum())} depth(s) with a positive loss < {need}", int(ok.sum())
             )
-        L, R = self.depths[ok].astype(float), mean[ok]
-        try:
-            res = fn(L, R)
-        except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
-            return _fits.FitResult.missing(name, f"fit failed: {exc}", int(ok.sum()))
-        extra: dict[str, Any] = {}
+        else:
+            L, R = self.depths[ok].astype(float), mean[ok]
+            extra["depths"] = tuple(int(x) for x in L)
+            try:
+                res = law.fit(L, R)
+            except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
+                return _fits.FitResult.missing(name, f"fit failed: {exc}", int(L.size))
         if kind == "offset":
             try:
                 extra["delta_aic_alpha_one"] = _fits.compare_alpha_one(L, R).delta_aic
             except (ValueError, RuntimeError, np.linalg.LinAlgError):
                 pass
-        extra["depths"] = tuple(int(x) for x in L)
-        full = self.loss[:, ok]
-        rows = full[np.all(np.isfinite(full), axis=1)]
         if n_boot > 0:  # asked for: a bootstrap, or the reason there is none
+            full = self.loss[:, ok]
+            rows = full[np.all(np.isfinite(full), axis=1)]
             if not res.identified:
                 extra["bootstrap_refused"] = "no bootstrap: the fit is not identified"
             elif rows.shape[0] < MIN_BOOT_SEEDS:
@@ -445,11 +467,11 @@ class Curve:
             else:
                 try:
                     extra["bootstrap"] = bootstrap_over_seeds(
-                        L, rows, fn, n_boot=n_boot, rng=np.random.default_rng(seed)
+                        L, rows, law.fit, n_boot=n_boot, rng=np.random.default_rng(seed)
                     )
                 except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
                     extra["bootstrap_refused"] = f"no bootstrap: {exc}"  # the Jacobian errors stand alone
-        return _replace(res, **extra)
+        return replace(res, **extra)
 
     def fit_report(
         self, kind: str | None = None, points: str = "auto", *, L_min: float | None = None, L_max: float | None = None
@@ -477,16 +499,12 @@ class Curve:
     # ---- tables
     def to_frame(self):
         """The runs as a pandas DataFrame indexed by ``(depth, seed)``, sorted: ``final_loss``,
-        ``final_loss_se``, ``converged``, ``steps`` (:func:`.curve_data.curve_frame`; needs pandas)."""
-        from .curve_data import curve_frame
-
+        ``final_loss_se``, ``converged``, ``steps`` (:func:`curve_frame`; needs pandas)."""
         return curve_frame(self)
 
     def to_xarray(self):
         """The losses as an ``xarray.DataArray`` ``final_loss`` over ``depth`` x ``seed`` (``nan``: no
         run), the condition in ``attrs``. Needs xarray (``pip install "depthscale[xarray]"``)."""
-        from .curve_data import curve_xarray
-
         return curve_xarray(self)
 
     def _repr_html_(self) -> str:
@@ -569,25 +587,6 @@ def window_bounds(L_min=None, L_max=None) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
-def window_text(lo: float, hi: float) -> str:
-    """A depth window in words: ``"L <= 8"``, ``"4 <= L <= 32"``, ``"L >= 2"``, ``"all depths"``.
-
-    >>> window_text(-math.inf, 8.0), window_text(4.0, 32.0), window_text(2.0, math.inf), window_text(0.5, 0.868)
-    ('L <= 8', '4 <= L <= 32', 'L >= 2', '0.5 <= L <= 0.868')
-    """
-    if math.isfinite(lo) and math.isfinite(hi):
-        return f"{lo:.3g} <= L <= {hi:.3g}"
-    if math.isfinite(lo):
-        return f"L >= {lo:.3g}"
-    return f"L <= {hi:.3g}" if math.isfinite(hi) else "all depths"
-
-
-def _replace(fit, **changes):
-    from dataclasses import replace
-
-    return replace(fit, **changes)
-
-
 def curve_label(key: tuple) -> str:
     """``softmax[tied] top-2 (a,b)=(0.5,0.5) d=16 P=128``-style name of a condition."""
     model, variant, task, k, a, b, d, P = key[:8]
@@ -667,7 +666,68 @@ def _settings(record: RunRecord) -> dict:
     }
 
 
+# -------------------------------------------------------------------------------------------
+# a curve's runs as tables
+def _optional(module: str, extra: str):
+    """Import an optional dependency, or raise an ImportError that names the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f'{module} is not installed: pip install "depthscale[{extra}]"') from None
+
+
+def curve_frame(curve):
+    """:meth:`Curve.to_frame`: one row per run, indexed by ``(depth, seed)``.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.analysis.curve import curves
+    >>> def rec(L, s):
+    ...     return {"status": "ok", "seed": s, "converged": True, "final_loss": 0.5 + 0.4 / L,
+    ...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+    ...                        "model": {"model": "softmax", "depth": L}, "train": {"steps": 10}}}
+    >>> (c,) = curves([rec(L, s) for L in (4, 1, 2) for s in (1, 0)])
+    >>> df = curve_frame(c)
+    >>> df.index.names, df.index[:3].tolist(), float(df["final_loss"].iloc[0])
+    (FrozenList(['depth', 'seed']), [(1, 0), (1, 1), (2, 0)], 0.9)
+    """
+    pd = _optional("pandas", "pandas")
+    rows = []
+    for (L, s), r in sorted(curve.runs.items()):
+        v, se = r.get("final_loss"), r.get("final_loss_se")
+        rows.append(
+            {
+                "depth": int(L),
+                "seed": s,
+                "final_loss": math.nan if v is None else float(v),
+                "final_loss_se": math.nan if se is None else float(se),
+                "converged": bool(r.get("converged", False)),
+                "steps": r.get("steps_run", r.get("steps")),
+            }
+        )
+    cols = ["depth", "seed", "final_loss", "final_loss_se", "converged", "steps"]
+    df = pd.DataFrame(rows, columns=cols).set_index(["depth", "seed"])
+    df.attrs["label"] = curve.label
+    return df
+
+
+def curve_xarray(curve):
+    """:meth:`Curve.to_xarray`: the losses over ``depth`` x ``seed``."""
+    xr = _optional("xarray", "xarray")
+    attrs: dict[str, Any] = {"label": curve.label, "model": curve.model, "variant": curve.variant}
+    attrs.update(task=curve.task, d=curve.d, P=curve.P, n_unconverged=curve.n_unconverged)
+    return xr.DataArray(
+        curve.loss.T.copy(),
+        dims=("depth", "seed"),
+        coords={"depth": curve.depths.astype(int), "seed": list(curve.seeds)},
+        name="final_loss",
+        attrs=attrs,
+    )
+
+
 __all__ = [
+    "curve_frame",
+    "curve_xarray",
     "EASY_TASKS",
     "FIT_KINDS",
     "FloorComparison",

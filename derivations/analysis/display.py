@@ -10,7 +10,18 @@ import math
 from ...theory.display import html_grid, html_table
 from ..formatting import format_estimate, format_interval, format_value
 
-LAWS = {"offset_power": "L0 + c L^-alpha", "power_law": "c L^-alpha", "gap": "L0 - C_L = c L^-alpha"}
+
+def window_text(lo: float, hi: float) -> str:
+    """A depth window in words: ``"L <= 8"``, ``"4 <= L <= 32"``, ``"L >= 2"``, ``"all depths"``.
+
+    >>> window_text(-math.inf, 8.0), window_text(4.0, 32.0), window_text(2.0, math.inf), window_text(0.5, 0.868)
+    ('L <= 8', '4 <= L <= 32', 'L >= 2', '0.5 <= L <= 0.868')
+    """
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"{lo:.3g} <= L <= {hi:.3g}"
+    if math.isfinite(lo):
+        return f"L >= {lo:.3g}"
+    return f"L <= {hi:.3g}" if math.isfinite(hi) else "all depths"
 
 
 def _range_text(lo: float, hi: float) -> str:
@@ -44,10 +55,6 @@ def fit_rows(fit) -> list:
     return rows
 
 
-def _law(fit) -> str:
-    return LAWS.get(fit.kind.split("_alpha")[0].replace("_fixed", ""), fit.kind)
-
-
 def _points_text(fit) -> str:
     """``"9 points at 3 depths"`` when some depths repeat (seed-level points), else ``"5 points"``."""
     if fit.data is not None:
@@ -61,13 +68,11 @@ def depths_text(fit) -> str:
     """The depths a curve's fit used and its window: ``"L = 1, 2, 4, 8 (window L <= 8)"``; ``""`` for a
     fit to bare arrays.
 
-    >>> from depthscale.derivations.analysis.fit_results import FitResult
+    >>> from depthscale.derivations.analysis.fits import FitResult
     >>> depths_text(FitResult.missing("power_law", "none")), depths_text(FitResult("power_law", {}, {}, 1.0, 0.0,
     ...     0.0, 3, 1, depths=(1, 2, 4), window=(-math.inf, 4.0)))
     ('', 'L = 1, 2, 4 (window L <= 4)')
     """
-    from .curve import window_text
-
     text = f"L = {', '.join(str(int(x)) for x in fit.depths)}" if fit.depths else ""
     if fit.window is not None:
         text += f"{' ' if text else ''}(window {window_text(*fit.window)})"
@@ -86,13 +91,13 @@ def fit_repr(fit) -> str:
       c = 2.994 ± 0.028, alpha = 0.9957 ± 0.0054; R^2 of log R = 0.9999>
     """
     if fit.failure:
-        return f"<FitResult {fit.kind}: {_law(fit)}, no fit ({fit.failure})>"
+        return f"<FitResult {fit.kind}: {fit.law}, no fit ({fit.failure})>"
     ok, why = fit.identification()
     params = ", ".join(f"{k} = {format_estimate(v, fit.se.get(k))}" for k, v in fit.params.items())
     params += "".join(f", {k} = {format_value(v)} (fixed)" for k, v in fit.fixed.items())
     where = f" at {depths_text(fit)}" if fit.depths else ""
     return (
-        f"<FitResult {fit.kind}: {_law(fit)}, {_points_text(fit)}{where}, dof {fit.dof}, "
+        f"<FitResult {fit.kind}: {fit.law}, {_points_text(fit)}{where}, dof {fit.dof}, "
         f"{'identified' if ok else 'not identified: ' + why}\n  {params}; R^2 of log R = {format_value(fit.r2)}>"
     )
 
@@ -114,7 +119,7 @@ def fit_report(fit, min_correl: float = 0.1) -> str:
     >>> "[[Correlations]]" in text and "C(L0, alpha)" in text
     True
     """
-    lines = [f"[[Model]] {_law(fit)} ({fit.kind})"]
+    lines = [f"[[Model]] {fit.law} ({fit.kind})"]
     if fit.failure:
         return "\n".join([*lines, f"    no fit: {fit.failure}"])
     ok, why = fit.identification()
@@ -184,9 +189,9 @@ def correlations(fit) -> dict:
 
 
 def fit_html(fit) -> str:
-    """A :class:`~depthscale.derivations.analysis.fit_results.FitResult` as a caption (law, identified
+    """A :class:`~depthscale.derivations.analysis.fits.FitResult` as a caption (law, identified
     or why not) and its parameter table; a fit that could not be made shows its reason only."""
-    law = _law(fit)
+    law = fit.law
     if fit.failure:
         return f"<p><b>{html.escape(law)}</b>: no fit ({html.escape(fit.failure)})</p>"
     ok, why = fit.identification()

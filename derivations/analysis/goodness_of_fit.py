@@ -9,13 +9,30 @@ they stray further.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from ...theory._validate import check_real
-from .fit_results import LackOfFit
-from .fits import _fit_offset_fixed_alpha, _vector
+from .fits import FitResult, as_vector, fit_offset_fixed_alpha
+
+
+@dataclass(frozen=True)
+class LackOfFit:
+    """The lack-of-fit F test of ``R_inf + c L^-alpha`` (alpha fixed) against the seeds' own scatter.
+
+    ``F = (SS_lof / dof_lof) / (SS_pe / dof_pe)``: the depth means' squared distance from the best
+    law, against the pure error (the seed-by-depth interaction of log R); ``p`` is its upper tail
+    under the F distribution. A small ``p``: the law cannot describe these depth means.
+    """
+
+    alpha: float
+    F: float
+    dof_lof: int
+    dof_pe: int
+    p: float
+    fit: FitResult  # the law at this alpha, fitted to the depth means of log R
 
 
 def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
@@ -37,7 +54,7 @@ def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
     >>> lack_of_fit(L, (0.5 + 2.0 * L**-0.3) * np.exp(noise)).p < 1e-3
     True
     """
-    L = _vector("L", L, True)
+    L = as_vector("L", L, True)
     Y = np.log(_positive_matrix("losses", losses, L.size))
     S, J = Y.shape
     if S < 2 or J < 3:
@@ -46,7 +63,7 @@ def lack_of_fit(L, losses, alpha: float = 1.0) -> LackOfFit:
     ybar = Y.mean(axis=0)
     inter = Y - Y.mean(axis=1, keepdims=True) - ybar + Y.mean()
     dof_lof, dof_pe = J - 2, (S - 1) * (J - 1)
-    fit = _fit_offset_fixed_alpha(
+    fit = fit_offset_fixed_alpha(
         L, np.exp(ybar), np.full(J, float(S)), alpha, None, model="offset_power_alpha", cap=False
     )
     pure = float(np.sum(inter**2)) / dof_pe
@@ -61,4 +78,4 @@ def _positive_matrix(name: str, x, n_cols: int) -> np.ndarray:
     return a
 
 
-__all__ = ["lack_of_fit"]
+__all__ = ["LackOfFit", "lack_of_fit"]

@@ -10,9 +10,7 @@ from collections.abc import Iterable
 
 from ...theory._validate import check_choice
 from ...theory.display import html_grid
-from .verdicts import VERDICTS, ClaimResult, claim_cells
-
-COLUMNS = ("id", "claim", "expected", "measured", "tolerance", "verdict", "reason")
+from .verdicts import COLUMNS, VERDICTS, ClaimResult, claim_cells
 
 
 class ClaimTable(list):

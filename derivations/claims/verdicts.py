@@ -162,10 +162,12 @@ class ClaimResult:
         )
 
     def _repr_html_(self) -> str:
-        """A one-row claims table in a notebook (:class:`~depthscale.derivations.claims.display.ClaimTable`)."""
-        from .display import ClaimTable
+        """A one-row claims table in a notebook, as :class:`~depthscale.derivations.claims.display.ClaimTable`
+        shows one (built here: the table's module imports this one)."""
+        from ...theory.display import html_grid
 
-        return ClaimTable(self)._repr_html_()
+        cells = claim_cells(self)
+        return html_grid(COLUMNS, [[cells[k] for k in COLUMNS]], f"1 claim(s): 1 {self.verdict}")
 
     def to_dict(self) -> dict:
         """JSON-able fields (non-finite numbers as None) plus the rendered ``expected_text`` and ``measured_text``."""
@@ -314,6 +316,10 @@ def unidentified(fits_by_name: dict) -> str:
     """
     bad = [f"{name}: {f.reason}" for name, f in fits_by_name.items() if not f.identified]
     return ("undecided: fit not identified (" + "; ".join(bad) + ")") if bad else ""
+
+
+# the columns of a claims table, in order (ClaimTable, ClaimResult._repr_html_)
+COLUMNS = ("id", "claim", "expected", "measured", "tolerance", "verdict", "reason")
 
 
 def claim_cells(result) -> dict:

@@ -41,7 +41,7 @@ class ReportContext:
         answer when there is no story.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
     derivations : :class:`~depthscale.theory.derivation.Derivation` objects (rendered by
-        :mod:`depthscale.derivations.report.render_derivation`), or objects with ``title``,
+        :mod:`depthscale.theory.render_derivation`), or objects with ``title``,
         ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
         whose fragments are inserted as they are.
     theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;

@@ -42,12 +42,12 @@ from markupsafe import Markup
 from ...theory._choices import FORMATS
 from ...theory._validate import bad_argument as _bad
 from ...theory.derivation import Derivation
+from ...theory.render_derivation import DERIVATION_CSS, render_derivation
+from ...theory.typeset import math_mathml, tex_escape
 from ..claims.verdicts import VERDICTS, claim_cells
 from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
 from .context import ReportContext, template_data
 from .publish import check_folder
-from .render_derivation import DERIVATION_CSS, render_derivation
-from .typeset import math_mathml, tex_escape
 
 __all__ = [
     "VERDICTS",
@@ -60,7 +60,6 @@ __all__ = [
     "format_percent",
     "format_interval",
     "claim_cells",
-    "tex_escape",
 ]
 
 

@@ -23,8 +23,8 @@ from scipy.stats import spearmanr
 
 from depthscale.derivations.analysis.curve import Curve
 from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.analysis.fit_results import FitResult, LackOfFit
-from depthscale.derivations.analysis.goodness_of_fit import lack_of_fit
+from depthscale.derivations.analysis.fits import FitResult
+from depthscale.derivations.analysis.goodness_of_fit import LackOfFit, lack_of_fit
 from depthscale.derivations.claims.claim import Claim, claim
 from depthscale.derivations.claims.generic import (
     DISAGREEMENT_TOO_FEW,

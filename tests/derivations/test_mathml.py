@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 import pytest
 import sympy as sp
 
-from depthscale.derivations.report.mathml import latex_to_mathml
-from depthscale.derivations.report.typeset import math_latex, math_mathml, md_escape, prose, tex_escape
+from depthscale.theory.mathml import latex_to_mathml
+from depthscale.theory.typeset import math_latex, math_mathml, md_escape, prose, tex_escape
 
 NS = "{http://www.w3.org/1998/Math/MathML}"
 

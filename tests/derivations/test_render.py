@@ -17,7 +17,8 @@ from PIL import Image
 from tex_compile import compile_tex, needs_pdflatex
 
 from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.report.render import ReportContext, format_value, tex_escape, write_report
+from depthscale.derivations.report.render import ReportContext, format_value, write_report
+from depthscale.theory.typeset import tex_escape
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 

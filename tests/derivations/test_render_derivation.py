@@ -15,9 +15,9 @@ import pytest
 import sympy as sp
 from tex_compile import compile_tex, needs_pdflatex
 
-from depthscale.derivations.report.mathml import latex_to_mathml
-from depthscale.derivations.report.render_derivation import render_derivation
 from depthscale.theory.derivation import DERIVATIONS, Derivation, build_derivation
+from depthscale.theory.mathml import latex_to_mathml
+from depthscale.theory.render_derivation import render_derivation
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
 XHTML = "http://www.w3.org/1999/xhtml"

@@ -59,7 +59,7 @@ def test_every_format_typesets_the_beta_function_as_upright_b():
 
 
 def test_the_methods_are_the_reports_renderer():
-    from depthscale.derivations.report.render_derivation import render_derivation
+    from depthscale.theory.render_derivation import render_derivation
 
     d = _toy()
     assert d.to_latex(checked=False) == render_derivation(d, "tex", checked=False)

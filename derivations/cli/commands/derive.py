@@ -79,7 +79,7 @@ def handler(args) -> int:
     else:  # the folder is created on writing: only the names can be checked
         check_name_fits("out", path)
     from ....theory.derivation import build_derivation
-    from ...report.render_derivation import render_derivation  # sympy: only once the paths are good
+    from ....theory.render_derivation import render_derivation  # sympy: only once the paths are good
 
     der = build_derivation(name)
     result = der.check()

@@ -83,9 +83,16 @@ def write(
     )
 
 
-def register(sub) -> None:
-    from .reproduce import preset_choices
+def preset_choices() -> str:
+    """The names ``--preset`` takes, read from the studies' preset folders without importing a study
+    (a --help must not wait for SciPy), for the options' help."""
+    from ...study import quick_names
 
+    names = quick_names()
+    return ", ".join(sorted(names)) if names else "see depthscale reproduce --preset ? (an unknown name lists them)"
+
+
+def register(sub) -> None:
     p = sub.add_parser("report", help="write report.md, report.html and report.tex from a results store")
     p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
     p.add_argument(

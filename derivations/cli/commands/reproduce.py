@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..app import check_out_file, emit
-from .report import add_report_options, check_contexts, check_out, claims_text, write
+from .report import add_report_options, check_contexts, check_out, claims_text, preset_choices, write
 from .sweep import add_run_options, check_run_options, run_sweep, with_engine
 
 
@@ -34,15 +34,6 @@ def preset_path(name: str):
 
     s, preset = find_preset(name)
     return s.preset_path(preset)
-
-
-def preset_choices() -> str:
-    """The names ``--preset`` takes, read from the studies' preset folders without importing a study
-    (a --help must not wait for SciPy), for the options' help."""
-    from ...study import quick_names
-
-    names = quick_names()
-    return ", ".join(sorted(names)) if names else "see depthscale reproduce --preset ? (an unknown name lists them)"
 
 
 def register(sub) -> None:
