@@ -74,14 +74,13 @@ def parse_param(text: str) -> dict:
 
 
 def handle(args) -> int:
+    from ....theory._validate import check_choice
     from ..app import check_in_store, check_out_file
 
-    if args.claim is not None and args.claim not in GENERIC:
-        raise ValueError(f"claim={args.claim!r}: must be one of {', '.join(GENERIC)}")
-    if args.law not in ("power", "offset"):
-        raise ValueError(f"law={args.law!r}: must be one of power, offset")
-    if args.error not in ("fit", "seeds"):
-        raise ValueError(f"error={args.error!r}: must be one of fit, seeds")
+    if args.claim is not None:
+        check_choice("claim", args.claim, GENERIC)
+    check_choice("law", args.law, ("power", "offset"))
+    check_choice("error", args.error, ("fit", "seeds"))
     if args.claim is None and args.param is None:
         raise ValueError("param=None: must be given without --claim (NAME=LO,HI, e.g. alpha=0.6,0.75)")
     expected = parse_param(args.param) if args.param is not None else {}
