@@ -13,7 +13,7 @@ gives ``not run`` or ``indicative`` (:meth:`Claim.without_fit`), the verdict rul
 Examples
 --------
 >>> from depthscale.derivations.claims.evidence import Evidence
->>> @claim("demo", "Some curve exists", tolerance="none", missing="no curves")
+>>> @claim("demo", "Some curve exists", tolerance="none", missing="no curves", family="demo")
 ... def demo(c, ev):
 ...     return [c.result("", 1, len(ev.curves), None, "pass", "counted")] if ev.curves else []
 >>> [(r.id, r.verdict, r.reason) for r in demo(Evidence([], {}))]
@@ -47,7 +47,7 @@ class Claim:
     tolerance : str
         How close the measurement must be (the ``tolerance`` column; docs/claims.md lists the same text).
     family : str
-        The module of ``derivations/claims/`` that holds it (its ``evaluate``'s module).
+        The group the claim is listed under (its study's family name, e.g. ``"softmax"``), given explicitly.
     evaluate : callable
         ``evaluate(claim, ev) -> list[ClaimResult]``: one result per condition tested.
     expected : object
@@ -175,15 +175,16 @@ def claim(
     tolerance: str,
     expected=None,
     missing: str | None = "",
-    family: str | None = None,
+    family: str,
     kind: str = "simulation",
 ) -> Callable[[Callable[[Claim, Evidence], list[ClaimResult]]], Claim]:
     """Declare a claim: decorates its ``evaluate(claim, ev)`` and returns the :class:`Claim` record.
 
     The statement is, unless given, the first paragraph of ``evaluate``'s docstring (so it is written
-    once); the family is, unless given, the module that defines ``evaluate``.
+    once). ``family`` groups the claim in tables and ``claims(family=...)``: an explicit field, never
+    read from a module's file name.
 
-    >>> @claim("two", tolerance="none")
+    >>> @claim("two", tolerance="none", family="demo")
     ... def two(c, ev):
     ...     '''Two curves
     ...     exist
@@ -192,20 +193,19 @@ def claim(
     ...     return []
     >>> two.statement
     'Two curves exist'
-    >>> claim("three", tolerance="none")(lambda c, ev: [])
+    >>> claim("three", tolerance="none", family="demo")(lambda c, ev: [])
     Traceback (most recent call last):
     ...
     ValueError: claim 'three': no statement and no docstring to take it from
     """
 
     def wrap(evaluate):
-        fam = family or evaluate.__module__.rsplit(".", 1)[-1]
         said = statement
         if said is None:
             said = " ".join((evaluate.__doc__ or "").strip().split("\n\n")[0].split())
             if not said:
                 raise ValueError(f"claim {id!r}: no statement and no docstring to take it from")
-        return Claim(id, said, tolerance, fam, evaluate, expected, missing, kind)
+        return Claim(id, said, tolerance, family, evaluate, expected, missing, kind)
 
     return wrap
 
@@ -216,7 +216,8 @@ def evaluated_with(evaluate: Callable[..., list[ClaimResult]], name: str, /, **p
 
     >>> def count(c, ev, least):
     ...     return [c.result("", least, len(ev.curves), None, "pass", "counted")] if len(ev.curves) >= least else []
-    >>> two = claim("two", "Two curves exist", tolerance="none", missing="fewer")(evaluated_with(count, "two", least=2))
+    >>> declare = claim("two", "Two curves exist", tolerance="none", missing="fewer", family="demo")
+    >>> two = declare(evaluated_with(count, "two", least=2))
     >>> from depthscale.derivations.claims.evidence import Evidence
     >>> two.__name__, [r.verdict for r in two(Evidence([], {}))]
     ('two', ['not run'])

@@ -40,11 +40,13 @@ class Evidence:
     def __post_init__(self) -> None:
         # normalised once, on construction: a list of curves is kept as a tuple, a mapping as TheoryNumbers
         if isinstance(self.curves, str | Curve) or not isinstance(self.curves, Iterable):
-            raise TypeError(f"curves={self.curves!r}: must be a sequence of Curve (from depthscale.curves)")
+            raise TypeError(
+                f"curves={self.curves!r}: must be a sequence of Curve (from depthscale.derivations.analysis.curve)"
+            )
         object.__setattr__(self, "curves", tuple(self.curves))
         for i, c in enumerate(self.curves):
             if not isinstance(c, Curve):
-                raise TypeError(f"curves[{i}]={c!r}: must be a Curve (from depthscale.curves)")
+                raise TypeError(f"curves[{i}]={c!r}: must be a Curve (from depthscale.derivations.analysis.curve)")
         if self.load_arrays is not None and not callable(self.load_arrays):
             raise TypeError(
                 f"load_arrays={self.load_arrays!r}: must be None or a function key -> arrays (Store.load_arrays)"

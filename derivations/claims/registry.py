@@ -79,7 +79,7 @@ def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_
         claims = list(claims) if isinstance(claims, Iterable) and not isinstance(claims, str) else [claims]
         for i, c in enumerate(claims):
             if not isinstance(c, Claim):
-                raise TypeError(f"claims[{i}]={c!r}: must be a Claim (from depthscale.claims)")
+                raise TypeError(f"claims[{i}]={c!r}: must be a Claim (from depthscale.derivations.study import claim)")
     rows = []
     for claim in registered_claims() if claims is None else claims:
         try:

@@ -101,7 +101,7 @@ def plot_curve(curve, ax=None, kind: str | None = None, n_boot: int = 0):
     from ..analysis.curve import Curve
 
     if not isinstance(curve, Curve):
-        raise TypeError(f"curve={curve!r}: must be a Curve (from depthscale.curves)")
+        raise TypeError(f"curve={curve!r}: must be a Curve (from depthscale.derivations.analysis.curve)")
     ax = _axes(ax)
     kind = curve.default_kind if kind is None else kind
     L = curve.depths.astype(float)

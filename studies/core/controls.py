@@ -12,7 +12,7 @@ from depthscale.derivations.formatting import format_estimate as est
 CONTROL_GAIN_MAX = 0.01
 
 
-@claim("clt-identity", tolerance=f"<= {IDENTITY_TOL:g}", expected=0.0, missing="no runs with L >= 2")
+@claim("clt-identity", tolerance=f"<= {IDENTITY_TOL:g}", expected=0.0, missing="no runs with L >= 2", family="controls")
 def identity(claim: Claim, ev) -> list[ClaimResult]:
     """R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"""
     # recomputed from the stored R_L, A_L, C_L (the exact floats the measurement compared), so every
@@ -26,7 +26,13 @@ def identity(claim: Claim, ev) -> list[ClaimResult]:
     return [claim.result("", 0.0, worst, None, verdict, f"largest relative residual over {len(res)} runs")]
 
 
-@claim("controls-no-depth-gain", tolerance=f"<= {CONTROL_GAIN_MAX}", expected="no gain", missing="no control runs")
+@claim(
+    "controls-no-depth-gain",
+    tolerance=f"<= {CONTROL_GAIN_MAX}",
+    expected="no gain",
+    missing="no control runs",
+    family="controls",
+)
 def controls(claim: Claim, ev) -> list[ClaimResult]:
     """Controls without layer diversity (tied layers, temperature-only) show no inverse-depth gain"""
     cs = [
@@ -71,6 +77,7 @@ depth_beats_single, depth_beats_pair = (
         f"The deepest trained model beats the best {what}",
         tolerance="R_L - floor < -2 paired s.e.",
         missing="no softmax top-k runs with reference floors",
+        family="controls",
     )(evaluated_with(_beats, f"depth_beats_{short}", name=name))
     for short, name, what in (
         ("single", "single", "single temperature-only head"),

@@ -31,6 +31,7 @@ PARALLEL_RHO = 0.5
     tolerance="t-test, 95 %",
     expected="zeta <= alpha <= 2 zeta",
     missing="no linear easy-task runs in this sweep",
+    family="linear",
 )
 def linear_exponent(claim: Claim, ev) -> list[ClaimResult]:
     """Linear easy-task exponent between zeta and 2 zeta"""
@@ -113,6 +114,7 @@ linear_sequential_modes, softmax_parallel_modes = (
         tolerance=f"Spearman(k, mode loss ratio) {op} {rho_bound}",
         expected=order,
         missing=f"no {model} runs with mode losses at two or more depths",
+        family="linear",
     )(evaluated_with(_modes, f"{model}_{order}_modes", model=model, tasks=tasks, op=op, rho_bound=rho_bound))
     for model, order, tasks, op, rho_bound in (
         ("linear", "sequential", EASY_TASKS, ">=", SEQUENTIAL_RHO),
@@ -121,7 +123,13 @@ linear_sequential_modes, softmax_parallel_modes = (
 )
 
 
-@claim("linear-floor", tolerance=f"{FLOOR_RTOL:.0%} + t s.e.", expected="T - h^T G^+ h", missing="no linear top-k runs")
+@claim(
+    "linear-floor",
+    tolerance=f"{FLOOR_RTOL:.0%} + t s.e.",
+    expected="T - h^T G^+ h",
+    missing="no linear top-k runs",
+    family="linear",
+)
 def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     """Linear floor on the difficult task equals T - h^T G^+ h of polynomials in S = X^T X / P
 
@@ -152,7 +160,9 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
 
 
 # missing=None: the floor claim says when there are no runs
-@claim("linear-saturation", tolerance=f"<= {SATURATION_RTOL}", expected="no gain with depth", missing=None)
+@claim(
+    "linear-saturation", tolerance=f"<= {SATURATION_RTOL}", expected="no gain with depth", missing=None, family="linear"
+)
 def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
     """Linear attention saturates on the difficult task
 

@@ -27,6 +27,7 @@ GAP_ALPHA_RANGE = (0.7, 1.3)
     tolerance="both bounds",
     expected="exact retrieval",
     missing="no one-layer softmax easy-exact runs",
+    family="softmax",
 )
 def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
     """One softmax layer solves the easy task (MSE <= 1e-3 E[y*^2], top-1 mass >= 0.99)"""
@@ -54,7 +55,13 @@ def _softmax_top2(ev) -> list[Curve]:
     return select_curves(ev, "softmax", ("topk",), k=2)
 
 
-@claim("softmax-top2-exponent", tolerance=f"± {SOFTMAX_ALPHA_TOL}", expected=1.0, missing="no softmax top-2 runs")
+@claim(
+    "softmax-top2-exponent",
+    tolerance=f"± {SOFTMAX_ALPHA_TOL}",
+    expected=1.0,
+    missing="no softmax top-2 runs",
+    family="softmax",
+)
 def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
     """Softmax attention, top-2: R_L = L0 + c L^-alpha with alpha near 1 on every spectrum"""
     out = []
@@ -88,6 +95,7 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
     tolerance="both bounds",
     expected=f"softmax <= {SPREAD_TOL}, linear >= {LINEAR_SPREAD_MIN}",
     missing="fewer than two softmax top-2 spectra fitted",
+    family="softmax",
 )
 def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
     """Softmax exponents vary little across spectra while linear exponents spread by >= 2"""
@@ -129,6 +137,7 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
     tolerance="alpha(top-k) < alpha(top-2), t-test",
     expected="alpha(top-k) < alpha(top-2)",
     missing="no matching top-k (k > 2) and top-2 softmax curves",
+    family="softmax",
 )
 def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
     """Top-16 scales more slowly with depth than top-2
@@ -162,6 +171,7 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
     tolerance=f"in {GAP_ALPHA_RANGE}, t-test",
     expected=1.0,
     missing="no softmax top-2 curve with >= 4 depths",
+    family="softmax",
 )
 def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     """C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L"""
@@ -195,6 +205,7 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     "softmax-below-linear",
     tolerance="ratio < 1 (paper: 0.03-0.17)",
     missing="no softmax top-k curve with a linear floor at the same scale",
+    family="softmax",
 )
 def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
     """The softmax floor lies below the linear floor on the same spectrum

@@ -17,7 +17,9 @@ FLOOR_REFERENCE_RTOL = 0.03
 theory_claim = partial(claim, missing=None, kind="theory")
 
 
-@theory_claim("derivations-checked", "Every derivation step is machine-checked", tolerance="all steps")
+@theory_claim(
+    "derivations-checked", "Every derivation step is machine-checked", tolerance="all steps", family="theory_checks"
+)
 def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     """Every step of the derivations is verified by sympy simplification or an mpmath check."""
     d = ev.theory.derivations
@@ -30,7 +32,10 @@ def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
 
 
 @theory_claim(
-    "equal-step-slope", "Equal-step depth law has local slope -zeta over L in [16, 256]", tolerance=f"± {SLOPE_TOL}"
+    "equal-step-slope",
+    "Equal-step depth law has local slope -zeta over L in [16, 256]",
+    tolerance=f"± {SLOPE_TOL}",
+    family="theory_checks",
 )
 def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
     """The equal-step law's local slope against -zeta (a finite sum, exact: decided by theory alone)."""
@@ -51,6 +56,7 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
     "floor-reference",
     "Monte Carlo T - h^T G^+ h reproduces the paper's top-2 floors (d=128, P=1024)",
     tolerance=f"{FLOOR_REFERENCE_RTOL:.0%}",
+    family="theory_checks",
 )
 def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
     """The paper's five top-2 floors recomputed by Monte Carlo."""

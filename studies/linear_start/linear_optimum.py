@@ -37,6 +37,7 @@ EXPONENT_RTOL = 0.10  # the optimum's exponent at d = 128, P = 1024 against the 
     tolerance=f"{OPTIMUM_RTOL:.0%} + t s.e.",
     expected="the optimum",
     missing="no linear easy-task runs",
+    family="linear_optimum",
 )
 def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
     """Trained linear loss equals the best polynomial sum_{r<=L} a_r S^r (S = X^T X / P) at its (d, P, L)"""
@@ -71,6 +72,7 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
     tolerance=f"{EXPONENT_RTOL:.0%}",
     expected="paper's exponent",
     missing="reference optimum not loaded",
+    family="linear_optimum",
 )
 def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
     """Exponent of the best depth-L polynomial in S at d=128, P=1024 equals the paper's trained exponent

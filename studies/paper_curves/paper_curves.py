@@ -25,6 +25,7 @@ DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at o
     "protocol-shallow-above-single",
     tolerance="t-test, 95 %",
     missing="no protocol-study runs at L = 1 with stored errors",
+    family="paper_curves",
 )
 def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     """The one-layer model's loss R_1 lies above the best single temperature head (paired)
@@ -51,6 +52,7 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     "two-temperature floor",
     tolerance="t-test, 95 %",
     missing=f"no top-16 study runs at L >= {DEEP_DEPTH} with stored errors",
+    family="paper_curves",
 )
 def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """Top-16: some variant's deep model (L >= 16) reaches within 3 % of the signed two-temperature floor

@@ -134,6 +134,7 @@ def decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, me
     tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
+    family="protocol_study",
 )
 def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol: the excess R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] (the law alone;
@@ -215,7 +216,13 @@ def _depth_span(c: Curve) -> str:
     return f"L = {int(c.depths[0])}..{int(c.depths[-1])}"
 
 
-@claim("protocol-amplitude", tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)", expected=RHO_PASS, missing=NO_RUNS)
+@claim(
+    "protocol-amplitude",
+    tolerance=f"rho >= {RHO_PASS} and > rho(c, A_L)",
+    expected=RHO_PASS,
+    missing=NO_RUNS,
+    family="protocol_study",
+)
 def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     """Across protocols, the amplitude c follows the layer disagreement A_L - C_L, not the mean single-layer loss A_L
 
@@ -258,6 +265,7 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
+    family="protocol_study",
 )
 def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol: the averaged-away term ``(A_L - C_L) / L`` of ``R_L = C_L + (A_L - C_L) / L`` falls as
@@ -284,7 +292,11 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
 
 
 @claim(
-    "protocol-cosine-not-inverse", tolerance="outside, t-test", expected=ALPHA_RANGE, missing="no cosine-protocol runs"
+    "protocol-cosine-not-inverse",
+    tolerance="outside, t-test",
+    expected=ALPHA_RANGE,
+    missing="no cosine-protocol runs",
+    family="protocol_study",
 )
 def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     """Cosine-decayed training does not give inverse depth (alpha outside [0.8, 1.2])
@@ -314,6 +326,7 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     f"At L >= {BEAT_DEPTH} the trained model beats the convex temperature floor (paired)",
     tolerance="< 0, paired t-test",
     missing=f"no protocol-study runs at L >= {BEAT_DEPTH} with stored errors",
+    family="protocol_study",
 )
 def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     """Depth beats the convex floor at L >= 32 (paired): trained layers do something no mixture of
@@ -338,6 +351,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     f"R_inf lies within {FLOOR_RTOL:.0%} of a reference floor (which one is reported)",
     tolerance=f"{FLOOR_RTOL:.0%}",
     missing="no protocol-study runs",
+    family="protocol_study",
 )
 def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
     """Which reference floor the deep models approach (R_inf within 3 % of it), per protocol and task."""

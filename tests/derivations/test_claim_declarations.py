@@ -1,5 +1,6 @@
-"""Claim declarations: a claim's family is the module that declares it, also for claims declared
-from one evaluation with several parameter sets (claim.evaluated_with)."""
+"""Claim declarations: a claim's family is a field it is declared with (each study's claims keep the
+family names of their modules), also for claims declared from one evaluation with several parameter
+sets (claim.evaluated_with)."""
 
 import importlib
 
@@ -40,8 +41,18 @@ def test_one_evaluation_declared_twice_keeps_its_parameters_apart():
         n = len(ev.theory.slopes)
         return [c.result("", least, n, None, "pass" if n >= least else "fail", f"{n} entries")]
 
-    one = claim("one", "At least one entry", tolerance=">= 1")(evaluated_with(count_at_least, "one", least=1))
-    two = claim("two", "At least two entries", tolerance=">= 2")(evaluated_with(count_at_least, "two", least=2))
+    one = claim("one", "At least one entry", tolerance=">= 1", family="counts")(
+        evaluated_with(count_at_least, "one", least=1)
+    )
+    two = claim("two", "At least two entries", tolerance=">= 2", family="counts")(
+        evaluated_with(count_at_least, "two", least=2)
+    )
     ev = Evidence([], {"slopes": {(2.0, 1.0): (-1.0, 1.0)}})
     assert [r.verdict for r in one(ev)] == ["pass"] and [r.verdict for r in two(ev)] == ["fail"]
-    assert (one.__name__, one.family) == ("one", __name__.rsplit(".", 1)[-1])
+    assert (one.__name__, one.family, two.family) == ("one", "counts", "counts")
+
+
+def test_a_claim_names_its_family_explicitly():
+    # never read from a file name: moving a claim to another module leaves its family alone
+    with pytest.raises(TypeError, match="family"):
+        claim("nameless", "No family", tolerance="none")
