@@ -11,6 +11,7 @@ doctest collector unchanged.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 from _pytest.doctest import DoctestModule
@@ -43,7 +44,13 @@ class PackageDoctestModule(DoctestModule):
         return importlib.import_module(module_name(self.path))
 
 
+# modules of an optional extra, and what they import: without it their doctests are not collected
+# (the tests of the extra skip with the reason: pytest.importorskip)
+OPTIONAL = {"depthscale.sims.jax_engine": ("jax", "optax")}
+
+
 def pytest_collect_file(file_path: Path, parent):
-    if file_path.suffix == ".py" and module_name(file_path) is not None:
-        return PackageDoctestModule.from_parent(parent, path=file_path)
-    return None
+    name = module_name(file_path) if file_path.suffix == ".py" else None
+    if name is None or any(importlib.util.find_spec(m) is None for m in OPTIONAL.get(name, ())):
+        return None
+    return PackageDoctestModule.from_parent(parent, path=file_path)
