@@ -62,6 +62,87 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
     return cast(RunRecord, RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0]))
 
 
+def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int = 0) -> RunRecord:
+    """The run record of a model trained elsewhere (your own PyTorch or JAX model) from its per-layer
+    predictions ``f`` (contexts x L) and the ``target`` (contexts,) of the same evaluation contexts.
+
+    ``config`` describes the run (its task, ``model.depth == L``, training), ``seed`` tells its seeds
+    apart; the record has the engine's schema, so the store, ``curves`` and their fits, claims and
+    reports take it. Measured from ``f`` alone as a run's evaluation is (:func:`depthscale.theory.clt.decompose`:
+    ``yhat = mean_l f_l``, R_L, A_L, C_L, the layer losses and the per-context errors); what needs
+    the model itself (attention statistics, mode losses, query-key norms, the reference floors) is
+    absent (``None``), and ``steps`` is 0 (the training is not this package's).
+
+    Examples
+    --------
+    >>> from depthscale.sims.config import ModelConfig, TaskConfig
+    >>> rng = np.random.default_rng(0)
+    >>> target = rng.standard_normal(2000)
+    >>> f = target[:, None] + 0.5 * rng.standard_normal((2000, 4))  # independent layer errors
+    >>> rec = from_layer_outputs(f, target, RunConfig(TaskConfig(d=4, P=16), ModelConfig(depth=4)), seed=0)
+    >>> rec["status"], round(rec["A_L"], 2), abs(rec["C_L"]) < 0.01, round(rec["final_loss"], 3)
+    ('ok', 0.25, True, 0.063)
+    """
+    from ..theory._validate import SEED_MAX, bad_argument, check_int
+    from ..theory.clt import decompose
+
+    if not isinstance(config, RunConfig):
+        bad_argument("config", type(config).__name__, "a RunConfig describing the run")
+    seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
+    n_params = check_int("n_params", n_params, lo=0)
+    f = np.asarray(f, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    L = config.model.depth
+    if f.ndim != 2 or f.shape[1] != L or f.shape[0] < 2:
+        bad_argument("f.shape", f.shape, f"(contexts, {L}): at least 2 contexts, one column per layer (model.depth)")
+    if target.shape != (f.shape[0],):
+        bad_argument("target.shape", target.shape, f"({f.shape[0]},), one target per context of f")
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(target))):
+        bad_argument("f", "non-finite values", "finite predictions and targets")
+    dec = decompose(f, target)
+    sq_err = np.asarray(dec.sq_err, dtype=np.float64)
+    record: RunRecord = {
+        "key": run_key(config, seed),
+        "config": config.to_dict(),
+        "seed": seed,
+        "status": "ok",
+        "reason": None,
+        "converged": True,
+        "steps": 0,
+        "train_curve": [],
+        "n_params": n_params,
+        "final_loss": float(sq_err.mean()),
+        "final_loss_se": float(sq_err.std(ddof=1) / np.sqrt(sq_err.size)),
+        "target_power": float(np.mean(target**2)),
+        "A_L": float(dec.A_L),
+        "C_L": float(dec.C_L),
+        "gap": float(dec.gap),
+        "identity_residual": float(dec.identity_residual),
+        "layer_losses": np.asarray(dec.layer_losses, dtype=np.float64).tolist(),
+        "mode_losses": None,
+        "top1_mass": None,
+        "topk_mass": None,
+        "target_mass": None,
+        "entropy": None,
+        "qk_norm": None,  # type: ignore[typeddict-item]  # unknown: the model is not this package's
+        "qk_similarity": None,
+        "selection_error_pct": None,
+        "n_contexts": int(f.shape[0]),
+        "arrays": {"sq_err": sq_err.astype(np.float32)},
+        "wall_seconds": 0.0,
+    }
+    return _plain_record(record)
+
+
+def _plain_record(record: RunRecord) -> RunRecord:
+    """The record with its NumPy scalars as Python numbers (its ``arrays`` kept as arrays)."""
+    arrays = record.pop("arrays", None)
+    out = cast(RunRecord, _plain(dict(record)))
+    if arrays is not None:
+        out["arrays"] = arrays
+    return out
+
+
 def lockstep_key(config: RunConfig) -> str:
     """Runs with equal keys (and seeds) differ only in depth: they can train on one batch stream.
 
