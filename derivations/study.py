@@ -37,8 +37,11 @@ A study is one Python package. In this distribution it is a folder ``studies/<fo
    The entry point's name must equal ``STUDY.name``. After ``pip install`` (``-e`` too),
    ``depthscale reproduce --preset my-study`` runs it, and :func:`studies` lists it.
 
-A study may use another study's claims and numbers by importing it (studies import the library
-and each other; the library never imports a study).
+4. Its modules import depthscale only through this module (the authoring API: :data:`AUTHORING`
+   lists what it re-exports, from ``Study`` and ``claim`` to ``in_range``, ``select_curves``,
+   ``figure_entry``, ``to_png`` and the formatting functions), the public ``depthscale.theory`` and
+   ``depthscale.sims`` modules and ``depthscale.studies``; never another study (a rule two studies
+   share moves into the library under a name). tests/test_layout.py holds them to it.
 
 Examples
 --------
@@ -63,10 +66,60 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..theory._exports import lazy_reexports
 from ..theory._validate import bad_argument
 
-if TYPE_CHECKING:  # imported where used: the claims bring SciPy, and a refused name must not wait for it
-    from .claims.claim import Claim
+if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first use (below)
+    from .analysis.curve import EASY_TASKS as EASY_TASKS
+    from .analysis.curve import Curve as Curve
+    from .analysis.curve import curves as curves
+    from .analysis.curve import pool_independent as pool_independent
+    from .analysis.curve import pool_paired as pool_paired
+    from .analysis.curve import variant_name as variant_name
+    from .analysis.estimate import Estimate as Estimate
+    from .analysis.fits import FitResult as FitResult
+    from .analysis.fits import fit_gap as fit_gap
+    from .analysis.fits import fit_offset_power as fit_offset_power
+    from .analysis.fits import fit_power_law as fit_power_law
+    from .analysis.goodness_of_fit import LOF_LEVEL as LOF_LEVEL
+    from .analysis.goodness_of_fit import LackOfFit as LackOfFit
+    from .analysis.goodness_of_fit import lack_of_fit as lack_of_fit
+    from .analysis.goodness_of_fit import law_rejected as law_rejected
+    from .analysis.goodness_of_fit import least_rejected_law as least_rejected_law
+    from .analysis.reference_values import LINEAR_EASY_EXPONENTS as LINEAR_EASY_EXPONENTS
+    from .analysis.reference_values import REFERENCE_D as REFERENCE_D
+    from .analysis.reference_values import REFERENCE_P as REFERENCE_P
+    from .claims.claim import Claim as Claim
+    from .claims.claim import claim as claim
+    from .claims.claim import evaluated_with as evaluated_with
+    from .claims.evidence import Evidence as Evidence
+    from .claims.evidence import select_curves as select_curves
+    from .claims.generic import DISAGREEMENT_TOO_FEW as DISAGREEMENT_TOO_FEW
+    from .claims.generic import FLOOR_RTOL as FLOOR_RTOL
+    from .claims.generic import IDENTITY_TOL as IDENTITY_TOL
+    from .claims.generic import INVERSE_DEPTH as INVERSE_DEPTH
+    from .claims.generic import disagreement_fit as disagreement_fit
+    from .claims.generic import floor_agreement as floor_agreement
+    from .claims.generic import identity_residuals as identity_residuals
+    from .claims.verdicts import MIN_EVAL as MIN_EVAL
+    from .claims.verdicts import ClaimResult as ClaimResult
+    from .claims.verdicts import Condition as Condition
+    from .claims.verdicts import below_zero as below_zero
+    from .claims.verdicts import decision as decision
+    from .claims.verdicts import in_range as in_range
+    from .claims.verdicts import unidentified as unidentified
+    from .claims.verdicts import within as within
+    from .formatting import format_estimate as format_estimate
+    from .formatting import format_interval as format_interval
+    from .formatting import format_percent as format_percent
+    from .formatting import format_value as format_value
+    from .report.figure_drawings import to_png as to_png
+    from .report.figures import figure_entry as figure_entry
+    from .report.findings import brief as brief
+    from .report.findings import results_of as results_of
+    from .report.findings import tally as tally
+    from .report.plots import legend_below as legend_below
+    from .report.plots import plain_log_ticks as plain_log_ticks
 
 ENTRY_POINT_GROUP = "depthscale.studies"
 DEFAULT_CONTEXTS = (3000, 3000)  # (floor contexts, reference contexts) of a preset's report
@@ -417,6 +470,29 @@ def study_of_claim(claim_id: str) -> Study:
     bad_argument("claim_id", claim_id, "the id of a claim of a registered study")
 
 
+# ------------------------------------------------------------------------------- the authoring API
+# what a study imports from the library, by module under depthscale.derivations: loaded on first
+# use, since the report layer imports this module and claims must load without Jinja or SymPy
+AUTHORING = {
+    "analysis.curve": "EASY_TASKS Curve curves pool_independent pool_paired variant_name",
+    "analysis.estimate": "Estimate",
+    "analysis.fits": "FitResult fit_gap fit_offset_power fit_power_law",
+    "analysis.goodness_of_fit": "LOF_LEVEL LackOfFit lack_of_fit law_rejected least_rejected_law",
+    "analysis.reference_values": "LINEAR_EASY_EXPONENTS REFERENCE_D REFERENCE_P",
+    "claims.claim": "Claim claim evaluated_with",
+    "claims.evidence": "Evidence select_curves",
+    "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "
+    "floor_agreement identity_residuals",
+    "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision in_range unidentified within",
+    "formatting": "format_estimate format_interval format_percent format_value",
+    "report.findings": "brief results_of tally",
+    "report.figures": "figure_entry",
+    "report.figure_drawings": "to_png",
+    "report.plots": "legend_below plain_log_ticks",
+}
+_AUTHORED, __getattr__ = lazy_reexports(__name__.rpartition(".")[0], AUTHORING)
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "DEFAULT_CONTEXTS",
@@ -433,4 +509,6 @@ __all__ = [
     "report_studies",
     "all_claims",
     "study_of_claim",
+    "AUTHORING",
+    *_AUTHORED,
 ]

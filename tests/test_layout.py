@@ -221,6 +221,57 @@ def test_imports_go_one_way_and_library_code_never_imports_the_cli(folder, forbi
     assert {k: v for k, v in wrong.items() if v} == {}
 
 
+# a study reusing another's machinery, still to move into the library: the paper-curves study builds
+# on the protocol study's rows, the core study's linear-exponent row appends the linear-start
+# study's note on the optimum. The list may only shrink
+KNOWN_STUDY_IMPORTS = {
+    ("studies/core/linear.py", "depthscale.studies.linear_start"),
+    ("studies/paper_curves/paper_curves.py", "depthscale.studies.protocols.protocol_study"),
+    ("studies/paper_curves/sections.py", "depthscale.studies.protocols.protocol_study"),
+    ("studies/paper_curves/sections.py", "depthscale.studies.protocols.protocols"),
+}
+AUTHORING_API = "depthscale.derivations.study"
+
+
+def _study_imports() -> tuple:
+    """``(imports of another study, imports of depthscale past the authoring API)`` of the studies'
+    modules, each a set of ``(file, module)``. A study may import its own package, the root
+    ``depthscale.studies``, the authoring API and the public (no ``_`` part) theory and sims modules."""
+    other, past = set(), set()
+    for p in _sources(("studies",)):
+        rel = p.relative_to(ROOT)
+        own = ".".join(["depthscale", *rel.parts[:2]]) if len(rel.parts) > 2 else "depthscale.studies"
+        for m in _imports(p):
+            if not m.startswith("depthscale") or m in ("depthscale.studies", AUTHORING_API):
+                continue
+            if m == own or m.startswith(own + "."):
+                continue
+            if m.startswith("depthscale.studies."):
+                other.add((rel.as_posix(), m))
+            elif not (m.startswith(("depthscale.theory.", "depthscale.sims.")) and "._" not in m):
+                past.add((rel.as_posix(), m))
+    return other, past
+
+
+def test_studies_import_the_library_only_through_the_authoring_api():
+    assert sorted(_study_imports()[1]) == []
+
+
+def test_studies_do_not_import_each_other():
+    assert sorted(_study_imports()[0] - KNOWN_STUDY_IMPORTS) == []
+
+
+def test_the_list_of_known_study_imports_only_shrinks():
+    assert sorted(KNOWN_STUDY_IMPORTS - _study_imports()[0]) == []  # one moved: strike it from the list
+
+
+def test_the_authoring_api_names_what_it_exports():
+    import depthscale.derivations.study as api
+
+    missing = [n for n in api.__all__ if not hasattr(api, n)]
+    assert missing == [] and {"claim", "Claim", "in_range", "select_curves", "to_png", "brief"} <= set(api.__all__)
+
+
 def _study_names():
     """What names a study: its name, its hyphenated preset names, its package and its folder."""
     from depthscale.derivations.study import studies

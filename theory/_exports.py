@@ -42,6 +42,28 @@ def lazy_exports(package: str, **modules: str) -> tuple:
     return public, __getattr__, __dir__
 
 
+def lazy_reexports(package: str, table: dict) -> tuple:
+    """``(names, __getattr__)`` for a module that re-exports names of ``package``'s modules, each
+    loaded on first use: ``table`` is ``{"claims.claim": "Claim claim", ...}`` (a module under
+    ``package``, dotted, and the names it defines). For a module (not a package) whose importers must
+    not pay for every module it names, or that a named module's importers import.
+
+    >>> names, getattr_ = lazy_reexports("depthscale.theory", {"spectra": "PowerLawSpectrum"})
+    >>> names, getattr_("PowerLawSpectrum").__name__
+    (['PowerLawSpectrum'], 'PowerLawSpectrum')
+    """
+    where = {name: module for module, names in table.items() for name in names.split()}
+    if len(where) != sum(len(names.split()) for names in table.values()):
+        raise ValueError(f"a name is listed twice in the re-exports from {package!r}")
+
+    def __getattr__(name):
+        if name in where:
+            return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
+        raise AttributeError(f"module has no attribute {name!r}")
+
+    return sorted(where), __getattr__
+
+
 def exported_from(package: str) -> dict:
     """``{name: defining module}`` of the names ``package`` re-exports lazily (imports the package only).
 

@@ -17,6 +17,8 @@ from scipy import stats
 from ...theory._validate import check_real
 from .fits import FitResult, as_vector, fit_offset_fixed_alpha
 
+LOF_LEVEL = 0.01  # a law fails when its least-rejected alpha in the range has lack-of-fit p below this
+
 
 @dataclass(frozen=True)
 class LackOfFit:
@@ -78,4 +80,27 @@ def _positive_matrix(name: str, x, n_cols: int) -> np.ndarray:
     return a
 
 
-__all__ = ["LackOfFit", "lack_of_fit"]
+def least_rejected_law(curve, alpha_range: tuple[float, float]) -> LackOfFit | None:
+    """The least-rejected law ``R_inf + c L^-alpha`` with alpha in ``alpha_range`` on a curve's seeds:
+    the lack-of-fit test (:func:`lack_of_fit`) at nine alphas across the range, with the largest p.
+    The range is rejected only if each alpha is, so the test keeps its level. The table must be
+    complete: the seeds that reached every depth, or, with fewer than 2 such seeds, the depths every
+    seed reached. None with fewer than 2 seeds or 3 depths left. ``curve``: a
+    :class:`~depthscale.derivations.analysis.curve.Curve` (its ``loss`` by seed and depth, ``depths``)."""
+    ok = np.isfinite(curve.loss)
+    seeds, depths = ok.all(axis=1), ok.all(axis=0)
+    Y, L = (curve.loss[seeds], curve.depths) if seeds.sum() >= 2 else (curve.loss[:, depths], curve.depths[depths])
+    if Y.shape[0] < 2 or L.size < 3:
+        return None
+    return max((lack_of_fit(L, Y, float(a)) for a in np.linspace(alpha_range[0], alpha_range[1], 9)), key=lambda t: t.p)
+
+
+def law_rejected(curve, alpha_range: tuple[float, float], level: float = LOF_LEVEL) -> tuple[bool, LackOfFit | None]:
+    """Whether the seeds' own scatter rejects ``R_inf + c L^-alpha`` for every alpha in ``alpha_range``
+    (:func:`least_rejected_law` below ``level``), and that least-rejected test (None: too few seeds or
+    depths to test, never a rejection). The rule the studies share for "this curve has no such law"."""
+    law = least_rejected_law(curve, alpha_range)
+    return law is not None and law.p < level, law
+
+
+__all__ = ["LOF_LEVEL", "LackOfFit", "lack_of_fit", "law_rejected", "least_rejected_law"]

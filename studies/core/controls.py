@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
-from depthscale.derivations.claims.evidence import select_curves
-from depthscale.derivations.claims.generic import IDENTITY_TOL, identity_residuals
-from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
-from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.study import (
+    IDENTITY_TOL,
+    Claim,
+    ClaimResult,
+    Estimate,
+    below_zero,
+    claim,
+    evaluated_with,
+    identity_residuals,
+    select_curves,
+)
+from depthscale.derivations.study import format_estimate as est
 
 CONTROL_GAIN_MAX = 0.01
 

@@ -7,14 +7,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim, evaluated_with
-from depthscale.derivations.claims.evidence import select_curves
-from depthscale.derivations.claims.verdicts import ClaimResult, within
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_percent as pct
-from depthscale.derivations.formatting import format_value as num
+from depthscale.derivations.study import (
+    EASY_TASKS,
+    Claim,
+    ClaimResult,
+    Curve,
+    Estimate,
+    claim,
+    evaluated_with,
+    select_curves,
+    within,
+)
+from depthscale.derivations.study import format_estimate as est
+from depthscale.derivations.study import format_percent as pct
+from depthscale.derivations.study import format_value as num
 from depthscale.studies.linear_start import linear_optimum
 
 FLOOR_RTOL = 0.05

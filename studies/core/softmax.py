@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS, Curve
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.evidence import select_curves
-from depthscale.derivations.claims.verdicts import MIN_EVAL, ClaimResult, below_zero, in_range, unidentified
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_interval
-from depthscale.derivations.formatting import format_value as num
+from depthscale.derivations.study import (
+    EASY_TASKS,
+    MIN_EVAL,
+    Claim,
+    ClaimResult,
+    Curve,
+    Estimate,
+    below_zero,
+    claim,
+    format_interval,
+    in_range,
+    select_curves,
+    unidentified,
+)
+from depthscale.derivations.study import format_estimate as est
+from depthscale.derivations.study import format_value as num
 
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
@@ -175,7 +183,7 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
 )
 def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
     """C_L and A_L - C_L converge with depth and the gap L0 - C_L decays near 1/L"""
-    from depthscale.derivations.analysis import fits
+    from depthscale.derivations.study import fit_gap
 
     out = []
     for c in (c for c in _softmax_top2(ev) if len(c.depths) >= 4):
@@ -188,7 +196,7 @@ def clt_convergence(claim: Claim, ev) -> list[ClaimResult]:
         L0 = f.params["L0"]
         ok_idx = np.isfinite(C) & (L0 - C > 0)
         try:
-            g = fits.fit_gap(c.depths[ok_idx].astype(float), (L0 - C)[ok_idx], L0)
+            g = fit_gap(c.depths[ok_idx].astype(float), (L0 - C)[ok_idx], L0)
         except (ValueError, RuntimeError, np.linalg.LinAlgError) as exc:
             out.append(claim.indicative(c.label, 1.0, f"gap fit failed: {exc}"))
             continue

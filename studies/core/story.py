@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from depthscale.derivations.report.findings import brief, results_of, tally
-from depthscale.derivations.study import Finding, Story
+from depthscale.derivations.study import Finding, Story, brief, results_of, tally
 
 FINDINGS = (
     Finding(

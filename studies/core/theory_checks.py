@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult
-from depthscale.derivations.formatting import format_percent as pct
+from depthscale.derivations.study import Claim, ClaimResult, claim
+from depthscale.derivations.study import format_percent as pct
 
 SLOPE_TOL = 0.05  # equal-step local slope against -zeta
 FLOOR_REFERENCE_RTOL = 0.03

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import math
 
-from depthscale.derivations.analysis.curve import EASY_TASKS
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult, Condition, within
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.formatting import format_percent as pct
-from depthscale.derivations.formatting import format_value as num
+from depthscale.derivations.study import EASY_TASKS, Claim, ClaimResult, Condition, Estimate, claim, within
+from depthscale.derivations.study import format_estimate as est
+from depthscale.derivations.study import format_percent as pct
+from depthscale.derivations.study import format_value as num
 from depthscale.theory.linear_optimum import DEPTH_LIMIT
 
 from .optimum import REFERENCE_DEPTHS, REFERENCE_FILE, numbers_of, optimum_exponent, optimum_of

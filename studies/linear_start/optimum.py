@@ -18,8 +18,7 @@ from importlib import resources
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS
-from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
+from depthscale.derivations.study import EASY_TASKS, LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
 from depthscale.theory.linear_optimum import DEPTH_LIMIT
 
 NAME = "linear-start"  # the study's name: its numbers are TheoryNumbers.studies[NAME]
@@ -147,7 +146,7 @@ def optimum_exponent(L, loss, se, seed: int = 0) -> tuple[float, float]:
     >>> round(a, 6), s < 1e-6
     (1.5, True)
     """
-    from depthscale.derivations.analysis.fits import fit_power_law
+    from depthscale.derivations.study import fit_power_law
 
     L = np.asarray(L, dtype=float)
     loss, se = np.asarray(loss, dtype=float), np.asarray(se, dtype=float)

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import EASY_TASKS
-from depthscale.derivations.analysis.reference_values import REFERENCE_D, REFERENCE_P
-from depthscale.derivations.report import figures
-from depthscale.derivations.report.findings import brief, results_of, tally
-from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.derivations.study import (
+    EASY_TASKS,
+    REFERENCE_D,
+    REFERENCE_P,
+    Finding,
+    Sections,
+    Story,
+    brief,
+    figure_entry,
+    results_of,
+    tally,
+)
 
 from .optimum import REFERENCE_DEPTHS, OptimumNumbers, numbers_of, optimum_of
 
@@ -78,7 +85,7 @@ def sections(ev) -> Sections:
     """The optimum's tables and the figure of trained runs against it (left out without linear easy runs)."""
     numbers = numbers_of(ev)
     rows = figure_rows(ev.curves, numbers)
-    fig = figures.figure_entry("optimum_vs_depth", rows, name="linear_optimum")
+    fig = figure_entry("optimum_vs_depth", rows, name="linear_optimum")
     return Sections(tables=tuple(theory_tables(numbers)), figures=(fig,) if rows else ())
 
 

@@ -13,18 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from depthscale.derivations.analysis import fits
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.studies.protocols.protocol_study import ALPHA_RANGE, LOF_LEVEL, law_test
+from depthscale.derivations.study import (
+    INVERSE_DEPTH,
+    Claim,
+    ClaimResult,
+    Estimate,
+    below_zero,
+    claim,
+    fit_power_law,
+    in_range,
+    law_rejected,
+)
+from depthscale.derivations.study import format_estimate as est
 
 from .rows import DEEP, Row, paired_across, rows
 
 NO_RUNS = "no nonlinearity-study runs in this sweep"
 FIT = "R_inf + c L^-alpha"
 SPARSE = ("sparsemax", "entmax15")
+ALPHA_RANGE = INVERSE_DEPTH  # "inverse depth", as the protocol study tests it (the same library rule)
 SIGNED_RTOL = 0.03  # "reaches the signed floor": within 3 % of it
 
 
@@ -35,10 +42,10 @@ def _deepest(r: Row, name: str) -> int | None:
 
 
 def _law_rejected(r: Row) -> tuple[bool, str]:
-    law = law_test(r.curve)
+    rejected, law = law_rejected(r.curve, ALPHA_RANGE)
     if law is None:
         return False, "; lack-of-fit test: fewer than 2 seeds or 3 depths"
-    return law.p < LOF_LEVEL, f"; lack-of-fit p = {law.p:.2g} for the least-rejected alpha in {list(ALPHA_RANGE)}"
+    return rejected, f"; lack-of-fit p = {law.p:.2g} for the least-rejected alpha in {list(ALPHA_RANGE)}"
 
 
 @claim(
@@ -91,7 +98,7 @@ def disagreement(claim: Claim, ev) -> list[ClaimResult]:
         if keep.sum() < 3:
             out.append(claim.not_run("fewer than 3 depths >= 2 with A_L - C_L > 0", r.condition()))
             continue
-        f = fits.fit_power_law(L[keep], D[keep] / L[keep])
+        f = fit_power_law(L[keep], D[keep] / L[keep])
         if (missing := claim.without_fit(r.condition(), ALPHA_RANGE, {"(A_L - C_L)/L = c L^-alpha": f})) is not None:
             out.append(missing)
             continue

@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import Curve, pool_independent, pool_paired
-from depthscale.derivations.analysis.fits import FitResult
-from depthscale.derivations.claims.verdicts import Condition
+from depthscale.derivations.study import Condition, Curve, FitResult, pool_independent, pool_paired
 from depthscale.sims.attention_maps import ATTENTIONS
 from depthscale.sims.reference_floors import FLOOR_NAMES  # single head, convex and signed mixtures
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.report.figure_drawings import to_png
-from depthscale.derivations.report.plots import legend_below, plain_log_ticks
-from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.derivations.study import Finding, Sections, Story, legend_below, plain_log_ticks, to_png
+from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.attention_maps import ATTENTIONS
 
 from .rows import DEEP, FLOOR_NAMES, rows

@@ -12,11 +12,9 @@ two-temperature floor on top-16 (its report pieces are in
 
 from __future__ import annotations
 
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.verdicts import ClaimResult, below_zero
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.studies.protocols.protocol_study import FLOOR_RTOL, ProtocolRow, budget_note, decided, row_label, rows
+from depthscale.derivations.study import FLOOR_RTOL, Claim, ClaimResult, Estimate, below_zero, claim
+from depthscale.derivations.study import format_estimate as est
+from depthscale.studies.protocols.protocol_study import ProtocolRow, budget_note, decided, row_label, rows
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 

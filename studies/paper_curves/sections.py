@@ -8,11 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.report import figures
-from depthscale.derivations.report.findings import brief, results_of, tally
-from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.derivations.study import Finding, Sections, Story, brief, curves, figure_entry, results_of, tally
+from depthscale.derivations.study import format_estimate as est
 from depthscale.studies.protocols.protocol_study import rows
 from depthscale.studies.protocols.protocols import task_label
 
@@ -90,7 +87,7 @@ def sections(ev) -> Sections:
     """The checkpoint table and the excess-over-the-single-head figure (each left out without data)."""
     t = checkpoint_table(ev)
     above = single_excess_rows(ev)
-    fig = figures.figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION)
+    fig = figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION)
     return Sections(tables=() if t is None else (t,), figures=(fig,) if above else ())
 
 

@@ -21,20 +21,27 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from depthscale.derivations.analysis.curve import Curve
-from depthscale.derivations.analysis.estimate import Estimate
-from depthscale.derivations.analysis.fits import FitResult
-from depthscale.derivations.analysis.goodness_of_fit import LackOfFit, lack_of_fit
-from depthscale.derivations.claims.claim import Claim, claim
-from depthscale.derivations.claims.generic import (
+from depthscale.derivations.study import (
     DISAGREEMENT_TOO_FEW,
     FLOOR_RTOL,
     INVERSE_DEPTH,
+    LOF_LEVEL,
+    Claim,
+    ClaimResult,
+    Curve,
+    Estimate,
+    FitResult,
+    LackOfFit,
+    below_zero,
+    claim,
     disagreement_fit,
     floor_agreement,
+    in_range,
+    law_rejected,
+    least_rejected_law,
+    unidentified,
 )
-from depthscale.derivations.claims.verdicts import ClaimResult, below_zero, in_range, unidentified
-from depthscale.derivations.formatting import format_estimate as est
+from depthscale.derivations.study import format_estimate as est
 
 from .protocols import FLOOR_NAMES, PROTOCOLS, Protocol, floors_of, gather_floors, protocol_of, study_curves, task_label
 
@@ -47,7 +54,6 @@ ALPHA_RANGE = INVERSE_DEPTH  # "inverse depth": the excess over R_inf falls like
 # FLOOR_RTOL (derivations.claims.generic): R_inf "is" a reference floor when within 3 % of it
 BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or deeper
 RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
-LOF_LEVEL = 0.01  # the law fails when its least-rejected alpha in ALPHA_RANGE has lack-of-fit p below this
 
 
 # ------------------------------------------------------------------------------------------------ per curve
@@ -182,23 +188,14 @@ def _without_fit(claim: Claim, label: str, r: ProtocolRow, ok_if_rejected: bool,
 
 
 def _law_checked(c: Curve) -> tuple[bool, str]:
-    """Whether :func:`law_test` rejects every alpha in the range, and its note (starting "; ")."""
-    law = law_test(c)
-    return law is not None and law.p < LOF_LEVEL, "; " + _law_note(law)
+    """Whether the seeds' scatter rejects every alpha in the range (:func:`law_test`), and its note (starting "; ")."""
+    rejected, law = law_rejected(c, ALPHA_RANGE)
+    return rejected, "; " + _law_note(law)
 
 
 def law_test(c: Curve) -> LackOfFit | None:
-    """The least-rejected law ``R_inf + c L^-alpha`` with alpha in ALPHA_RANGE: the lack-of-fit test
-    (:func:`~depthscale.derivations.analysis.goodness_of_fit.lack_of_fit`) at nine alphas across the range, with
-    the largest p. The range is rejected only if each alpha is, so the test keeps its level. The
-    table must be complete: the seeds that reached every depth, or, with fewer than 2 such seeds,
-    the depths every seed reached. None with fewer than 2 seeds or 3 depths left."""
-    ok = np.isfinite(c.loss)
-    seeds, depths = ok.all(axis=1), ok.all(axis=0)
-    Y, L = (c.loss[seeds], c.depths) if seeds.sum() >= 2 else (c.loss[:, depths], c.depths[depths])
-    if Y.shape[0] < 2 or L.size < 3:
-        return None
-    return max((lack_of_fit(L, Y, float(a)) for a in np.linspace(*ALPHA_RANGE, 9)), key=lambda t: t.p)
+    """The least-rejected law with alpha in ALPHA_RANGE (:func:`~depthscale.derivations.study.least_rejected_law`)."""
+    return least_rejected_law(c, ALPHA_RANGE)
 
 
 def _law_note(law: LackOfFit | None) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from depthscale.derivations.analysis.curve import Curve, pool_independent, pool_paired, variant_name
-from depthscale.theory._choices import FLOOR_NAMES
+from depthscale.derivations.study import Curve, pool_independent, pool_paired, variant_name
+from depthscale.sims.reference_floors import FLOOR_NAMES
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from depthscale.derivations.formatting import format_estimate as est
-from depthscale.derivations.report import figures
-from depthscale.derivations.report.findings import brief, results_of, tally
-from depthscale.derivations.study import Finding, Sections, Story
+from depthscale.derivations.study import Finding, Sections, Story, brief, figure_entry, results_of, tally
+from depthscale.derivations.study import format_estimate as est
 
 from .protocol_study import rows
 from .protocols import FLOOR_NAMES, task_label
@@ -86,7 +84,7 @@ def sections(ev) -> Sections:
     t = table(ev)
     if t is None:
         return Sections()
-    fig = figures.figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION)
+    fig = figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION)
     return Sections(tables=(t,), figures=(fig,))
 
 
