@@ -523,6 +523,21 @@ class Derivation:
     results: list = field(default_factory=list)
     _result: DerivationResult | None = field(default=None, repr=False, compare=False)
 
+    def paper_results(self) -> list:
+        """The result equations as a paper displays them (``style="paper"``): :attr:`results`, or by
+        default the equation of the last asymptotic step and of the last step (as :class:`Result`)."""
+        from .typeset import math_latex  # the typesetting module: sympy's printer, only when rendering
+
+        if self.results:
+            return list(self.results)
+        out = []
+        asym = [i for i, s in enumerate(self.steps) if s.relation == "~"]
+        for i in ([asym[-1]] if asym else []) + [len(self.steps) - 1]:
+            step = self.steps[i]
+            cond = f"as ${math_latex(step.limit)} \\to \\infty$" if step.relation == "~" else ""
+            out.append(Result(step.lhs, step.rhs, step.relation, cond, (i + 1,)))
+        return out
+
     def check(self, seed: int = 0, force: bool = False) -> DerivationResult:
         """Check every step (cached after the first call unless ``force``).
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from ._validate import check_choice
 from .typeset import FORMATS, html_escape, math_latex, math_mathml, md_escape, prose, tex_escape
 
-__all__ = ["render_derivation", "step_latex", "paper_results", "DERIVATION_CSS", "STYLES"]
+__all__ = ["render_derivation", "step_latex", "DERIVATION_CSS", "STYLES"]
 
 STYLES = ("full", "paper", "result")
 
@@ -65,22 +65,6 @@ def step_latex(step, style: str = "full") -> str:
 _RELATION_TEX = {"=": "=", "~": r"\sim", "≈": r"\simeq"}
 
 
-def paper_results(d) -> list:
-    """The result equations of a derivation: its ``results``, or by default the equation of its last
-    asymptotic step and of its last step (as :class:`~depthscale.theory.derivation.Result`)."""
-    from .derivation import Result
-
-    if d.results:
-        return list(d.results)
-    out = []
-    asym = [i for i, s in enumerate(d.steps) if s.relation == "~"]
-    for i in ([asym[-1]] if asym else []) + [len(d.steps) - 1]:
-        step = d.steps[i]
-        cond = f"as ${math_latex(step.limit)} \\to \\infty$" if step.relation == "~" else ""
-        out.append(Result(step.lhs, step.rhs, step.relation, cond, (i + 1,)))
-    return out
-
-
 def _result_latex(r) -> str:
     return f"{math_latex(r.lhs, 'paper')} {_RELATION_TEX[r.relation]} {math_latex(r.rhs, 'paper')}"
 
@@ -101,7 +85,7 @@ def _conditions(d) -> str:
 def _paper(d, fmt: str, level: int, checked: bool, fragment: bool, appendix: bool = True) -> str:
     """Paper style: the result as displayed equations with conditions, the checked chain as an appendix
     (``appendix=False``, the ``"result"`` style: the chain left to ``depthscale derive`` and the docs)."""
-    results = paper_results(d)
+    results = d.paper_results()
     ok = d.check().all_passed if checked else None
     n = len(d.steps)
     where = "of the appendix" if appendix else "of its derivation (depthscale derive, the documentation's theory pages)"

@@ -9,7 +9,7 @@ from cli_calls import run
 from tex_compile import compile_tex, needs_pdflatex
 
 from depthscale.theory.derivation import DERIVATIONS, build_derivation
-from depthscale.theory.render_derivation import paper_results, render_derivation
+from depthscale.theory.render_derivation import render_derivation
 from depthscale.theory.typeset import math_latex
 
 # a minus sign directly followed by another one, inside a group, a fraction or a parenthesis
@@ -52,7 +52,7 @@ def test_the_pattern_catches_the_issues_example():
 def test_results_then_appendix_with_every_check(paper):
     d, out = paper
     tex = out["tex"]
-    n_results = len(paper_results(d))
+    n_results = len(d.paper_results())
     assert 1 <= n_results <= 6
     assert tex.count(r"\begin{equation}") == n_results  # numbered: the paper's equations
     assert tex.count(r"\begin{equation*}") == len(d.steps)  # the appendix: every step
