@@ -70,8 +70,10 @@ def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
             f"paired difference R_L - floor = {est(b.diff.value, b.diff.se)} at L={b.depth} "
             f"(same evaluation contexts; {b.diff.test}); {regime}"
         )
-        # expected column: the floor's loss (the reference); measured: the deepest model's loss
-        out.append(claim.decided(c.label, ok, [c], det, b.loss, b.loss + b.diff.value, None))
+        # expected column: the floor's loss (the reference); measured: the deepest model's loss, with the
+        # paired difference's error and test (what the comparison with the floor rests on)
+        deep = Estimate(b.loss + b.diff.value, b.diff.se, b.diff.dof, b.diff.basis, b.diff.n)
+        out.append(claim.decided(c.label, ok, [c], det, b.loss, deep, None))
     return out
 
 
