@@ -101,6 +101,12 @@ PROTOCOLS = (
         )
         for v in ("base", "per-layer-value", "context-update")
     ),
+    # the objections to the negative result (preset ``objections`` of the paper-curves study): other
+    # learning rates, twice the width, the paper preset's 20,000 steps; the rest as ``cosine``
+    Protocol("cosine-lr1e-3", "cosine", 1e-3, 1024, 4000, 0.3, "objection: a smaller learning rate"),
+    Protocol("cosine-lr1e-2", "cosine", 1e-2, 1024, 4000, 0.3, "objection: a larger learning rate"),
+    Protocol("cosine-N2d", "cosine", 3e-3, 1024, 4000, 0.3, "objection: width N = 2d = 32", width=32),
+    Protocol("cosine-20k", "cosine", 3e-3, 1024, 20000, 0.3, "objection: the paper preset's 20,000 steps"),
     Protocol(
         "plateau-context-update-batch256",
         "plateau",

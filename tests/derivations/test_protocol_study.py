@@ -79,6 +79,7 @@ def _by_id(results):
                 "plateau-context-update-batch256",
             },
         ),
+        ("objections", {"cosine-lr1e-3", "cosine-lr1e-2", "cosine-N2d", "cosine-20k"}),
     ],
 )
 def test_every_preset_run_belongs_to_one_protocol(preset, names):
