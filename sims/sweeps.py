@@ -253,11 +253,13 @@ def forecast(jobs, budget: float, rate_by_kind: dict, slots: int, beyond: int = 
     def dur(x: float) -> str:
         return f"{x / 3600:.1f} h" if x >= 5400 else f"{x / 60:.1f} min"
 
+    on = f"{len(free)} worker" + ("s" if len(free) > 1 else "")
+
     if fit == n:
-        return f"budget {dur(budget)}: by the cost model, all {n} runs to do fit (about {dur(ends)} on {len(free)} workers)"
+        return f"budget {dur(budget)}: by the cost model, all {n} runs to do fit (about {dur(ends)} on {on})"
     return (
-        f"budget {dur(budget)}: by the cost model, {fit} of {n} runs to do fit (all {total}: about {dur(ends)} on "
-        f"{len(free)} workers){'' if not beyond else f', and {beyond} cost more than the budget alone'}; rerun to continue"
+        f"budget {dur(budget)}: by the cost model, {fit} of {n} runs to do fit (all {total}: about {dur(ends)} on {on})"
+        f"{'' if not beyond else f', and {beyond} cost more than the budget alone'}; rerun to continue"
     )
 
 
