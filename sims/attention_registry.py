@@ -3,15 +3,19 @@
 A map takes one layer's scores (the test token's ``z_i`` over the P context tokens) to its weights
 ``p_i``. Each is an :class:`AttentionMap` record: its ``name``, its numba kernel ``code`` (``None``
 for a map with no numba kernel), whether its weights lie on the simplex (``normalised``: then
-mixtures of its heads are reference floors, docs/reference-floors.md) and its JAX function
+mixtures of its heads are reference floors, docs/reference-floors.md), its JAX function
 (scores ``(..., P)`` to weights ``(..., P)``; ``None`` only for a built-in, whose JAX function the
-JAX engine defines). The five built-in maps are registered here, once; their kernel codes are
-their places in this list (``sims/attention_maps.py`` takes its constants from it).
+JAX engine defines) and its learnable parameters (``params``: a name and an initial value each,
+one copy per layer, trained with the model's on the JAX engine; none for the built-ins). The five
+built-in maps are registered here, once; their kernel codes are their places in this list
+(``sims/attention_maps.py`` takes its constants from it).
 
 A user's map comes in two ways, and is then a valid ``ModelConfig(attention=...)``, ``--attention``
 and sweep-grid value for the JAX engine (``engine="jax"``; it has no numba kernel):
 
-- from Python, ``depthscale.register_attention("softmax1", fn)``;
+- from Python, ``depthscale.register_attention("softmax1", fn)``, or with learnable per-layer
+  parameters ``register_attention("learned-temp", fn, params={"log_temp": 0.0})`` and
+  ``fn(z, log_temp=...)``;
 - from an installed package, an entry point of the group ``depthscale.attention``
   (``softmax1 = "mypackage.maps:softmax1"``) naming the JAX function (or an ``AttentionMap``),
   read on the first look-up of a name this process has not registered.
@@ -31,6 +35,8 @@ ValueError: attention='softmax2': must be one of softmax, sparsemax, entmax15, s
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +67,11 @@ class AttentionMap:
         ``(..., P)`` to weights ``(..., P)`` along the last axis; ``None`` for a built-in map.
     source : str
         Where it was registered: ``built-in``, ``python`` or ``entry point <value>``.
+    params : tuple of (str, float)
+        The map's learnable parameters, ``(name, initial value)`` in order: each layer has its own
+        copy, passed as ``fn(z, name=value)`` with the value shaped to broadcast against that
+        layer's scores; the JAX engine appends them (``map.<name>``, one entry per layer) to the
+        parameter vector and trains them with the rest. Empty for a map without parameters.
     """
 
     name: str
@@ -68,6 +79,16 @@ class AttentionMap:
     normalised: bool = False
     jax_fn: Callable[[Any], Any] | None = None
     source: str = "python"
+    params: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """The names of the map's learnable parameters, in order.
+
+        >>> get_attention("softmax").param_names
+        ()
+        """
+        return tuple(name for name, _ in self.params)
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -95,20 +116,29 @@ def _allowed() -> str:
     return f"one of {names} (or a map registered with depthscale.register_attention or the entry-point group {ENTRY_POINT_GROUP})"
 
 
-def register_attention(name: str, fn: Callable[[Any], Any], *, normalised: bool = False) -> AttentionMap:
+def register_attention(
+    name: str, fn: Callable[..., Any], *, normalised: bool = False, params: dict[str, float] | None = None
+) -> AttentionMap:
     """Register a JAX attention map ``fn`` (scores ``(..., P)`` to weights ``(..., P)``) as ``name``.
 
     The map then names a model's attention (``ModelConfig(attention=name, engine="jax")``), on the
     command line (``--attention name --engine jax``) and in sweep grids of this process; its
-    reference floors are computed from ``fn`` (heads ``fn(kappa cos)``). ``normalised=True`` states
-    that its weights lie on the simplex. Registering the same name again replaces a user's map; a
-    built-in name is refused.
+    reference floors are computed from ``fn`` (heads ``fn(kappa cos)``, at the parameters' initial
+    values). ``normalised=True`` states that its weights lie on the simplex. ``params`` declares
+    learnable per-layer parameters with their initial values (``{"log_temp": 0.0}``): ``fn`` is then
+    called as ``fn(z, log_temp=t)`` with ``t`` broadcastable against ``z`` (each layer its own
+    value), and the JAX engine trains them with the model's parameters. Registering the same name
+    again replaces a user's map; a built-in name is refused.
 
     >>> import numpy as np
     >>> m = register_attention("half-uniform", lambda z: 0.5 * np.ones_like(z) / z.shape[-1])
     >>> m.engines, get_attention("half-uniform") is m
     (('jax',), True)
     >>> unregister_attention("half-uniform")
+    >>> t = register_attention("scaled", lambda z, log_temp: np.exp(log_temp) * z, params={"log_temp": 0.0})
+    >>> t.params
+    (('log_temp', 0.0),)
+    >>> unregister_attention("scaled")
     """
     if not isinstance(name, str) or not _NAME.match(name):
         bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
@@ -118,9 +148,29 @@ def register_attention(name: str, fn: Callable[[Any], Any], *, normalised: bool 
         bad_argument("fn", fn, "a JAX function from scores (..., P) to weights (..., P)")
     if not isinstance(normalised, bool):
         bad_argument("normalised", normalised, "True or False")
-    entry = AttentionMap(name, None, normalised, fn, "python")
+    entry = AttentionMap(name, None, normalised, fn, "python", _check_params(params))
     _maps[name] = entry
     return entry
+
+
+_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
+
+
+def _check_params(params) -> tuple[tuple[str, float], ...]:
+    """``params`` (a dict of names to initial values, or ``None``) as the record's tuple of pairs."""
+    if params is None:
+        return ()
+    allowed = "a dict of parameter names (Python identifiers, <= 40 characters) to finite initial values"
+    if not isinstance(params, dict):
+        bad_argument("params", params, allowed)
+    out = []
+    for key, value in params.items():
+        if not isinstance(key, str) or not _PARAM.match(key) or key in ("z", "self"):
+            bad_argument("params", key, allowed + " (not 'z')")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            bad_argument(f"params[{key!r}]", value, "a finite real initial value")
+        out.append((key, float(value)))
+    return tuple(out)
 
 
 def unregister_attention(name: str) -> None:
@@ -146,10 +196,14 @@ def _read_entry_points() -> None:
                     f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must be an AttentionMap named "
                     f"{ep.name!r} with a jax_fn and no numba code"
                 )
-            _maps[ep.name] = AttentionMap(obj.name, None, obj.normalised, obj.jax_fn, where)
+            _maps[ep.name] = AttentionMap(
+                obj.name, None, obj.normalised, obj.jax_fn, where, _check_params(dict(obj.params))
+            )
         elif callable(obj):
-            register_attention(ep.name, obj, normalised=bool(getattr(obj, "normalised", False)))
-            _maps[ep.name] = AttentionMap(ep.name, None, _maps[ep.name].normalised, obj, where)
+            entry = register_attention(
+                ep.name, obj, normalised=bool(getattr(obj, "normalised", False)), params=getattr(obj, "params", None)
+            )
+            _maps[ep.name] = dataclasses.replace(entry, source=where)
         else:
             raise TypeError(
                 f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a JAX function or an AttentionMap"
@@ -192,7 +246,8 @@ def check_attention_engine(name: str, engine: str) -> AttentionMap:
     """
     entry = get_attention(name)
     if engine not in entry.engines:
-        bad_argument("engine", engine, f"jax for attention={name!r} (a user's map has a JAX function, no numba kernel)")
+        why = "its learnable parameters train with autograd" if entry.params else "a user's map has a JAX function"
+        bad_argument("engine", engine, f"jax for attention={name!r} ({why}, no numba kernel)")
     return entry
 
 

@@ -9,6 +9,8 @@ numba record's schema and the numba model can measure a JAX run's parameters and
   attention map, shared or per-layer value, and every query-key variant (factorised, merged, tied,
   temperature): ``yhat = (1/L) sum_l g_l p_l . y`` with ``p_l = map(xhat_test^T M_l xhat_i)``,
   ``g_l = W_o W_v^l W_y`` and RMS-normalised tokens;
+- a map's learnable per-layer parameters (``register_attention(..., params=...)``) appended to the
+  vector as blocks ``map.<name>`` of one entry per layer, at their initial values, trained with the rest;
 - linear attention through its sufficient statistics (``sims/linear_model.py``'s recurrence of
   ``Chat^l``, exact and independent of P after the ``O(P d^2)`` statistic).
 
@@ -47,6 +49,7 @@ from ..theory._validate import bad_argument
 from .attention_registry import AttentionMap, get_attention
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
+from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
 
@@ -101,6 +104,7 @@ def relu(z):
     return jnp.maximum(z, 0.0) / z.shape[-1]
 
 
+MAP_PREFIX = "map."  # a map's learnable parameters in the layout: map.<name>, one entry per layer
 BUILTIN_JAX = {"softmax": softmax, "sparsemax": sparsemax, "entmax15": entmax15, "sigmoid": sigmoid, "relu": relu}
 
 
@@ -114,21 +118,24 @@ def jax_map(entry: AttentionMap):
 
 def map_head_outputs(entry: AttentionMap, cos: np.ndarray, y: np.ndarray, kappas: np.ndarray) -> np.ndarray:
     """``S[b, k] = map(kappas[k] cos[b]) . y[b]`` (float64) for a user's map: the temperature heads of
-    its reference floors (``sims.temperature_heads.head_outputs`` runs the built-ins in numba)."""
+    its reference floors (``sims.temperature_heads.head_outputs`` runs the built-ins in numba); a map
+    with learnable parameters gives its heads at their initial values."""
     fn = jax_map(entry)
     cos = np.asarray(cos, np.float64)
     y = np.asarray(y, np.float64)
     kap = np.asarray(kappas, np.float64)
+    values = jnp.asarray([v for _, v in entry.params], jnp.float64)  # a map's parameters: their initial values
     out = np.empty((cos.shape[0], kap.size))
     step = max(1, 2**22 // max(cos.shape[1] * kap.size, 1))  # contexts per call: a few million weights
     for b0 in range(0, cos.shape[0], step):
-        out[b0 : b0 + step] = np.asarray(_heads(fn, cos[b0 : b0 + step], y[b0 : b0 + step], kap))
+        chunk = _heads(fn, entry.param_names, cos[b0 : b0 + step], y[b0 : b0 + step], kap, values)
+        out[b0 : b0 + step] = np.asarray(chunk)
     return out
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _heads(fn, cos, y, kap):
-    w = fn(kap[None, :, None] * cos[:, None, :])  # (n, K, P)
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _heads(fn, names, cos, y, kap, values):
+    w = fn(kap[None, :, None] * cos[:, None, :], **dict(zip(names, values)))  # (n, K, P)
     return jnp.einsum("nkp,np->nk", w, y)
 
 
@@ -175,7 +182,9 @@ def _softmax_parts(spec: Spec, theta, X, y, xq):
     xt = _rms(xq @ Wx.T)  # (B, N)
     U = jnp.einsum("bn,lnm->blm", xt, _qk_matrices(spec, p))  # U[b, l] = M_l^T xhat_test
     Z = jnp.einsum("blm,bpm->blp", U, Xh)
-    W = jax_map(get_attention(spec.attention))(Z)
+    entry = get_attention(spec.attention)
+    # a map's learnable parameters: one value per layer, shaped (L, 1) against the scores (B, L, P)
+    W = jax_map(entry)(Z, **{name: p[MAP_PREFIX + name][:, None] for name in entry.param_names})
     s = jnp.einsum("blp,bp->bl", W, y)
     Wv = p["W_v"].reshape(-1, spec.N, spec.N)
     g = jnp.einsum("a,lab,b->l", p["W_o"], Wv, p["W_y"])  # g_l = W_o W_v^l W_y (one gain if shared)
@@ -246,12 +255,16 @@ class JaxModel:
             bad_argument("cfg", type(cfg).__name__, "a ModelConfig")
         if cfg.model == "softmax" and (cfg.stream != "two" or cfg.context_update):
             bad_argument("stream", cfg.stream, "'two' without context update on the JAX engine (the base layer)")
-        get_attention(cfg.attention)
+        entry = get_attention(cfg.attention)
         host_cfg = dataclasses.replace(cfg, engine="numba", attention="softmax")
         self.host: Any = LinearAttention(host_cfg, d) if cfg.model == "linear" else SoftmaxAttention(host_cfg, d)
         self.cfg, self.d, self.N, self.L = cfg, self.host.d, self.host.N, cfg.depth
         self.dtype = np.dtype(cfg.dtype)
-        self.layout = self.host.layout
+        # a map's learnable parameters follow the numba model's blocks (linear attention has no map)
+        self.map_params = entry.params if cfg.model == "softmax" else ()
+        self.n_host = self.host.n_params
+        extra = [(MAP_PREFIX + name, (cfg.depth,)) for name, _ in self.map_params]
+        self.layout = ParamLayout([*self.host.layout.shapes, *extra]) if extra else self.host.layout
         self.n_params = self.layout.n_params
         slices = tuple((name, a, b, tuple(shp)) for name, (a, b, shp) in self.layout.slices.items())
         self.spec = Spec(cfg.model, cfg.qk, cfg.value, cfg.attention, cfg.depth, self.N, self.d, slices)
@@ -262,17 +275,26 @@ class JaxModel:
     def unpack(self, theta) -> dict:
         return self.layout.unpack(theta)
 
+    def _with_map_params(self, theta) -> np.ndarray:
+        tail = [np.full(self.L, value) for _, value in self.map_params]  # each layer at the initial value
+        return np.asarray(np.concatenate([theta, *tail]) if tail else theta, self.dtype)
+
     def init(self, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self.host.init(rng), self.dtype)
+        return self._with_map_params(self.host.init(rng))
 
     def init_steps(self, rng: np.random.Generator, gamma) -> np.ndarray:
-        return np.asarray(self.host.init_steps(rng, gamma), self.dtype)
+        return self._with_map_params(self.host.init_steps(rng, gamma))
+
+    def map_parameters(self, theta) -> dict[str, np.ndarray]:
+        """The map's learnable parameters in ``theta``, one value per layer (``{}`` for a map without any)."""
+        blocks = self.layout.unpack(np.asarray(self._theta(theta)))
+        return {name: blocks[MAP_PREFIX + name].copy() for name, _ in self.map_params}
 
     def qk_norms(self, theta) -> np.ndarray:
-        return self.host.qk_norms(np.asarray(theta, self.dtype))
+        return self.host.qk_norms(np.asarray(theta, self.dtype)[: self.n_host])
 
     def qk_maps(self, theta) -> np.ndarray:
-        return self.host.qk_maps(np.asarray(theta, self.dtype))
+        return self.host.qk_maps(np.asarray(theta, self.dtype)[: self.n_host])
 
     def arrays(self, batch) -> tuple:
         """The batch's ``X, y, x_test, target`` as device arrays in the model's dtype (shapes checked)."""
