@@ -125,12 +125,25 @@ def map_head_outputs(entry: AttentionMap, cos: np.ndarray, y: np.ndarray, kappas
     y = np.asarray(y, np.float64)
     kap = np.asarray(kappas, np.float64)
     values = jnp.asarray([v for _, v in entry.params], jnp.float64)  # a map's parameters: their initial values
-    out = np.empty((cos.shape[0], kap.size))
-    step = max(1, 2**22 // max(cos.shape[1] * kap.size, 1))  # contexts per call: a few million weights
-    for b0 in range(0, cos.shape[0], step):
-        chunk = _heads(fn, entry.param_names, cos[b0 : b0 + step], y[b0 : b0 + step], kap, values)
-        out[b0 : b0 + step] = np.asarray(chunk)
+    n, K = cos.shape[0], kap.size
+    # the floors' searches ask for many kappa counts and context counts: padded to powers of two
+    # (the last kappa, the last context repeated) so that JAX compiles a few shapes, not one per call
+    K_pad = _pow2(K)
+    kap_pad = np.concatenate([kap, np.full(K_pad - K, kap[-1] if K else 0.0)])
+    step = _pow2(max(1, 2**22 // max(cos.shape[1] * K_pad, 1))) // 2 or 1  # contexts per call: a few million weights
+    out = np.empty((n, K))
+    for b0 in range(0, n, step):
+        c, yy = cos[b0 : b0 + step], y[b0 : b0 + step]
+        m = c.shape[0]
+        rows = np.r_[np.arange(m), np.full(_pow2(m) - m, m - 1)]
+        chunk = _heads(fn, entry.param_names, c[rows], yy[rows], kap_pad, values)
+        out[b0 : b0 + m] = np.asarray(chunk)[:m, :K]
     return out
+
+
+def _pow2(n: int) -> int:
+    """The least power of two >= n (1 for n <= 1)."""
+    return 1 << max(int(n) - 1, 0).bit_length()
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
