@@ -24,7 +24,7 @@ EXPECTED = {
     "04_check_your_prediction.py": {"image/png": 1, "text/html": 2},
     "05_your_own_attention_map.py": {"image/png": 1, "text/html": 1},
 }
-# a notebook runs from the repository root and from notebooks/ alike
+# a notebook runs from the repository root and from notebooks/ alike (the root: -m slow)
 WHERE = {"notebooks": NOTEBOOKS, "root": ROOT}
 
 
@@ -46,7 +46,9 @@ def test_every_notebook_is_listed():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.py")) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("where", sorted(WHERE))
+# from notebooks/ in the default suite; the same run from the root is a slow check (each notebook twice
+# would cost the suite minutes: notebook 05 trains fifteen JAX models)
+@pytest.mark.parametrize("where", ["notebooks", pytest.param("root", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_notebook_runs_and_shows_its_results(name, where):
     nb = jupytext.read(NOTEBOOKS / name)
