@@ -165,7 +165,8 @@ def umask() -> int:
     return mask
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (its leftovers are then its own, not to be removed)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -185,7 +186,7 @@ def _remove_leftovers(out: Path) -> None:
         return
     for p in entries:
         m = pattern.fullmatch(p.name)
-        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))) and not p.is_dir():
+        if m and int(m.group(1)) != os.getpid() and not process_alive(int(m.group(1))) and not p.is_dir():
             p.unlink(missing_ok=True)
 
 

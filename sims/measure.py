@@ -51,6 +51,25 @@ def _is_distribution(a: np.ndarray) -> bool:
     return bool(np.all(a >= -1e-12) and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-5))
 
 
+def decomposed_loss(f: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Per-context squared errors of the averaged prediction and the record's loss fields from the
+    per-layer predictions ``f`` (contexts x L): the loss and its error, the target's power and the
+    exact decomposition ``R_L = C_L + (A_L - C_L)/L`` (one definition for trained runs and for
+    predictions made elsewhere, ``runner.from_layer_outputs``)."""
+    dec = decompose(f, target)  # exact identity, from the errors
+    sq_err = np.asarray(dec.sq_err, dtype=np.float64)
+    return sq_err, {
+        "final_loss": float(sq_err.mean()),
+        "final_loss_se": float(sq_err.std(ddof=1) / np.sqrt(sq_err.size)),
+        "target_power": float(np.mean(target**2)),
+        "A_L": float(dec.A_L),
+        "C_L": float(dec.C_L),
+        "gap": float(dec.gap),
+        "identity_residual": float(dec.identity_residual),
+        "layer_losses": np.asarray(dec.layer_losses, dtype=np.float64).tolist(),
+    }
+
+
 def evaluate(
     model, theta, task: TaskConfig, n_contexts: int, seed: int, chunk: int = 1024, k: int | None = None
 ) -> dict:
@@ -110,19 +129,10 @@ def evaluate(
                 mode_sum += (omega * w**2).sum(axis=0)
         if attn_ok:
             attn_ok = _attention_stats(model, theta, batch, f.shape[1], k, acc, sel_err)
-    dec = decompose(np.concatenate(fs), np.concatenate(targets))  # exact identity, from the errors
-    sq_err = np.asarray(dec.sq_err, dtype=np.float64)
-    target = np.concatenate(targets)
+    sq_err, fields = decomposed_loss(np.concatenate(fs), np.concatenate(targets))
     has_sel = task.task != "easy-fresh"
     out = {
-        "final_loss": float(sq_err.mean()),
-        "final_loss_se": float(sq_err.std(ddof=1) / np.sqrt(sq_err.size)),
-        "target_power": float(np.mean(target**2)),
-        "A_L": float(dec.A_L),
-        "C_L": float(dec.C_L),
-        "gap": float(dec.gap),
-        "identity_residual": float(dec.identity_residual),
-        "layer_losses": np.asarray(dec.layer_losses, dtype=np.float64).tolist(),
+        **fields,
         "mode_losses": (mode_sum / n_contexts).tolist() if linear_in_labels else None,
         "top1_mass": None,
         "topk_mass": None,

@@ -84,7 +84,7 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
     ('ok', 0.25, True, 0.063)
     """
     from ..theory._validate import SEED_MAX, bad_argument, check_int
-    from ..theory.clt import decompose
+    from .measure import decomposed_loss
 
     if not isinstance(config, RunConfig):
         bad_argument("config", type(config).__name__, "a RunConfig describing the run")
@@ -99,8 +99,7 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
         bad_argument("target.shape", target.shape, f"({f.shape[0]},), one target per context of f")
     if not (np.all(np.isfinite(f)) and np.all(np.isfinite(target))):
         bad_argument("f", "non-finite values", "finite predictions and targets")
-    dec = decompose(f, target)
-    sq_err = np.asarray(dec.sq_err, dtype=np.float64)
+    sq_err, fields = decomposed_loss(f, target)
     record: RunRecord = {
         "key": run_key(config, seed),
         "config": config.to_dict(),
@@ -111,14 +110,7 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
         "steps": 0,
         "train_curve": [],
         "n_params": n_params,
-        "final_loss": float(sq_err.mean()),
-        "final_loss_se": float(sq_err.std(ddof=1) / np.sqrt(sq_err.size)),
-        "target_power": float(np.mean(target**2)),
-        "A_L": float(dec.A_L),
-        "C_L": float(dec.C_L),
-        "gap": float(dec.gap),
-        "identity_residual": float(dec.identity_residual),
-        "layer_losses": np.asarray(dec.layer_losses, dtype=np.float64).tolist(),
+        **fields,
         "mode_losses": None,
         "top1_mass": None,
         "topk_mass": None,

@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
+from ...sims._outputs import process_alive
 from ...theory._validate import bad_argument as _bad
 
 _TAG = ".depthscale-"
@@ -106,16 +107,6 @@ def _target(out) -> Path:
     return Path(os.path.realpath(out)) if out.is_symlink() else out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _leftovers(out: Path) -> list:
     """``(kind, pid, path)`` of the siblings earlier publications of ``out`` left, oldest kind first."""
     pattern = re.compile(re.escape(f".{out.name}{_TAG}") + r"(new|old)-(\d+)-")
@@ -159,7 +150,7 @@ def recover(out, owned: Collection[str] = ()) -> None:
     """
     out = _target(out)
     for kind, pid, path in _leftovers(out):
-        if pid != os.getpid() and _alive(pid):
+        if pid != os.getpid() and process_alive(pid):
             continue
         if kind == "old" and not os.path.lexists(out):
             os.rename(path, out)  # killed between the two renames: the old folder goes back
