@@ -292,16 +292,21 @@ def below_zero(e: Estimate, bound: float = 0.0) -> bool | None:
     return True if x < -m else (False if x > m else None)
 
 
-def within(e: Estimate, target: float, tol: float) -> bool:
-    """Whether ``|value - target| <= tol + t s.e.``: agreement with a reference up to a relative or
-    absolute tolerance, the estimate's own error allowed at its t quantile.
+def within(e: Estimate, target: float, tol: float) -> bool | None:
+    """Whether the estimate lies within ``tol`` of ``target`` by a two-sided 95 % t-test: True when
+    ``|value - target| + t s.e. <= tol`` (inside, and measured precisely enough to say so), False when
+    ``|value - target| - t s.e. > tol`` (outside), else None. An imprecise estimate never passes
+    for being imprecise.
 
     >>> from depthscale.derivations.analysis.estimate import Estimate
-    >>> within(Estimate(1.05, 0.01, 1, "seeds", 2), 1.0, 0.0), within(Estimate(1.05, 0.01, 1000, "contexts", 1001), 1.0, 0.0)
+    >>> within(Estimate(1.04, 0.01, 1e4, "contexts", 10001), 1.0, 0.1), within(Estimate(1.2, 0.01, 4, "fit", 7), 1.0, 0.1)
     (True, False)
+    >>> within(Estimate(1.04, 0.01, 1, "seeds", 2), 1.0, 0.1) is None   # t(1) = 12.7: 0.04 + 0.127 > 0.1
+    True
     """
     _check_estimate(e)
-    return abs(e.value - target) <= tol + e.margin
+    d, m = abs(e.value - target), e.margin
+    return True if d + m <= tol else (False if d - m > tol else None)
 
 
 def _check_estimate(e) -> None:

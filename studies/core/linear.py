@@ -131,7 +131,7 @@ linear_sequential_modes, softmax_parallel_modes = (
 
 @claim(
     "linear-floor",
-    tolerance=f"{FLOOR_RTOL:.0%} + t s.e.",
+    tolerance=f"{FLOOR_RTOL:.0%}, t-test",
     expected="T - h^T G^+ h",
     missing="no linear top-k runs",
     family="linear",
@@ -160,7 +160,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
         pop = ev.theory.floor.get(key)
         beside = f"; population floor {num(pop[0])}, trained {pct((m.value - pop[0]) / pop[0])} from it" if pop else ""
         det = f"deepest run L={int(c.depths[j])}; relative difference {pct(diff.value / val)}{beside}"
-        ok = within(diff, 0.0, FLOOR_RTOL * val) if m.n >= 2 else abs(diff.value) <= FLOOR_RTOL * val
+        ok = within(diff, 0.0, FLOOR_RTOL * val) if m.n >= 2 else bool(abs(diff.value) <= FLOOR_RTOL * val)
         out.append(claim.decided(c.label, ok, [c], det, val, m if m.n >= 2 else m.value, None, expected_error=tse))
     return out
 

@@ -31,7 +31,7 @@ EXPONENT_RTOL = 0.10  # the optimum's exponent at d = 128, P = 1024 against the 
 
 @claim(
     "linear-optimum",
-    tolerance=f"{OPTIMUM_RTOL:.0%} + t s.e.",
+    tolerance=f"{OPTIMUM_RTOL:.0%}, t-test",
     expected="the optimum",
     missing="no linear easy-task runs",
     family="linear_optimum",
@@ -111,13 +111,13 @@ def limit_note(ev, c) -> str:
     above = []
     for j, L in pairs:
         val, vse = opt[L][:2]
-        if c.mean[j] > val and not _near_optimum(c.estimate(j), val, vse):
+        if c.mean[j] > val and _near_optimum(c.estimate(j), val, vse) is False:
             above.append((L, c.mean[j] / val))
     Ls = [L for _, L in pairs]
     alpha, ase = optimum_exponent(Ls, [opt[L][0] for L in Ls], [opt[L][1] for L in Ls])
     own = f"the optimum's own exponent over L={Ls} is {est(alpha, ase)}"
     if not above:
-        return f"; limited by the optimum: trained within {OPTIMUM_RTOL:.0%} + t s.e. of it at every depth ({own})"
+        return f"; limited by the optimum: trained not decidedly above it (10 %, t-test) at any depth ({own})"
     L, ratio = above[-1]
     return (
         f"; limited by training: above the optimum at L={[x for x, _ in above]}, "
@@ -125,13 +125,13 @@ def limit_note(ev, c) -> str:
     )
 
 
-def _near_optimum(m: Estimate, val: float, vse: float) -> bool:
-    """The trained loss within 10 % of the optimum plus the t margin of their difference (one seed:
-    the optimum's error alone, and the seed count keeps such a row indicative)."""
+def _near_optimum(m: Estimate, val: float, vse: float) -> bool | None:
+    """The trained loss within 10 % of the optimum by the t-test of their difference (:func:`within`;
+    one seed: the optimum's error alone, and the seed count keeps such a row indicative)."""
     opt = Estimate(val, vse, math.inf, "Monte Carlo")
-    if m.n < 2:
-        return abs(m.value - val) <= OPTIMUM_RTOL * val + opt.margin
-    return within(m.minus(opt), 0.0, OPTIMUM_RTOL * val)
+    return within(
+        m.minus(opt) if m.n >= 2 else Estimate(m.value - val, vse, math.inf, "Monte Carlo"), 0.0, OPTIMUM_RTOL * val
+    )
 
 
 CLAIMS = (linear_optimum_claim, linear_exponent_finite)

@@ -46,10 +46,11 @@ def test_trained_at_the_optimum_passes_and_far_above_fails_with_the_ratio():
 
 
 def test_a_loose_optimum_does_not_decide():
-    # 10 % + 2 s.e.: an optimum with a 20 % error bar accepts a trained loss 40 % above it
+    # an optimum with a 20 % error bar can neither place a trained loss 40 % above it within 10 % nor
+    # beyond it (the old rule, 10 % + 2 s.e., passed it)
     law = lambda L: 0.15 * L**-1.2  # noqa: E731
     rows = rows_of(linear(lambda L: 1.4 * law(L)), OptimumNumbers(at_runs=optimum(law, se=0.2)))
-    assert rows["linear-optimum linear easy-fresh (a,b)=(2,1) d=8 P=32 L=4"].verdict == "pass"
+    assert rows["linear-optimum linear easy-fresh (a,b)=(2,1) d=8 P=32 L=4"].verdict == "indicative"
 
 
 def test_without_the_optimum_the_claim_is_not_run():
