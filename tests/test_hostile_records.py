@@ -195,6 +195,7 @@ def test_overflowing_scores_in_a_sparse_map_are_a_diverged_run(attention):
 
 
 # -- 6. output in ASCII: the work is not lost to a character -----------------------------------------
+@pytest.mark.slow  # a whole report in a subprocess
 @pytest.mark.timeout(300)
 def test_fit_and_report_print_to_an_ascii_terminal(tmp_path, monkeypatch):
     store = _store(tmp_path / "s.sqlite", [_record("bad1-0", 0, 1)], [("bad1-0", "null")])

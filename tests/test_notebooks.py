@@ -49,7 +49,12 @@ def test_every_notebook_is_listed():
 # from notebooks/ in the default suite; the same run from the root is a slow check (each notebook twice
 # would cost the suite minutes: notebook 05 trains fifteen JAX models)
 @pytest.mark.parametrize("where", ["notebooks", pytest.param("root", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize(
+    "name",
+    # notebook 05 trains fifteen JAX models (about 70 s): with -m slow; tests/sims/test_map_parameters.py
+    # checks its machinery in the default suite
+    [n if not n.startswith("05_") else pytest.param(n, marks=pytest.mark.slow) for n in sorted(EXPECTED)],
+)
 def test_notebook_runs_and_shows_its_results(name, where):
     nb = jupytext.read(NOTEBOOKS / name)
     client = nbclient.NotebookClient(

@@ -6,6 +6,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from depthscale.derivations.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +42,7 @@ def test_the_readme_shows_commands_of_this_cli():
     assert all(t in " ".join(commands) for t in TINY), "a long command changed: update TINY"
 
 
+@pytest.mark.slow  # every command once, a report and a derivation included: about a minute
 def test_every_readme_command_runs_as_written_in_order(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     grid = tmp_path / "tiny.toml"

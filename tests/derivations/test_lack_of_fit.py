@@ -42,6 +42,7 @@ def test_lack_of_fit_splits_the_joint_residual_into_lack_of_fit_and_pure_error()
     assert ss_joint == pytest.approx(ss_lof + ss_pe, rel=1e-6)
 
 
+@pytest.mark.slow  # a Monte Carlo of the test's level: a long statistical check
 @pytest.mark.parametrize("S", [2, 4])
 def test_lack_of_fit_holds_its_level_when_the_law_is_true(S):
     # Monte Carlo: with the law true, p < 0.05 in 5 % of curves (3 Monte Carlo s.e. either side)

@@ -214,6 +214,7 @@ def _report_files(out: Path) -> dict:
     return {k: v for k, v in tree(out).items() if k.startswith(("report.", "figures/"))}
 
 
+@pytest.mark.slow  # a kill at every one of the writer's calls: tens of seconds
 def test_report_writer_killed_at_any_call_leaves_a_whole_report(tmp_path):
     import io
     import shutil
