@@ -2,15 +2,15 @@
 (docs/studies/paper-curves.md, preset ``curves``).
 
 It builds on the protocol study (whose per-protocol claims decide every setting here too):
-:mod:`.paper_curves` holds the claims it adds, :mod:`.sections` its checkpoint table and figure.
+:mod:`.claims` holds the claims it adds, :mod:`.sections` its checkpoint table and figure.
 """
 
 from depthscale.derivations.study import Study
 from depthscale.studies import REPORTED_TOGETHER
 
-from . import paper_curves, sections
+from . import claims, sections
 
-CLAIMS = paper_curves.CLAIMS
+CLAIMS = claims.CLAIMS
 
 STUDY = Study(
     name="paper-curves",

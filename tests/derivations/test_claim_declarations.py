@@ -17,7 +17,7 @@ FAMILIES = {
     "softmax": "depthscale.studies.core.softmax",
     "theory_checks": "depthscale.studies.core.theory_checks",
     "linear_optimum": "depthscale.studies.linear_start.linear_optimum",
-    "paper_curves": "depthscale.studies.paper_curves.paper_curves",
+    "paper_curves": "depthscale.studies.paper_curves.claims",
     "protocol_study": "depthscale.studies.protocols.protocol_study",
 }
 

@@ -7,7 +7,7 @@ from synthetic import protocol_records
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.estimate import Estimate
 from depthscale.derivations.claims.registry import Evidence
-from depthscale.studies.paper_curves import paper_curves as pc
+from depthscale.studies.paper_curves import claims as pc
 from depthscale.studies.paper_curves import sections as paper_sections
 from depthscale.studies.protocols import protocol_study as ps
 
