@@ -2,15 +2,16 @@
 (docs/studies/paper-curves.md, preset ``curves``).
 
 It builds on the protocol study (whose per-protocol claims decide every setting here too):
-:mod:`.claims` holds the claims it adds, :mod:`.sections` its checkpoint table and figure.
+:mod:`.claims` holds the claims it adds, :mod:`.objections` the claim of the ``objections`` preset
+(the negative result under the obvious objections), :mod:`.sections` its checkpoint table and figure.
 """
 
 from depthscale.derivations.study import Study
 from depthscale.studies import REPORTED_TOGETHER
 
-from . import claims, sections
+from . import claims, objections, sections
 
-CLAIMS = claims.CLAIMS
+CLAIMS = claims.CLAIMS + objections.CLAIMS
 
 STUDY = Study(
     name="paper-curves",
