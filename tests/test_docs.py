@@ -161,3 +161,60 @@ def test_a_study_page_is_short_answers_first_shows_a_figure_and_ends_with_its_pr
     assert sections[-1] == "Provenance", sections
     figures = [target for is_image, target in _local_links(text) if is_image]
     assert figures and all(target.endswith(".png") for target in figures), figures
+
+
+# ---- the table of contents shows a heading's maths as plain text (docs/hooks/toc_text.py)
+def test_a_formula_in_a_toc_title_becomes_plain_text():
+    toc_text = _hook("toc_text").toc_text
+    assert toc_text(r"Free polynomial (untied layers): depth exponent \(2\zeta\)") == (
+        "Free polynomial (untied layers): depth exponent 2ζ"
+    )
+    assert toc_text(r"Step 11. Tail for \(L \ll d^a\)") == "Step 11. Tail for L ≪ d^a"
+    assert (
+        toc_text(r"\(\mathrm{B}(\zeta,\,2L+1) \le \Gamma\{x\}\) and \[\foo\\ \alpha\]") == "B(ζ, 2L+1) ≤ Γ{x} and foo α"
+    )
+    assert toc_text("no maths: (a,b)=(0,0), 1/L") == "no maths: (a,b)=(0,0), 1/L"
+
+
+def test_the_hook_rewrites_every_level_of_a_pages_toc():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    assert "docs/hooks/toc_text.py" in config["hooks"]
+
+    class Item:  # what mkdocs' AnchorLink offers the hook: a title and children
+        def __init__(self, title, children=()):
+            self.title, self.children = title, list(children)
+
+    class Page:
+        toc = [Item(r"a \(\zeta\)", [Item(r"b \(2\zeta\)", [Item(r"c \(\alpha\)")])])]
+
+    page = Page()
+    assert _hook("toc_text").on_page_content("<p></p>", page, None, None) == "<p></p>"
+    top = page.toc[0]
+    assert [top.title, top.children[0].title, top.children[0].children[0].title] == ["a ζ", "b 2ζ", "c α"]
+
+
+def test_no_heading_of_the_docs_keeps_a_backslash_in_the_toc():
+    # every Markdown heading with $...$, as arithmatex hands it to the table of contents
+    toc_text = _hook("toc_text").toc_text
+    headings = [
+        line.lstrip("#").strip()
+        for page in (ROOT / "docs").rglob("*.md")
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#") and "$" in line
+    ]
+    assert headings  # the derivation pages and the reports have some
+    as_toc = [re.sub(r"\$(.+?)\$", r"\\(\1\\)", h) for h in headings]
+    assert [t for t in map(toc_text, as_toc) if "\\" in t] == []
+
+
+def test_every_glossary_link_names_a_glossary_heading():
+    slugify = pytest.importorskip("markdown.extensions.toc").slugify  # the docs extra's Markdown, as mkdocs
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    anchors = {slugify(line.lstrip("#").strip(), "-") for line in glossary.splitlines() if line.startswith("#")}
+    links = [
+        (page.name, anchor)
+        for page in (ROOT / "docs").rglob("*.md")
+        for anchor in re.findall(r"glossary\.md#([^)\s]+)\)", page.read_text(encoding="utf-8"))
+        + (re.findall(r"\]\(#([^)\s]+)\)", glossary) if page.name == "glossary.md" else [])
+    ]
+    assert links and [link for link in links if link[1] not in anchors] == []
