@@ -101,6 +101,25 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.generic import disagreement_fit as disagreement_fit
     from .claims.generic import floor_agreement as floor_agreement
     from .claims.generic import identity_residuals as identity_residuals
+    from .claims.linear_optimum import OPTIMUM_RTOL as OPTIMUM_RTOL
+    from .claims.linear_optimum import OptimumKey as OptimumKey
+    from .claims.linear_optimum import OptimumNumbers as OptimumNumbers
+    from .claims.linear_optimum import near_optimum as near_optimum
+    from .claims.linear_optimum import optimum_exponent as optimum_exponent
+    from .claims.linear_optimum import optimum_limit_note as optimum_limit_note
+    from .claims.linear_optimum import optimum_numbers_of as optimum_numbers_of
+    from .claims.linear_optimum import optimum_of as optimum_of
+    from .claims.protocol_rows import ProtocolFloors as ProtocolFloors
+    from .claims.protocol_rows import ProtocolRow as ProtocolRow
+    from .claims.protocol_rows import budget_decided as budget_decided
+    from .claims.protocol_rows import budget_note as budget_note
+    from .claims.protocol_rows import gather_protocol_floors as gather_protocol_floors
+    from .claims.protocol_rows import protocol_curves as protocol_curves
+    from .claims.protocol_rows import protocol_floors as protocol_floors
+    from .claims.protocol_rows import protocol_of as protocol_of
+    from .claims.protocol_rows import protocol_rows as protocol_rows
+    from .claims.protocol_rows import row_label as row_label
+    from .claims.protocol_rows import task_label as task_label
     from .claims.verdicts import MIN_EVAL as MIN_EVAL
     from .claims.verdicts import ClaimResult as ClaimResult
     from .claims.verdicts import Condition as Condition
@@ -483,6 +502,10 @@ AUTHORING = {
     "claims.evidence": "Evidence select_curves",
     "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "
     "floor_agreement identity_residuals",
+    "claims.linear_optimum": "OPTIMUM_RTOL OptimumKey OptimumNumbers near_optimum optimum_exponent optimum_limit_note "
+    "optimum_numbers_of optimum_of",
+    "claims.protocol_rows": "ProtocolFloors ProtocolRow budget_decided budget_note gather_protocol_floors "
+    "protocol_curves protocol_floors protocol_of protocol_rows row_label task_label",
     "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision in_range unidentified within",
     "formatting": "format_estimate format_interval format_percent format_value",
     "report.findings": "brief results_of tally",

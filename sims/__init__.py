@@ -25,6 +25,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
     display="RecordView",
     progress="Progress",
+    protocols="PROTOCOLS Protocol",
     frames="to_frame",
     grid="load_grid parse_grid",
     linear_kernels="linear_pass",

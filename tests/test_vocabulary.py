@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("depthscale.sims.config", "MODELS", "MODELS"),
         ("depthscale.sims.config", "SCHEDULES", "SCHEDULES"),
         ("depthscale.sims.reference_floors", "FLOOR_NAMES", "FLOOR_NAMES"),
-        ("depthscale.studies.protocols.protocols", "FLOOR_NAMES", "FLOOR_NAMES"),
+        ("depthscale.derivations.claims.protocol_rows", "FLOOR_NAMES", "FLOOR_NAMES"),
         ("depthscale.derivations.analysis.curve", "EASY_TASKS", "EASY_TASKS"),
         ("depthscale.derivations.analysis.curve", "FLOOR_NAMES", "FLOOR_NAMES"),
         ("depthscale.derivations.analysis.scale_match", "TASKS", "TASKS"),

@@ -15,13 +15,13 @@ from depthscale.derivations.study import (
     Estimate,
     claim,
     evaluated_with,
+    optimum_limit_note,
     select_curves,
     within,
 )
 from depthscale.derivations.study import format_estimate as est
 from depthscale.derivations.study import format_percent as pct
 from depthscale.derivations.study import format_value as num
-from depthscale.studies.linear_start import linear_optimum
 
 FLOOR_RTOL = 0.05
 SATURATION_RTOL = 0.02
@@ -73,7 +73,7 @@ def _exponent_detail(c: Curve, ev) -> str:
         )
     elif not off.failure:
         detail += f"; with a floor L0 + c L^-alpha: not identified ({off.reason})"
-    return detail + linear_optimum.limit_note(ev, c)  # which limits the trained runs: the optimum or training
+    return detail + optimum_limit_note(ev, c)  # which limits the trained runs: the optimum or training
 
 
 def _with_detail(r: ClaimResult, c: Curve, ev) -> ClaimResult:

@@ -1,25 +1,25 @@
 """The linear optimum: trained linear attention against the best depth-L predictor of its class at
 its own (d, P) (docs/studies/linear-start.md, preset ``linear-start``).
 
-:mod:`.optimum` (its theory numbers), :mod:`.linear_optimum` (its claims), :mod:`.sections` (its
+:mod:`.theory` (its theory numbers), :mod:`.claims` (its claims), :mod:`.sections` (its
 tables and figure).
 """
 
 from depthscale.derivations.study import Study
 from depthscale.studies import REPORTED_TOGETHER
 
-from . import linear_optimum, optimum, sections
+from . import claims, sections, theory
 
-CLAIMS = linear_optimum.CLAIMS
+CLAIMS = claims.CLAIMS
 
 STUDY = Study(
-    name=optimum.NAME,
+    name=theory.NAME,
     question="Does trained linear attention reach the best depth-L predictor of its class, and has that optimum "
     "the paper's exponent?",
     package=__name__,
     presets=("linear-start",),
     claims=CLAIMS,
-    theory=optimum.theory_numbers,
+    theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,
     report_studies=REPORTED_TOGETHER,

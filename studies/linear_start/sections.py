@@ -10,15 +10,18 @@ from depthscale.derivations.study import (
     REFERENCE_D,
     REFERENCE_P,
     Finding,
+    OptimumNumbers,
     Sections,
     Story,
     brief,
     figure_entry,
+    optimum_numbers_of,
+    optimum_of,
     results_of,
     tally,
 )
 
-from .optimum import REFERENCE_DEPTHS, OptimumNumbers, numbers_of, optimum_of
+from .theory import REFERENCE_DEPTHS
 
 
 def theory_tables(numbers: OptimumNumbers) -> list:
@@ -83,7 +86,7 @@ def figure_rows(cs, numbers: OptimumNumbers) -> list:
 
 def sections(ev) -> Sections:
     """The optimum's tables and the figure of trained runs against it (left out without linear easy runs)."""
-    numbers = numbers_of(ev)
+    numbers = optimum_numbers_of(ev)
     rows = figure_rows(ev.curves, numbers)
     fig = figure_entry("optimum_vs_depth", rows, name="linear_optimum")
     return Sections(tables=tuple(theory_tables(numbers)), figures=(fig,) if rows else ())

@@ -26,7 +26,7 @@ from depthscale.derivations.study import (
 )
 from depthscale.derivations.study import format_estimate as est
 
-from .rows import DEEP, Row, paired_across, rows
+from .theory import DEEP, Row, paired_across, rows
 
 NO_RUNS = "no nonlinearity-study runs in this sweep"
 FIT = "R_inf + c L^-alpha"

@@ -8,7 +8,7 @@ from depthscale.derivations.study import Finding, Sections, Story, legend_below,
 from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.attention_maps import ATTENTIONS
 
-from .rows import DEEP, FLOOR_NAMES, rows
+from .theory import DEEP, FLOOR_NAMES, rows
 
 COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
 

@@ -1,20 +1,31 @@
 """The paper-curves study: does the paper's inverse depth appear, and what does it take?
 
-The ``curves`` preset (docs/studies/paper-curves.md) adds to the protocol study
-(:mod:`depthscale.studies.protocols.protocol_study`, whose per-protocol claims decide every setting
-here too) a positive control (an ensemble of independently trained one-layer models), the paper's
-likely model (framework-default init, constant Adam, widths 16 and 64, measured at training
-checkpoints), depth to 256, and top-16 variants. This module holds the claims the study adds: where
-the one-layer model sits against the single head, and whether any variant reaches the signed
-two-temperature floor on top-16 (its report pieces are in
+The ``curves`` preset (docs/studies/paper-curves.md) adds to the protocol study (whose per-protocol
+claims decide every setting here too, on the same rows:
+:func:`~depthscale.derivations.study.protocol_rows`) a positive control (an ensemble of
+independently trained one-layer models), the paper's likely model (framework-default init, constant
+Adam, widths 16 and 64, measured at training checkpoints), depth to 256, and top-16 variants. This
+module holds the claims the study adds: where the one-layer model sits against the single head, and
+whether any variant reaches the signed two-temperature floor on top-16 (its report pieces are in
 :mod:`depthscale.studies.paper_curves.sections`).
 """
 
 from __future__ import annotations
 
-from depthscale.derivations.study import FLOOR_RTOL, Claim, ClaimResult, Estimate, below_zero, claim
+from depthscale.derivations.study import (
+    FLOOR_RTOL,
+    Claim,
+    ClaimResult,
+    Estimate,
+    ProtocolRow,
+    below_zero,
+    budget_decided,
+    budget_note,
+    claim,
+    protocol_rows,
+    row_label,
+)
 from depthscale.derivations.study import format_estimate as est
-from depthscale.studies.protocols.protocol_study import ProtocolRow, budget_note, decided, row_label, rows
 
 DEEP_DEPTH = 16  # "the deep model" of a variant on top-16: its deepest run at or beyond this depth
 
@@ -33,14 +44,14 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
     paper's curve from above.
     """
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         if 1 not in r.excess or "single" not in r.excess[1]:
             continue
         diff = r.excess[1]["single"]
         floor = r.floors["single"][0]
         ok = below_zero(-diff)  # above the head by t s.e., below it by t s.e., or undecided
         det = f"R_1 - single head = {est(diff.value, diff.se)} ({diff.value / floor:+.1%} of the head {floor:.4g})"
-        out.append(decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, None))
+        out.append(budget_decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, None))
     return out
 
 
@@ -61,7 +72,7 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     # (distance above the floor relative to it; depth; study row)
     cands: list[tuple[Estimate, int, ProtocolRow]] = []
     shallow: list[tuple[Estimate, int, ProtocolRow]] = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         measured = [L for L in r.excess if "mixture" in r.excess[L]]
         if r.curve.k != 16 or not measured or "mixture" not in r.floors:
             continue
@@ -89,7 +100,7 @@ def top16_signed_floor(claim: Claim, ev) -> list[ClaimResult]:
         det += "; not run at L >= 16: " + ", ".join(
             f"{c[2].protocol.name} (at L = {c[1]}: {c[0].value:+.1%} ± {c[0].se:.1%})" for c in shallow
         )
-    return [decided(claim, "", ok, [c[2] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, None)]
+    return [budget_decided(claim, "", ok, [c[2] for c in cands], det, f"<= {FLOOR_RTOL:.0%}", rel, None)]
 
 
 CLAIMS = (shallow_above_single, top16_signed_floor)

@@ -8,10 +8,19 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from depthscale.derivations.study import Finding, Sections, Story, brief, curves, figure_entry, results_of, tally
+from depthscale.derivations.study import (
+    Finding,
+    Sections,
+    Story,
+    brief,
+    curves,
+    figure_entry,
+    protocol_rows,
+    results_of,
+    tally,
+    task_label,
+)
 from depthscale.derivations.study import format_estimate as est
-from depthscale.studies.protocols.protocol_study import rows
-from depthscale.studies.protocols.protocols import task_label
 
 if TYPE_CHECKING:
     from depthscale.sims.records import RunRecord
@@ -27,7 +36,7 @@ def checkpoint_table(ev) -> dict | None:
     """The depth law at each training checkpoint: ``R_L = R_inf + c L^-alpha`` fitted to the losses the
     runs had after s steps (all depths, seed means), with the mean disagreement ``A_L - C_L``."""
     body = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         recs = [rec for rec in r.curve.runs.values() if rec.get("checkpoints")]
         steps = sorted({c["step"] for rec in recs for c in rec["checkpoints"]})
         for s in steps:
@@ -68,7 +77,7 @@ def checkpoint_table(ev) -> dict | None:
 def single_excess_rows(ev) -> list[dict]:
     """Per setting: ``R_L`` minus the best single temperature head (paired, seed-pooled) against L."""
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         Ls = sorted(L for L in r.excess if "single" in r.excess[L])
         if Ls:
             out.append(

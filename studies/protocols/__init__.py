@@ -1,24 +1,27 @@
 """The training-protocol study: where inverse-depth scaling of softmax attention comes from
 (docs/studies/protocols.md, preset ``protocol``).
 
-:mod:`.protocols` (the protocols and the reference floors of their runs, the study's theory
-numbers), :mod:`.protocol_study` (its claims), :mod:`.sections` (its table and figure).
+:mod:`.claims` (its claims), :mod:`.theory` (its theory numbers: the reference floors of its
+runs), :mod:`.sections` (its table and figure). The protocols themselves are configuration
+(:mod:`depthscale.sims.protocols`), and the rows its claims read are the library's
+(``protocol_rows`` of :mod:`depthscale.derivations.study`), shared with the studies that decide
+claims per protocol.
 """
 
 from depthscale.derivations.study import Study
 from depthscale.studies import REPORTED_TOGETHER
 
-from . import protocol_study, protocols, sections
+from . import claims, sections, theory
 
-CLAIMS = protocol_study.CLAIMS
+CLAIMS = claims.CLAIMS
 
 STUDY = Study(
-    name=protocols.NAME,
+    name=theory.NAME,
     question="Which training protocol, if any, makes the loss of trained softmax attention fall as 1/L with depth?",
     package=__name__,
     presets=("protocol",),
     claims=CLAIMS,
-    theory=protocols.theory_numbers,
+    theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,
     report_studies=REPORTED_TOGETHER,

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from depthscale.derivations.study import Finding, Sections, Story, brief, figure_entry, results_of, tally
+from depthscale.derivations.study import (
+    Finding,
+    Sections,
+    Story,
+    brief,
+    figure_entry,
+    protocol_rows,
+    results_of,
+    tally,
+    task_label,
+)
 from depthscale.derivations.study import format_estimate as est
-
-from .protocol_study import rows
-from .protocols import FLOOR_NAMES, task_label
+from depthscale.sims.reference_floors import FLOOR_NAMES
 
 CAPTION = (
     "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one "
@@ -18,7 +26,7 @@ CAPTION = (
 # ------------------------------------------------------------------------------------------------ report pieces
 def table(ev) -> dict | None:
     """The study's table: per protocol and task, (alpha, R_inf, c) with errors, the floors and diagnostics."""
-    rs = rows(ev)
+    rs = protocol_rows(ev)
     if not rs:
         return None
     body = []
@@ -62,7 +70,7 @@ def table(ev) -> dict | None:
 def figure_rows(ev) -> list[dict]:
     """Per curve: depths, excess R_L - R_inf (fitted) with seed errors, for the log-log figure."""
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         if not r.identified:
             continue
         c = r.curve

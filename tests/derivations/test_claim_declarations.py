@@ -16,9 +16,9 @@ FAMILIES = {
     "linear": "depthscale.studies.core.linear",
     "softmax": "depthscale.studies.core.softmax",
     "theory_checks": "depthscale.studies.core.theory_checks",
-    "linear_optimum": "depthscale.studies.linear_start.linear_optimum",
+    "linear_optimum": "depthscale.studies.linear_start.claims",
     "paper_curves": "depthscale.studies.paper_curves.claims",
-    "protocol_study": "depthscale.studies.protocols.protocol_study",
+    "protocol_study": "depthscale.studies.protocols.claims",
 }
 
 

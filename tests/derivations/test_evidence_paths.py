@@ -13,7 +13,7 @@ from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.report.reporting import build_context, gather_theory
 from depthscale.sims.store import Store
-from depthscale.studies.protocols import protocol_study as ps
+from depthscale.sims.protocols import PROTOCOLS
 
 N_EVAL = 256
 DEPTHS = (1, 2, 4, 8, 16, 32)
@@ -21,7 +21,7 @@ DEPTHS = (1, 2, 4, 8, 16, 32)
 
 def _store(path):
     rng = np.random.default_rng(7)
-    protocols = {p.name: p for p in ps.PROTOCOLS}
+    protocols = {p.name: p for p in PROTOCOLS}
     with Store(path, mode="write") as st:
         for name, c in (("cosine", 0.3), ("constant-3e-3", 0.5)):
             p = protocols[name]

@@ -8,14 +8,8 @@ from depthscale.derivations.analysis import curves
 from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS
 from depthscale.derivations.claims import Evidence, evaluate_claims
 from depthscale.derivations.report import figures
-from depthscale.studies.linear_start.optimum import (
-    NAME,
-    OptimumNumbers,
-    load_reference,
-    optimum_at,
-    optimum_exponent,
-    reference_exponents,
-)
+from depthscale.derivations.claims.linear_optimum import OptimumNumbers, optimum_exponent
+from depthscale.studies.linear_start.theory import NAME, load_reference, optimum_at, reference_exponents
 from depthscale.studies.linear_start.sections import figure_rows
 
 DEPTHS = (1, 2, 4, 8, 16, 32)

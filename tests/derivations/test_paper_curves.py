@@ -6,13 +6,14 @@ from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.estimate import Estimate
+from depthscale.derivations.claims.protocol_rows import ProtocolFloors
 from depthscale.derivations.claims.registry import Evidence
+from depthscale.sims.protocols import PROTOCOLS
 from depthscale.studies.paper_curves import claims as pc
 from depthscale.studies.paper_curves import sections as paper_sections
-from depthscale.studies.protocols import protocol_study as ps
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
-P = {p.name: p for p in ps.PROTOCOLS}
+P = {p.name: p for p in PROTOCOLS}
 
 
 def paired(value, se):
@@ -46,7 +47,9 @@ def _records(protocol, law, k=2, seeds=(0, 1), checkpoints=None):
 
 def _evidence(recs, floors, excess):
     cs = curves(recs)
-    return Evidence(cs, {"studies": {"protocols": {c.key: {"floors": floors, "excess": excess} for c in cs}}})
+    return Evidence(
+        cs, {"studies": {"protocols": ProtocolFloors({c.key: {"floors": floors, "excess": excess} for c in cs})}}
+    )
 
 
 FLOORS = {"single": (2.0, 0.002), "convex": (1.95, 0.002), "mixture": (1.70, 0.002)}
@@ -65,12 +68,12 @@ def test_top16_signed_floor_names_the_closest_variant():
     plv = _records(P["plateau-per-layer-value"], lambda L: 1.7, k=16)
     cs = curves(base + plv)
     excess = {c.key: {16: {"mixture": paired(0.30 if c.variant == "base" else 0.017, 0.005)}} for c in cs}
-    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
+    th = {"studies": {"protocols": ProtocolFloors({c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs})}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "pass" and "closest: plateau-per-layer-value" in r.reason
     assert r.measured == pytest.approx(0.01)
     far = {c.key: {16: {"mixture": paired(0.30, 0.005)}} for c in cs}
-    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs}}}
+    th = {"studies": {"protocols": ProtocolFloors({c.key: {"floors": FLOORS, "excess": far[c.key]} for c in cs})}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and r.measured == pytest.approx(0.30 / 1.70)
     assert pc.top16_signed_floor(Evidence([], {}))[0].verdict == "not run"
@@ -86,7 +89,9 @@ def test_top16_signed_floor_is_undecided_while_a_variant_has_no_deep_run():
     def decide(deep_excess):
         excess = {c.key: {16: {"mixture": paired(deep_excess, 0.005)}} for c in deep}
         excess |= {c.key: {4: {"mixture": paired(0.20, 0.005)}} for c in cu}
-        th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
+        th = {
+            "studies": {"protocols": ProtocolFloors({c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs})}
+        }
         return pc.top16_signed_floor(Evidence(cs, th))[0]
 
     far = decide(0.30)
@@ -103,11 +108,18 @@ def test_top16_signed_floor_counts_a_variant_deep_under_any_of_its_protocols():
     cs = base + cu + cu256
     excess = {c.key: {16: {"mixture": paired(0.30, 0.005)}} for c in base + cu256}
     excess |= {c.key: {4: {"mixture": paired(0.20, 0.005)}} for c in cu}
-    th = {"studies": {"protocols": {c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs}}}
+    th = {"studies": {"protocols": ProtocolFloors({c.key: {"floors": FLOORS, "excess": excess[c.key]} for c in cs})}}
     (r,) = pc.top16_signed_floor(Evidence(cs, th))
     assert r.verdict == "fail" and "plateau-context-update-batch256 L=16" in r.reason
     (r,) = pc.top16_signed_floor(
-        Evidence(base + cu, {"studies": {"protocols": {c.key: th["studies"]["protocols"][c.key] for c in base + cu}}})
+        Evidence(
+            base + cu,
+            {
+                "studies": {
+                    "protocols": ProtocolFloors({c.key: th["studies"]["protocols"].by_curve[c.key] for c in base + cu})
+                }
+            },
+        )
     )
     assert r.verdict == "indicative"
 
@@ -144,7 +156,8 @@ def test_single_excess_rows_and_figure():
 def test_excess_figures_draw_when_no_depth_is_above_zero(name):
     """Deep models below the head (every excess <= 0) must still give a picture, not a log-scale error."""
     from depthscale.derivations.report import figures
+    from depthscale.derivations.report.entries import draw_entry
 
     rows = [{"series": "cosine", "task": "top-2", "depths": [1, 2, 4], "excess": [0.0, -0.01, -0.03], "se": [0.01] * 3}]
-    entry = figures.figure_entry(name, rows)  # draws the figure into PNG bytes
-    assert entry["png"][:4] == b"\x89PNG" and entry["why_missing"] == ""
+    drawn = draw_entry(figures.figure_entry(name, rows))  # draws the figure into PNG bytes
+    assert drawn.png[:4] == b"\x89PNG" and drawn.why_missing == ""

@@ -8,11 +8,15 @@ from synthetic import protocol_records
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.estimate import Estimate
+from depthscale.derivations.claims import protocol_rows as pr
+from depthscale.derivations.claims.protocol_rows import ProtocolFloors
 from depthscale.derivations.claims.registry import Evidence
 from depthscale.derivations.cli.commands.reproduce import preset_path
 from depthscale.sims.config import RunConfig
 from depthscale.sims.grid import load_grid
-from depthscale.studies.protocols import protocol_study as ps
+from depthscale.sims.protocols import PROTOCOLS
+from depthscale.sims.reference_floors import FLOOR_NAMES
+from depthscale.studies.protocols import claims as ps
 from depthscale.studies.protocols import sections as protocol_table
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
@@ -36,7 +40,7 @@ def _records(protocol, R_inf, c, alpha, gap, k=2, seeds=(0, 1), gap_growth=0.0):
     return protocol_records(protocol, model, fields, DEPTHS, k, seeds)
 
 
-P = {p.name: p for p in ps.PROTOCOLS}
+P = {p.name: p for p in PROTOCOLS}
 # (R_inf, c, alpha, disagreement) per protocol: c rises with the disagreement; the layers' own loss A_L falls
 LAWS = {
     "cosine": (1.90, 0.10, 0.3, 0.05),
@@ -52,7 +56,11 @@ def _evidence(laws=LAWS, floors=None, excess=-0.05):
     cs = curves(recs)
     fl = floors or {"single": (1.96, 0.002), "convex": (1.90, 0.002), "mixture": (1.905, 0.002)}
     theory = {
-        "studies": {"protocols": {c.key: {"floors": fl, "excess": {32: {"convex": paired(excess, 0.01)}}} for c in cs}}
+        "studies": {
+            "protocols": ProtocolFloors(
+                {c.key: {"floors": fl, "excess": {32: {"convex": paired(excess, 0.01)}}} for c in cs}
+            )
+        }
     }
     return Evidence(cs, theory)
 
@@ -88,8 +96,8 @@ def test_every_preset_run_belongs_to_one_protocol(preset, names):
         {"status": "ok", "seed": s, "converged": True, "final_loss": 1.0, "key": str(i), "config": RunConfig.to_dict(c)}
         for i, (c, s) in enumerate(runs)
     ]
-    assert all(ps.protocol_of(c) is not None for c in curves(recs))
-    assert {ps.protocol_of(c).name for c in curves(recs)} == names
+    assert all(pr.protocol_of(c) is not None for c in curves(recs))
+    assert {pr.protocol_of(c).name for c in curves(recs)} == names
 
 
 def test_inverse_depth_passes_at_alpha_one_on_a_floor_and_fails_at_alpha_0_3():
@@ -119,9 +127,9 @@ def test_floor_claim_decides_an_imprecise_plateau_far_from_every_floor(monkeypat
     import dataclasses
 
     fl = {"single": (2.30, 0.002), "convex": (2.20, 0.002), "mixture": (2.25, 0.002)}
-    (row,) = [r for r in ps.rows(_evidence(floors=fl)) if r.protocol.name == "constant-3e-3"]
+    (row,) = [r for r in pr.protocol_rows(_evidence(floors=fl)) if r.protocol.name == "constant-3e-3"]
     fit = dataclasses.replace(row.fit, params={**row.fit.params, "L0": L0}, se={**row.fit.se, "L0": se})
-    monkeypatch.setattr(ps, "rows", lambda ev: [dataclasses.replace(row, fit=fit)])
+    monkeypatch.setattr(ps, "protocol_rows", lambda ev: [dataclasses.replace(row, fit=fit)])
     (r,) = ps.floor_reached(None)
     assert r.verdict == verdict and f"nearest: {near}" in r.reason
 
@@ -157,7 +165,9 @@ def test_floor_claim_names_the_nearest_floor():
     recs = _records(P["cosine"], 1.00, 0.2, 1.0, 0.2, k=16)
     cs = curves(recs)
     fl = {"single": (1.10, 0.001), "convex": (1.005, 0.001), "mixture": (1.04, 0.001)}
-    (r,) = ps.floor_reached(Evidence(cs, {"studies": {"protocols": {cs[0].key: {"floors": fl, "excess": {}}}}}))
+    (r,) = ps.floor_reached(
+        Evidence(cs, {"studies": {"protocols": ProtocolFloors({cs[0].key: {"floors": fl, "excess": {}}})}})
+    )
     assert r.verdict == "pass" and "nearest: convex" in r.reason and r.expected == 1.005
 
 
@@ -176,7 +186,7 @@ def test_study_table_and_figure():
     rows = protocol_table.figure_rows(ev)
     assert {r["series"] for r in rows} == set(LAWS)
     for r in rows:  # the plotted excess is the curve's mean minus its fitted plateau
-        c = next(c for p, c in ps.study_curves(ev.curves) if p.name == r["series"])
+        c = next(c for p, c in pr.protocol_curves(ev.curves) if p.name == r["series"])
         assert np.allclose(r["excess"], c.mean - c.fit("offset").params["L0"])
     fig, why = figures.build("excess_vs_depth", rows)
     assert fig is not None and why == ""
@@ -192,11 +202,11 @@ def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
     class Fake:
         def __init__(self, n):
             self.n_eval = n
-            for name in ps.FLOOR_NAMES:
+            for name in FLOOR_NAMES:
                 setattr(self, name, type("F", (), {"loss": 1.0, "se": 0.1, "sq_err": np.ones(n)})())
 
         def sq_errs(self):
-            return {name: getattr(self, name).sq_err for name in ps.FLOOR_NAMES}
+            return {name: getattr(self, name).sq_err for name in FLOOR_NAMES}
 
     def fake_floors(task, seed, n_eval):
         calls.append((task.k, seed))
@@ -204,11 +214,11 @@ def test_gather_floors_pairs_every_curve_of_a_task(monkeypatch):
 
     monkeypatch.setattr(rf, "reference_floors", fake_floors)
     monkeypatch.setattr(
-        rf, "excess_over_floors", lambda sq, fl: {n: (float(np.mean(sq)) - 1.0, 0.0) for n in ps.FLOOR_NAMES}
+        rf, "excess_over_floors", lambda sq, fl: {n: (float(np.mean(sq)) - 1.0, 0.0) for n in FLOOR_NAMES}
     )
     recs = _records(P["cosine"], 1.9, 0.1, 1.0, 0.1) + _records(P["constant-3e-3"], 1.9, 0.2, 1.0, 0.2)
     cs = curves(recs)
-    out = ps.gather_floors(cs, lambda key: {"sq_err": np.full(10240, 3.0)})
+    out = pr.gather_protocol_floors(cs, lambda key: {"sq_err": np.full(10240, 3.0)}).by_curve
     assert sorted(calls) == [(2, 0), (2, 1)]  # once per (task, seed)
     for c in cs:
         assert out[c.key]["floors"]["convex"] == pytest.approx((1.0, 0.1 / np.sqrt(2)))
@@ -222,13 +232,13 @@ def test_an_excess_error_counts_how_far_the_seeds_end_apart(monkeypatch, sq_by_s
     # |6 - 2| / 2), not the evaluation error; seeds that agree keep the evaluation error
     from depthscale.sims import reference_floors as rf
 
-    fake = type("Fake", (), {n: type("F", (), {"loss": 1.0, "se": 0.1})() for n in ps.FLOOR_NAMES})
+    fake = type("Fake", (), {n: type("F", (), {"loss": 1.0, "se": 0.1})() for n in FLOOR_NAMES})
     monkeypatch.setattr(rf, "reference_floors", lambda task, seed, n_eval: fake)
-    monkeypatch.setattr(
-        rf, "excess_over_floors", lambda sq, fl: {n: (float(sq[0]) - 1.0, 0.01) for n in ps.FLOOR_NAMES}
-    )
+    monkeypatch.setattr(rf, "excess_over_floors", lambda sq, fl: {n: (float(sq[0]) - 1.0, 0.01) for n in FLOOR_NAMES})
     (c,) = curves(_records(P["cosine"], 1.9, 0.1, 1.0, 0.1))
-    out = ps.gather_floors([c], lambda key: {"sq_err": np.full(10240, sq_by_seed[int(key.rsplit("-", 1)[1])])})
+    out = pr.gather_protocol_floors(
+        [c], lambda key: {"sq_err": np.full(10240, sq_by_seed[int(key.rsplit("-", 1)[1])])}
+    ).by_curve
     e = out[c.key]["excess"][32]["convex"]
     assert e.value == pytest.approx(np.mean(sq_by_seed) - 1.0) and e.se == pytest.approx(se) and e.dof == 1
 
@@ -238,7 +248,7 @@ def _curve_evidence(name, final_loss):
     recs = _records(P[name], 1.0, 0.0, 1.0, 0.1)
     for r in recs:
         r["final_loss"] = final_loss(r["config"]["model"]["depth"], r["seed"])
-    return Evidence(curves(recs), {"studies": {"protocols": {}}})
+    return Evidence(curves(recs), {"studies": {"protocols": ProtocolFloors()}})
 
 
 def test_inverse_depth_fails_a_curve_that_stops_falling_whose_fit_is_not_identified():

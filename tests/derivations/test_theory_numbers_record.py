@@ -10,7 +10,8 @@ from synthetic import curve
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
-from depthscale.studies.protocols import protocols
+from depthscale.derivations.claims import protocol_rows
+from depthscale.derivations.claims.protocol_rows import ProtocolFloors
 
 KEY = (0.5, 0.5, 2, 8, 32)  # (a, b, k, d, P) of the synthetic linear top-2 curve
 (CURVE,) = curves(curve(lambda L: 1.0, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2)))  # any one curve
@@ -44,18 +45,18 @@ def test_theory_that_is_no_mapping_is_refused_in_one_line():
 
 
 def test_protocol_floors_are_gathered_once_and_the_evidence_never_changes(monkeypatch):
-    gathered = {"run-key": {"floors": {"single": (1.0, 0.01)}, "excess": {}}}
+    gathered = ProtocolFloors({"run-key": {"floors": {"single": (1.0, 0.01)}, "excess": {}}})
     calls = []
-    monkeypatch.setattr(protocols, "study_curves", lambda cs: [("protocol", c) for c in cs])
-    monkeypatch.setattr(protocols, "gather_floors", lambda cs, load: calls.append(len(cs)) or gathered)
-    theory = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
+    monkeypatch.setattr(protocol_rows, "protocol_curves", lambda cs: [("protocol", c) for c in cs])
+    monkeypatch.setattr(protocol_rows, "gather_protocol_floors", lambda cs, load: calls.append(len(cs)) or gathered)
+    theory = TheoryNumbers(studies={"other": (1.0, 0.1)})
     ev = Evidence([CURVE], theory, load_arrays=lambda key: None)
-    assert protocols.floors_of(ev) is gathered and protocols.floors_of(ev) is gathered
+    assert protocol_rows.protocol_floors(ev) is gathered and protocol_rows.protocol_floors(ev) is gathered
     assert calls == [1]  # the second call (a table, a figure) reads what the first derived
     # the evidence's own fields are what it was built with: no cache rewrites them
-    assert ev.theory is theory and theory.studies == {}
+    assert ev.theory is theory and theory.studies == {"other": (1.0, 0.1)}
     with pytest.raises(dataclasses.FrozenInstanceError):
         ev.theory = TheoryNumbers()  # type: ignore[misc]
-    # numbers a report computed (the study's theory numbers) are read, not gathered again
-    given = Evidence([CURVE], TheoryNumbers(studies={protocols.NAME: gathered}))
-    assert protocols.floors_of(given) is gathered and calls == [1]
+    # numbers a report computed (a study's theory numbers, whichever study's) are read, not gathered again
+    given = Evidence([CURVE], TheoryNumbers(studies={"any-study": gathered}))
+    assert protocol_rows.protocol_floors(given) is gathered and calls == [1]

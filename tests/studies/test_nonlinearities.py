@@ -11,7 +11,7 @@ from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.study import studies
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
-from depthscale.studies.nonlinearities import STUDY, claims, rows, sections
+from depthscale.studies.nonlinearities import STUDY, claims, sections, theory
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64)
 N_CTX = 4096  # the verdict rule decides from 4,096 evaluation contexts up
@@ -110,13 +110,13 @@ def _with_errors(recs_by_attention, sq_mean):
     rng = np.random.default_rng(0)
     numbers = {}
     for c in cs:
-        att = rows.attention_of(c)
+        att = theory.attention_of(c)
         sq = {}
         for L, s in c.runs:
             base = rng.exponential(1.0, N_CTX)  # shared by every run of a seed: the same contexts
             sq[(L, s)] = sq_mean(att, L) * base / base.mean()
         numbers[c.key] = {"floors": {}, "excess": {}, "sq_err": sq}
-    return Evidence(cs, TheoryNumbers(studies={rows.NAME: numbers}))
+    return Evidence(cs, TheoryNumbers(studies={theory.NAME: numbers}))
 
 
 @pytest.mark.parametrize("gain, verdict", [(0.2, "pass"), (-0.2, "fail")])
@@ -136,9 +136,9 @@ def test_paired_difference_matches_a_direct_average():
     rng = np.random.default_rng(1)
     a = {(L, s): rng.exponential(1.0, 50) for L in (1, 64) for s in (0, 1)}
     b = {(L, s): rng.exponential(1.0, 50) for L in (1, 64) for s in (0, 1)}
-    ra = rows.Row("sigmoid", "cosine", None, None, sq_err=a)
-    rb = rows.Row("softmax", "cosine", None, None, sq_err=b)
-    e = rows.paired_across(ra, rb, 1, 1, minus=(64, 64))
+    ra = theory.Row("sigmoid", "cosine", None, None, sq_err=a)
+    rb = theory.Row("softmax", "cosine", None, None, sq_err=b)
+    e = theory.paired_across(ra, rb, 1, 1, minus=(64, 64))
     per_seed = [np.mean((a[1, s] - a[64, s]) - (b[1, s] - b[64, s])) for s in (0, 1)]
     assert e.value == pytest.approx(np.mean(per_seed), rel=1e-12)
     assert e.se >= abs(per_seed[0] - per_seed[1]) / 2 - 1e-12  # at least the seeds' scatter

@@ -1,54 +1,41 @@
-"""The linear-optimum study's theory numbers: the best depth-L linear-attention predictor at finite (d, P).
+"""The linear-start study's theory numbers: the best depth-L linear-attention predictor at finite (d, P).
 
 The optimum at the runs' own scale is computed when the report is built (``contexts`` = the
 report's floor contexts). The one at d = 128, P = 1024 costs about 2 CPU-minutes per spectrum
 at 2,000 contexts, too slow for a report, so it is read from ``data/linear_optimum_d128_P1024.csv``
 (package data of this study), written by :func:`write_reference`
-(``python -m depthscale.studies.linear_start.optimum OUT.csv``); the file records the contexts and
+(``python -m depthscale.studies.linear_start.theory OUT.csv``); the file records the contexts and
 the seed, and ``tests/derivations/test_linear_optimum_claims.py`` recomputes a part of it.
-:func:`theory_numbers` gathers both into the study's :class:`OptimumNumbers`.
+:func:`theory_numbers` gathers both into an :class:`~depthscale.derivations.study.OptimumNumbers`
+record (the library's, which the core study's linear-exponent row reads too).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 
-from depthscale.derivations.study import EASY_TASKS, LINEAR_EASY_EXPONENTS, REFERENCE_D, REFERENCE_P
+from depthscale.derivations.study import (
+    EASY_TASKS,
+    LINEAR_EASY_EXPONENTS,
+    REFERENCE_D,
+    REFERENCE_P,
+    OptimumNumbers,
+    TheoryInputs,
+    optimum_exponent,
+)
 from depthscale.theory.linear_optimum import DEPTH_LIMIT
 
 NAME = "linear-start"  # the study's name: its numbers are TheoryNumbers.studies[NAME]
 REFERENCE_DEPTHS = (1, 2, 4, 8, 16, 32, 64)  # the paper's grid (1..256) up to the deepest the optimum takes
 REFERENCE_FILE = "linear_optimum_d128_P1024.csv"
 _COLUMNS = ("a", "b", "L", "loss", "se", "in_sample", "contexts", "seed")
-_BOOT = 400  # parametric resamples of the Monte Carlo losses for the exponent's error
-
-OptimumKey = tuple[float, float, int, int, str]  # (a, b, d, P, task)
 
 
-@dataclass(frozen=True)
-class OptimumNumbers:
-    """The study's theory numbers (an empty field: not computed; its claims then say so).
-
-    Attributes
-    ----------
-    at_runs : ``{(a, b, d, P, task): {L: (loss, se, in_sample, equal_step, equal_step_se)}}``, the best
-        depth-L polynomial in S at a linear easy-task curve's (d, P) (:func:`optimum_numbers`).
-    reference : ``{(a, b): (alpha, se, alpha_in_sample, paper, contexts)}``, the optimum's exponent at
-        the paper's scale (:func:`reference_exponents`).
-    contexts : the Monte Carlo contexts of ``at_runs`` (0: not computed).
-    """
-
-    at_runs: dict[OptimumKey, dict[int, tuple[float, ...]]] = field(default_factory=dict)
-    reference: dict[tuple[float, float], tuple[float, float, float, float, int]] = field(default_factory=dict)
-    contexts: int = 0
-
-
-def theory_numbers(inputs) -> OptimumNumbers:
+def theory_numbers(inputs: TheoryInputs) -> OptimumNumbers:
     """The study's numbers for a report (``inputs``: a :class:`~depthscale.derivations.study.TheoryInputs`):
     the optimum at every linear easy-task curve's scale (as many contexts as the floors) and, unless
     the report skips the reference (0 reference contexts), the cached exponents at d = 128, P = 1024."""
@@ -57,16 +44,6 @@ def theory_numbers(inputs) -> OptimumNumbers:
         reference=reference_exponents() if inputs.reference_contexts else {},
         contexts=inputs.floor_contexts,
     )
-
-
-def numbers_of(ev) -> OptimumNumbers:
-    """The study's numbers in the evidence ``ev`` (empty when the report did not compute them)."""
-    return ev.study_numbers(NAME, lambda e: OptimumNumbers())
-
-
-def optimum_of(numbers: OptimumNumbers, c) -> dict[int, tuple[float, ...]]:
-    """``{L: (loss, se, in_sample, ...)}`` of the optimum at the curve ``c``'s scale."""
-    return numbers.at_runs.get((c.a, c.b, c.d, c.P, c.task), {})
 
 
 def optimum_at(a, b, d, P, depths, contexts, seed=0, task="easy-fresh") -> dict:
@@ -136,30 +113,6 @@ def load_reference(text: str | None = None) -> dict:
     return out
 
 
-def optimum_exponent(L, loss, se, seed: int = 0) -> tuple[float, float]:
-    """The paper's fit ``c L^-alpha`` (log-log least squares) of the optimum: ``(alpha, s.e.)``.
-
-    The s.e. is that of the Monte Carlo: the spread of alpha over losses redrawn as
-    ``N(loss, se)`` (a fixed seed, so the report is reproducible).
-
-    >>> L = np.array([1.0, 2, 4, 8]); a, s = optimum_exponent(L, 3 * L**-1.5, 1e-9 * L**-1.5)
-    >>> round(a, 6), s < 1e-6
-    (1.5, True)
-    """
-    from depthscale.derivations.study import fit_power_law
-
-    L = np.asarray(L, dtype=float)
-    loss, se = np.asarray(loss, dtype=float), np.asarray(se, dtype=float)
-    alpha = float(fit_power_law(L, loss).params["alpha"])
-    rng = np.random.default_rng(seed)
-    draws = loss + se * rng.standard_normal((_BOOT, loss.size))
-    draws = np.where(draws > 0, draws, loss)  # a redrawn loss cannot be negative: keep the estimate there
-    # the same least squares, vectorised over the redraws: alpha = -cov(log L, log R) / var(log L)
-    x = np.log(L) - np.log(L).mean()
-    boot = -(np.log(draws) @ x) / (x @ x)
-    return alpha, float(np.std(boot, ddof=1))
-
-
 def reference_exponents(ref: dict | None = None) -> dict:
     """``{(a, b): (alpha, se, alpha_in_sample, paper, contexts)}`` from the cache (the paper's spectra only)."""
     ref = load_reference() if ref is None else ref
@@ -176,21 +129,17 @@ def reference_exponents(ref: dict | None = None) -> dict:
 
 __all__ = [
     "NAME",
-    "OptimumNumbers",
     "theory_numbers",
-    "numbers_of",
-    "optimum_of",
     "optimum_at",
     "optimum_numbers",
     "write_reference",
     "load_reference",
-    "optimum_exponent",
     "reference_exponents",
     "REFERENCE_DEPTHS",
     "REFERENCE_FILE",
 ]
 
-if __name__ == "__main__":  # regenerate the cache: python -m depthscale.studies.linear_start.optimum OUT.csv
+if __name__ == "__main__":  # regenerate the cache: python -m depthscale.studies.linear_start.theory OUT.csv
     import sys
 
     write_reference(sys.argv[1], contexts=int(sys.argv[2]) if len(sys.argv) > 2 else 2000)

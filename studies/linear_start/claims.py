@@ -7,25 +7,35 @@
 - ``linear-exponent-finite``: the optimum's own depth exponent at the paper's scale (d = 128,
   P = 1024), fitted as the paper fits (``c L^-alpha``, eq. 16 with L0 = 0, log-log least squares)
   over L = 1..64, against the paper's Table 2 exponents, within 10 %.
-- :func:`limit_note`: for the ``linear-exponent`` row, whether the trained curve is limited by the
-  optimum or by training.
-
-The numbers they read are the study's :class:`~depthscale.studies.linear_start.optimum.OptimumNumbers`.
+The numbers they read are the study's theory numbers (:mod:`.theory`), an
+:class:`~depthscale.derivations.study.OptimumNumbers` record; the rule "at the optimum"
+(``near_optimum``) and the note on what limits a trained curve (``optimum_limit_note``, which the
+``linear-exponent`` row shows too) are the library's.
 """
 
 from __future__ import annotations
 
 import math
 
-from depthscale.derivations.study import EASY_TASKS, Claim, ClaimResult, Condition, Estimate, claim, within
+from depthscale.derivations.study import (
+    EASY_TASKS,
+    OPTIMUM_RTOL,
+    Claim,
+    ClaimResult,
+    Condition,
+    Estimate,
+    claim,
+    near_optimum,
+    optimum_numbers_of,
+    optimum_of,
+)
 from depthscale.derivations.study import format_estimate as est
 from depthscale.derivations.study import format_percent as pct
 from depthscale.derivations.study import format_value as num
 from depthscale.theory.linear_optimum import DEPTH_LIMIT
 
-from .optimum import REFERENCE_DEPTHS, REFERENCE_FILE, numbers_of, optimum_exponent, optimum_of
+from .theory import REFERENCE_DEPTHS, REFERENCE_FILE
 
-OPTIMUM_RTOL = 0.10  # trained against the optimum at its own (d, P, L)
 EXPONENT_RTOL = 0.10  # the optimum's exponent at d = 128, P = 1024 against the paper's
 
 
@@ -42,7 +52,7 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
     cs = [c for c in ev.curves if c.model == "linear" and c.task in EASY_TASKS and c.variant in ("base", "jacobi-init")]
     out = []
     for c in cs:
-        opt = optimum_of(numbers_of(ev), c)
+        opt = optimum_of(optimum_numbers_of(ev), c)
         for j, L in enumerate(c.depths):
             label = Condition.of(c, label=f"{c.label} L={int(L)}", depth=int(L))
             m = c.estimate(j)
@@ -51,7 +61,7 @@ def linear_optimum_claim(claim: Claim, ev) -> list[ClaimResult]:
                 out.append(claim.not_run(why, label, None, m.value, m.se))
                 continue
             val, vse, ins, *equal = opt[int(L)]
-            ok = _near_optimum(m, val, vse)
+            ok = near_optimum(m, val, vse)
             seeds = [r.get("final_loss") for r in c.records_at(int(L))]
             per_seed = ", ".join(num(s / val) for s in seeds if s is not None)
             det = (
@@ -77,7 +87,7 @@ def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
     The paper's exponents are its Table 2's, of trained models.
     """
     out = []
-    for (a, b), (alpha, se, alpha_in, paper, n) in sorted(numbers_of(ev).reference.items()):
+    for (a, b), (alpha, se, alpha_in, paper, n) in sorted(optimum_numbers_of(ev).reference.items()):
         rel = (alpha - paper) / paper
         # a Monte Carlo number on thousands of contexts, no training: decided whenever its margin
         # (the normal quantile) clears the bound either way
@@ -97,44 +107,7 @@ def linear_exponent_finite(claim: Claim, ev) -> list[ClaimResult]:
     return out
 
 
-def limit_note(ev, c) -> str:
-    """For the ``linear-exponent`` row: is the trained curve limited by the optimum or by training?
-
-    Training limits it when, at some depth, the trained loss exceeds the optimum by more than
-    10 % plus the t margin; the note then names the deepest such depth and the ratio there, and gives
-    the optimum's own exponent over the same depths.
-    """
-    opt = optimum_of(numbers_of(ev), c)
-    pairs = [(j, int(L)) for j, L in enumerate(c.depths) if int(L) in opt]
-    if len(pairs) < 2:
-        return ""
-    above = []
-    for j, L in pairs:
-        val, vse = opt[L][:2]
-        if c.mean[j] > val and _near_optimum(c.estimate(j), val, vse) is False:
-            above.append((L, c.mean[j] / val))
-    Ls = [L for _, L in pairs]
-    alpha, ase = optimum_exponent(Ls, [opt[L][0] for L in Ls], [opt[L][1] for L in Ls])
-    own = f"the optimum's own exponent over L={Ls} is {est(alpha, ase)}"
-    if not above:
-        return f"; limited by the optimum: trained not decidedly above it (10 %, t-test) at any depth ({own})"
-    L, ratio = above[-1]
-    return (
-        f"; limited by training: above the optimum at L={[x for x, _ in above]}, "
-        f"trained / optimum = {num(ratio)} at L={L} ({own})"
-    )
-
-
-def _near_optimum(m: Estimate, val: float, vse: float) -> bool | None:
-    """The trained loss within 10 % of the optimum by the t-test of their difference (:func:`within`;
-    one seed: the optimum's error alone, and the seed count keeps such a row indicative)."""
-    opt = Estimate(val, vse, math.inf, "Monte Carlo")
-    return within(
-        m.minus(opt) if m.n >= 2 else Estimate(m.value - val, vse, math.inf, "Monte Carlo"), 0.0, OPTIMUM_RTOL * val
-    )
-
-
 CLAIMS = (linear_optimum_claim, linear_exponent_finite)
 
 
-__all__ = ["CLAIMS", "OPTIMUM_RTOL", "EXPONENT_RTOL", "linear_optimum_claim", "linear_exponent_finite", "limit_note"]
+__all__ = ["CLAIMS", "EXPONENT_RTOL", "linear_optimum_claim", "linear_exponent_finite"]

@@ -1,12 +1,11 @@
-"""The training-protocol study: where inverse-depth scaling of softmax attention comes from.
+"""The training-protocol study's claims: where inverse-depth scaling of softmax attention comes from.
 
 The ``protocol`` preset trains the softmax model under five training protocols that differ in
-where the layers' diversity comes from (:data:`PROTOCOLS`). This module recognises a curve's
-protocol from its configuration, pairs every run with the infinite-depth reference floors of its
-task on the same evaluation contexts (``gather_floors``, in
-:mod:`depthscale.studies.protocols.protocols`), and holds the claims the study decides
-(:data:`CLAIMS`, listed in the study's record; definitions in docs/claims.md, the study in
-docs/studies/protocols.md).
+where the layers' diversity comes from (the table :data:`depthscale.sims.protocols.PROTOCOLS`). Its
+claims read one row per (protocol, task) curve (:func:`~depthscale.derivations.study.protocol_rows`:
+the curve's protocol recognised from its configuration, its runs paired with the infinite-depth
+reference floors of its task on the same evaluation contexts) and are listed in the study's record
+(:data:`CLAIMS`; definitions in docs/claims.md, the study in docs/studies/protocols.md).
 
 Per protocol curve: the fit ``R_L = R_inf + c L^-alpha``, the layer disagreement ``A_L - C_L``
 (the part of the layers' errors that averages away), the mean single-layer loss ``A_L``, ``R_1``, the mean
@@ -14,9 +13,6 @@ query-key similarity of the layers, and ``R_L`` minus each reference floor with 
 """
 
 from __future__ import annotations
-
-import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -30,20 +26,23 @@ from depthscale.derivations.study import (
     ClaimResult,
     Curve,
     Estimate,
-    FitResult,
     LackOfFit,
+    ProtocolRow,
     below_zero,
+    budget_decided,
+    budget_note,
     claim,
     disagreement_fit,
     floor_agreement,
     in_range,
     law_rejected,
     least_rejected_law,
+    protocol_rows,
+    row_label,
+    task_label,
     unidentified,
 )
 from depthscale.derivations.study import format_estimate as est
-
-from .protocols import FLOOR_NAMES, PROTOCOLS, Protocol, floors_of, gather_floors, protocol_of, study_curves, task_label
 
 
 def pct(x: float) -> str:
@@ -56,82 +55,9 @@ BEAT_DEPTH = 32  # "depth beats the convex floor" is tested at this depth or dee
 RHO_PASS, RHO_FAIL = 0.8, 0.5  # Spearman correlation across protocols: follows / does not follow
 
 
-# ------------------------------------------------------------------------------------------------ per curve
-@dataclass(frozen=True)
-class ProtocolRow:
-    """One (protocol, task) curve of the study: the fit and the measurements the claims use."""
-
-    protocol: Protocol
-    curve: Curve
-    fit: FitResult  # of R_L = R_inf + c L^-alpha
-    disagreement: float  # mean over depths >= 2 of A_L - C_L (seed means)
-    layer_loss: float  # mean over depths >= 2 of A_L, the mean loss of one layer of the deep model
-    r1: float  # loss of the one-layer model R_1 (seed mean)
-    similarity: float  # mean query-key similarity of the layers at the deepest depth
-    floors: dict  # name -> (loss, se)
-    excess: dict  # depth -> name -> Estimate (paired, curve.pool_paired)
-
-    @property
-    def identified(self) -> bool:
-        return not self.fit.failure and self.fit.identified
-
-    def nearest_floor(self, value: float):
-        """``(name, relative difference)`` of the reference floor closest to ``value``, or None."""
-        if not self.floors or not np.isfinite(value):
-            return None
-        name = min(self.floors, key=lambda n: abs(value / self.floors[n][0] - 1))
-        return name, value / self.floors[name][0] - 1
-
-
-def rows(ev) -> list[ProtocolRow]:
-    """The study's rows from the evidence (its curves and their reference floors, :func:`floors_of`)."""
-    floors = floors_of(ev)
-    out = []
-    for p, c in study_curves(ev.curves):
-        sim = c.field_mean("qk_similarity")
-        fl = floors.get(c.key, {})
-        out.append(
-            ProtocolRow(
-                p,
-                c,
-                c.fit("offset"),
-                _deep_mean(c, "gap"),
-                _deep_mean(c, "A_L"),
-                float(c.mean[0]) if c.depths[0] == 1 else math.nan,
-                float(sim[-1]) if np.isfinite(sim[-1]) else math.nan,
-                fl.get("floors", {}),
-                fl.get("excess", {}),
-            )
-        )
-    return out
-
-
-def _deep_mean(c: Curve, name: str) -> float:
-    """Mean over the depths >= 2 of a record field's seed means (nan when none is finite)."""
-    v = c.field_mean(name)[c.depths >= 2]
-    return float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan
-
-
-def row_label(row: ProtocolRow) -> str:
-    """A per-curve claim row's label (after the claim's id): the protocol and the task."""
-    return f"{row.protocol.name} {task_label(row.curve)}"
-
-
-def budget_note(row: ProtocolRow) -> str:
-    return "; fixed budget by design (convergence not required)" if row.protocol.fixed_budget else ""
-
-
 # ------------------------------------------------------------------------------------------------ claims
 NO_RUNS = "no protocol-study runs in this sweep"
 FIT = "R_inf + c L^-alpha"
-
-
-def decided(claim: Claim, label: str, ok, rows_: list, detail: str, expected, measured, error, **kw) -> ClaimResult:
-    """The verdict rule on study rows: a fixed-budget protocol's runs need not have converged."""
-    stopped = [r.curve for r in rows_ if r.protocol.fixed_budget]
-    return claim.decided(
-        label, ok, [r.curve for r in rows_], detail, expected, measured, error, budget_stopped=stopped, **kw
-    )
 
 
 @claim(
@@ -152,7 +78,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     curve that stops falling after L = 2 has no identified alpha, yet is no inverse-depth curve.
     """
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         label, f = row_label(r), r.fit
         rejected, note = _law_checked(r.curve)
         note += budget_note(r)
@@ -173,7 +99,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
             det += (
                 f"; alpha ± {a.t:.2f} s.e. straddles {list(ALPHA_RANGE)} or is wider than it: too imprecise to decide"
             )
-        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
+        out.append(budget_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
     return out
 
 
@@ -184,7 +110,7 @@ def _without_fit(claim: Claim, label: str, r: ProtocolRow, ok_if_rejected: bool,
     if missing is None or missing.verdict != "indicative" or not rejected:
         return missing
     det = f"fit not identified ({FIT}: {r.fit.reason})" + note
-    return decided(claim, label, ok_if_rejected, [r], det, ALPHA_RANGE, None, None)
+    return budget_decided(claim, label, ok_if_rejected, [r], det, ALPHA_RANGE, None, None)
 
 
 def _law_checked(c: Curve) -> tuple[bool, str]:
@@ -226,7 +152,7 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
     Per task, by Spearman rank correlations over the protocols with identified fits.
     """
     by_task: dict = {}
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         by_task.setdefault(task_label(r.curve), []).append(r)
     out = []
     for label, rs in sorted(by_task.items()):
@@ -251,7 +177,9 @@ def amplitude_follows_disagreement(claim: Claim, ev) -> list[ClaimResult]:
         elif rho_gap < RHO_FAIL or rho_gap <= rho_a:
             ok = False
         det = det if ok is not None else det + "; between the thresholds: undecided"
-        out.append(decided(claim, label, ok, good, det, RHO_PASS, rho_gap, None, note=f"(rho with A_L: {rho_a:.2f})"))
+        out.append(
+            budget_decided(claim, label, ok, good, det, RHO_PASS, rho_gap, None, note=f"(rho with A_L: {rho_a:.2f})")
+        )
     return out
 
 
@@ -270,7 +198,7 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
     grow with depth. Fitted over L >= 2 (at L = 1 there is no pair of layers) as a pure power law, which is
     identified whenever three or more depths are finite."""
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         label = row_label(r)
         f, L, D = disagreement_fit(r.curve)  # the rule any curve is checked by (check_prediction's too)
         if f is None:
@@ -284,7 +212,9 @@ def disagreement_term(claim: Claim, ev) -> list[ClaimResult]:
             f"alpha = {est(a.value, a.se)}: A_L - C_L grows as L^{1 - a.value:.2f} "
             f"({D[0]:.3g} at L = {L[0]:g} to {D[-1]:.3g} at L = {L[-1]:g})"
         )
-        out.append(decided(claim, label, in_range(a, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, None))
+        out.append(
+            budget_decided(claim, label, in_range(a, *ALPHA_RANGE), [r], det + budget_note(r), ALPHA_RANGE, a, None)
+        )
     return out
 
 
@@ -303,7 +233,7 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
     """
     out = []
     lo, hi = ALPHA_RANGE
-    for r in (r for r in rows(ev) if r.protocol.name == "cosine"):
+    for r in (r for r in protocol_rows(ev) if r.protocol.name == "cosine"):
         label, f = task_label(r.curve), r.fit
         rejected, note = _law_checked(r.curve)
         if (missing := _without_fit(claim, label, r, True, rejected, note)) is not None:
@@ -314,7 +244,7 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
         outside, inside = a.value + m < lo or a.value - m > hi, lo <= a.value - m and a.value + m <= hi
         ok = True if outside or (rejected and not inside) else (False if inside else None)
         det = f"alpha = {est(a.value, a.se)}" + ("" if ok is not None else "; interval overlaps [0.8, 1.2]")
-        out.append(decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
+        out.append(budget_decided(claim, label, ok, [r], det + note, ALPHA_RANGE, a, None))
     return out
 
 
@@ -329,7 +259,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     """Depth beats the convex floor at L >= 32 (paired): trained layers do something no mixture of
     temperature heads can."""
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         deep = [L for L in r.excess if L >= BEAT_DEPTH and "convex" in r.excess[L]]
         if not deep:
             continue
@@ -339,7 +269,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
             f"R_L - convex floor = {est(diff.value, diff.se)} at L={L} (same evaluation contexts); "
             f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(decided(claim, row_label(r), below_zero(diff), [r], det + budget_note(r), "< 0", diff, None))
+        out.append(budget_decided(claim, row_label(r), below_zero(diff), [r], det + budget_note(r), "< 0", diff, None))
     return out
 
 
@@ -353,7 +283,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
 def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
     """Which reference floor the deep models approach (R_inf within 3 % of it), per protocol and task."""
     out = []
-    for r in rows(ev):
+    for r in protocol_rows(ev):
         label, f = row_label(r), r.fit
         if f.failure or not f.identified or not r.floors:
             why = f.failure or unidentified({FIT: f}) or "no reference floors"
@@ -371,7 +301,9 @@ def floor_reached(claim: Claim, ev) -> list[ClaimResult]:
         )
         if ok is None:
             det += f"; R_inf too imprecise ({L0.t:.2f} s.e. above 3 % of the floor)"
-        out.append(decided(claim, label, ok, [r], det + budget_note(r), floor, L0, None, expected_error=floor_se))
+        out.append(
+            budget_decided(claim, label, ok, [r], det + budget_note(r), floor, L0, None, expected_error=floor_se)
+        )
     return out
 
 
@@ -386,18 +318,13 @@ CLAIMS = (
 
 
 __all__ = [
-    "FLOOR_NAMES",
-    "PROTOCOLS",
-    "Protocol",
-    "ProtocolRow",
+    "ALPHA_RANGE",
     "CLAIMS",
-    "protocol_of",
-    "study_curves",
-    "gather_floors",
-    "floors_of",
-    "task_label",
-    "decided",
-    "row_label",
-    "budget_note",
-    "rows",
+    "inverse_depth",
+    "disagreement_term",
+    "amplitude_follows_disagreement",
+    "cosine_not_inverse",
+    "beats_convex",
+    "floor_reached",
+    "law_test",
 ]
