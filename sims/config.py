@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..theory._choices import MODELS, SCHEDULES, TASKS
-from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, check_choice, check_int, check_real
+from ..theory._choices import MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS: the built-ins, read by record_filters)
+from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
 from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
+from .model_registry import check_model_engine, get_model
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")
@@ -129,8 +130,10 @@ class ModelConfig:
 
     Parameters
     ----------
-    model : {"softmax", "linear"}, default "softmax"
-        The attention of every layer.
+    model : {"softmax", "linear"} or a registered model, default "softmax"
+        The attention of every layer. A model registered by a user (``depthscale.register_model``,
+        entry-point group ``depthscale.models``) needs ``engine="jax"`` and leaves ``qk``, ``value``,
+        ``attention`` and ``init`` at their defaults.
     depth : int, default 1
         Layers L, 1 to ``DEPTH_MAX`` (4,096); the prediction is the mean of the layers' predictors.
     width : int, default 0
@@ -188,7 +191,7 @@ class ModelConfig:
     engine: str = "numba"
 
     def __post_init__(self):
-        check_choice("model", self.model, MODELS)
+        get_model(self.model)  # a registered name (built-in or a user's: sims/model_registry.py); engine checked below
         _set(self, "depth", check_int("depth", self.depth, lo=1, hi=DEPTH_MAX))
         _set(self, "width", check_int("width", self.width, lo=0, hi=D_MAX))
         check_choice("qk", self.qk, QK_KINDS)
@@ -211,6 +214,12 @@ class ModelConfig:
             _set(self, name, bool(getattr(self, name)))
         check_choice("engine", self.engine, ENGINES)
         check_attention_engine(self.attention, self.engine)
+        if not check_model_engine(self.model, self.engine).builtin:
+            # a user's model reads depth, width, init_scale and dtype; the built-ins' switches would
+            # only give one run several hashes
+            for name in ("qk", "value", "attention", "init"):
+                if getattr(self, name) != _DEFAULTS[name]:
+                    bad_argument(name, getattr(self, name), f"{_DEFAULTS[name]!r} for a user's model ({self.model!r})")
         if self.engine == "jax" and (self.stream != "two" or self.context_update or self.ensemble):
             raise ValueError(
                 f"engine={self.engine!r}: needs two streams, no context update and no ensemble "
@@ -229,6 +238,9 @@ class ModelConfig:
     def n(self, d: int) -> int:
         """Width N (defaults to d)."""
         return self.width or d
+
+
+_DEFAULTS = {"qk": "factorised", "value": "shared", "attention": "softmax", "init": "scaled"}
 
 
 STEPS_MAX = 10_000_000  # the step cap of a run, and so of its window and first checkpoint

@@ -20,9 +20,14 @@ models still compute in float32). Training (:func:`train_lockstep`) runs blocks 
 jitted ``lax.scan`` (Adam from optax, the learning rate of each step an input), and replays the
 losses through ``sims.training``'s own stopping and divergence rules on the host; a block in which
 a rule fires (a stop, a plateau halving, a checkpoint) is recomputed up to that step. Training data
-come from the host generator (``sims.tasks.make_batch``, the numba engine's stream: the same batches
-in the same order), and measurement (A_L, C_L, the reference floors) runs on the host from the
-per-layer outputs. The JAX engine runs unchanged on an accelerator (JAX picks the device); the
+are generated on the device inside the jitted blocks (``sims/jax_tasks.py``: ``make_batch``'s
+distributions from a ``jax.random`` key derived from the task and seed, so no batch crosses from the
+host per step; a JAX run's stream is not the numba engine's, and agrees with it in distribution);
+``train_lockstep(..., data="host")`` trains on the numba engine's own batches instead (exact
+cross-engine checks). :func:`train_seeds` trains several seeds of one model in one compiled
+program (``vmap``). A user's whole model (``depthscale.register_model``, sims/model_registry.py)
+is trained and measured the same way. Measurement (A_L, C_L, the reference floors) runs on the
+host from the per-layer outputs, on the evaluation contexts every engine shares. The JAX engine runs unchanged on an accelerator (JAX picks the device); the
 GPU path is untested here (docs/benchmarks.md).
 """
 
@@ -48,7 +53,9 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from ..theory._validate import bad_argument
 from .attention_registry import AttentionMap, get_attention
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
+from .jax_tasks import DataSpec, data_key, step_batch
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
+from .model_registry import get_model
 from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
@@ -166,6 +173,7 @@ class Spec:
     N: int
     d: int
     slices: tuple  # ((name, start, stop, shape), ...)
+    treedef: Any = None  # a user's model: the structure of its parameters (sims/model_registry.py)
 
 
 def _unpack(spec: Spec, theta) -> dict:
@@ -228,7 +236,18 @@ def _linear_parts(spec: Spec, theta, X, y, xq):
     return f.T, scores
 
 
+def _user_parts(spec: Spec, theta, X, y, xq):
+    """Per-layer outputs f (B, L) of a user's model, and its weights (B, L, P) where it gives them."""
+    entry = get_model(spec.model)
+    assert entry.layer_outputs is not None  # a user's model has its functions (registry)
+    params = jax.tree_util.tree_unflatten(spec.treedef, [theta[a:b].reshape(shp) for _, a, b, shp in spec.slices])
+    f = entry.layer_outputs(params, X, y, xq)
+    return f, (None if entry.attention is None else entry.attention(params, X, y, xq))
+
+
 def _parts(spec: Spec, theta, X, y, xq):
+    if spec.treedef is not None:
+        return _user_parts(spec, theta, X, y, xq)
     return (_linear_parts if spec.model == "linear" else _softmax_parts)(spec, theta, X, y, xq)
 
 
@@ -266,6 +285,10 @@ class JaxModel:
 
         if not isinstance(cfg, ModelConfig):
             bad_argument("cfg", type(cfg).__name__, "a ModelConfig")
+        self.entry = get_model(cfg.model)
+        if not self.entry.builtin:
+            self._user_model(cfg, d)
+            return
         if cfg.model == "softmax" and (cfg.stream != "two" or cfg.context_update):
             bad_argument("stream", cfg.stream, "'two' without context update on the JAX engine (the base layer)")
         entry = get_attention(cfg.attention)
@@ -282,6 +305,24 @@ class JaxModel:
         slices = tuple((name, a, b, tuple(shp)) for name, (a, b, shp) in self.layout.slices.items())
         self.spec = Spec(cfg.model, cfg.qk, cfg.value, cfg.attention, cfg.depth, self.N, self.d, slices)
 
+    def _user_model(self, cfg: ModelConfig, d: int) -> None:
+        """A user's model: its parameters' pytree flattened into ``theta`` (blocks named by their paths)."""
+        d = int(d)
+        self.host = None
+        self.cfg, self.d, self.N, self.L = cfg, d, cfg.n(d), cfg.depth
+        self.dtype = np.dtype(cfg.dtype)
+        self.map_params = ()
+        assert self.entry.init is not None  # a user's model has its functions (registry)
+        init = self.entry.init
+        shapes = jax.eval_shape(lambda key: init(key, cfg, d), jax.random.PRNGKey(0))
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(shapes)
+        if not leaves:
+            bad_argument("init", cfg.model, "a function returning a pytree with at least one array")
+        self.layout = ParamLayout([(jax.tree_util.keystr(path), tuple(leaf.shape)) for path, leaf in leaves])
+        self.n_params = self.n_host = self.layout.n_params
+        slices = tuple((name, a, b, tuple(shp)) for name, (a, b, shp) in self.layout.slices.items())
+        self.spec = Spec(cfg.model, cfg.qk, cfg.value, cfg.attention, cfg.depth, self.N, d, slices, treedef)
+
     def names(self) -> list[str]:
         return self.layout.names()
 
@@ -293,6 +334,11 @@ class JaxModel:
         return np.asarray(np.concatenate([theta, *tail]) if tail else theta, self.dtype)
 
     def init(self, rng: np.random.Generator) -> np.ndarray:
+        if self.host is None:  # a user's model: its init at a key drawn from rng (the run's init stream)
+            assert self.entry.init is not None
+            key = jax.random.PRNGKey(int(rng.integers(0, 2**63 - 1)))
+            leaves = jax.tree_util.tree_leaves(self.entry.init(key, self.cfg, self.d))
+            return np.concatenate([np.ravel(np.asarray(a, self.dtype)) for a in leaves]).astype(self.dtype)
         return self._with_map_params(self.host.init(rng))
 
     def init_steps(self, rng: np.random.Generator, gamma) -> np.ndarray:
@@ -303,10 +349,15 @@ class JaxModel:
         blocks = self.layout.unpack(np.asarray(self._theta(theta)))
         return {name: blocks[MAP_PREFIX + name].copy() for name, _ in self.map_params}
 
-    def qk_norms(self, theta) -> np.ndarray:
+    def qk_norms(self, theta):
+        """Each layer's query-key norm; ``None`` for a user's model (its query-key maps are its own)."""
+        if self.host is None:
+            return None
         return self.host.qk_norms(np.asarray(theta, self.dtype)[: self.n_host])
 
-    def qk_maps(self, theta) -> np.ndarray:
+    def qk_maps(self, theta):
+        if self.host is None:
+            return None
         return self.host.qk_maps(np.asarray(theta, self.dtype)[: self.n_host])
 
     def arrays(self, batch) -> tuple:
@@ -340,41 +391,72 @@ class JaxModel:
     def predict(self, theta, batch) -> np.ndarray:
         return self.layer_outputs(theta, batch).mean(axis=1)
 
-    def label_weights(self, theta, batch) -> np.ndarray:
+    def label_weights(self, theta, batch):
+        """``c = d yhat / d y`` (B, P); ``None`` for a user's model not declared linear in the labels."""
+        if self.host is None and not self.entry.linear_in_labels:
+            return None
         X, y, xq, _ = self.arrays(batch)
         return np.asarray(_label_weights(self.spec, self._theta(theta), X, y, xq))
 
-    def attention(self, theta, batch) -> np.ndarray:
-        """The test token's weights per layer (B, L, P) (the raw scores for linear attention)."""
+    def attention(self, theta, batch):
+        """The test token's weights per layer (B, L, P) (the raw scores for linear attention); ``None``
+        for a user's model without an ``attention`` function."""
+        if self.host is None and self.entry.attention is None:
+            return None
         X, y, xq, _ = self.arrays(batch)
         return np.asarray(_outputs(self.spec, self._theta(theta), X, y, xq)[1])
 
 
 # ------------------------------------------------------------------------------------------------
 # training: jitted blocks of Adam steps, the host's rules replayed on their losses
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def _block(spec, hyper, theta, state, X, y, xq, target, lrs, mask):
-    """``lax.scan`` over the steps of a block: loss and gradient, then Adam where ``mask`` is on."""
+def _adam_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on):
+    """One step: loss and gradient, then Adam where ``on`` (the flags the host's rules read)."""
     b1, b2, eps = hyper
     adam = optax.scale_by_adam(b1=b1, b2=b2, eps=eps)
+    loss, g = grad_fn(th, X, y, xq, target)
+    finite = jnp.isfinite(loss) & jnp.all(jnp.isfinite(g))
+    upd, st1 = adam.update(g, st)
+    th1 = th - lr.astype(th.dtype) * upd
+    # after the update: parameters and moments finite (an overflowed second moment freezes a run)
+    after = jnp.all(jnp.isfinite(th1)) & jnp.all(
+        jnp.stack([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(st1)])
+    )
+    keep = functools.partial(jnp.where, on)
+    # the target's scale (the loss of predicting 0), which the host's divergence rule reads at step 0
+    scale = jnp.mean(jnp.square(target.astype(jnp.float64)))
+    return (keep(th1, th), jax.tree_util.tree_map(keep, st1, st)), (loss, finite, after, scale)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _block_host(spec, hyper, theta, state, X, y, xq, target, lrs, mask):
+    """``lax.scan`` over a block of steps whose batches come from the host (stacked ``X, y, ...``)."""
     grad_fn = jax.value_and_grad(functools.partial(_loss, spec))
 
     def step(carry, inp):
-        th, st = carry
-        Xs, ys, xs, ts, lr, on = inp
-        loss, g = grad_fn(th, Xs, ys, xs, ts)
-        finite = jnp.isfinite(loss) & jnp.all(jnp.isfinite(g))
-        upd, st1 = adam.update(g, st)
-        th1 = th - lr.astype(th.dtype) * upd
-        # after the update: parameters and moments finite (an overflowed second moment freezes a run)
-        after = jnp.all(jnp.isfinite(th1)) & jnp.all(
-            jnp.stack([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(st1)])
-        )
-        keep = functools.partial(jnp.where, on)
-        return (keep(th1, th), jax.tree_util.tree_map(keep, st1, st)), (loss, finite, after)
+        return _adam_step(spec, hyper, grad_fn, *carry, *inp)
 
     (theta, state), outs = jax.lax.scan(step, (theta, state), (X, y, xq, target, lrs, mask))
     return theta, state, *outs
+
+
+def _block_device_one(spec, data, hyper, batch, theta, state, key, steps, lrs, mask):
+    grad_fn = jax.value_and_grad(functools.partial(_loss, spec))
+
+    def step(carry, inp):
+        (th, st), (s, lr, on) = carry, inp
+        X, y, xq, target = step_batch(data, batch, key, s, theta.dtype)  # made here, on the device
+        return _adam_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on)
+
+    (theta, state), outs = jax.lax.scan(step, (theta, state), (steps, lrs, mask))
+    return theta, state, *outs
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _block_device(spec, data, hyper, batch, theta, state, key, steps, lrs, mask):
+    """A block of steps of ``G`` runs of one model (``vmap`` over the leading axis of every array
+    argument: seeds), each step's batch generated on the device from ``(key, step)``."""
+    one = functools.partial(_block_device_one, spec, data, hyper, batch)
+    return jax.vmap(one)(theta, state, key, steps, lrs, mask)
 
 
 class _Replay:
@@ -401,11 +483,13 @@ class _Replay:
 
 @dataclasses.dataclass
 class _Targets:
+    """What the trainee reads of a batch: a target whose mean square is the batch's (its scale)."""
+
     target: np.ndarray
 
 
 class _Run:
-    """One model's training on the JAX engine: device state, the host trainee and its replay."""
+    """One model and seed on the JAX engine: the host trainee and its replay (the device state is its group's)."""
 
     def __init__(self, model: JaxModel, mcfg: ModelConfig, task: TaskConfig, cfg: TrainConfig, seed: int, dtype):
         from .training import Trainee, initial_parameters
@@ -415,14 +499,30 @@ class _Run:
         # dict, as the numba engine hashes it: a user's map has no numba ModelConfig)
         as_numba = {**dataclasses.asdict(mcfg), "engine": "numba"}
         self.trainee.theta = initial_parameters(model, mcfg, task, rng_for(as_numba, seed, "init")).astype(dtype)
-        self.model, self.cfg = model, cfg
+        self.model, self.cfg, self.seed = model, cfg, seed
         self.replay = _Replay()
         self.trainee.model = self.replay
         self.trainee.opt = self.replay  # type: ignore[assignment]  # the optimiser's interface, replayed
-        self.theta = jnp.asarray(self.trainee.theta)
-        self.state = optax.scale_by_adam(b1=cfg.beta1, b2=cfg.beta2, eps=cfg.eps).init(self.theta)
-        self.hyper = (cfg.beta1, cfg.beta2, cfg.eps)
         self.pos = 0  # the next step to run
+
+
+class _Group:
+    """Runs of one model trained in one compiled program: their parameters and Adam states stacked
+    on a leading axis (one run per seed; a single run is a group of one)."""
+
+    def __init__(self, runs: list[_Run], task: TaskConfig, data: str):
+        cfg = runs[0].cfg
+        self.runs, self.model, self.cfg, self.data = runs, runs[0].model, cfg, data
+        self.hyper = (cfg.beta1, cfg.beta2, cfg.eps)
+        self.theta = jnp.asarray(np.stack([r.trainee.theta for r in runs]))
+        adam = optax.scale_by_adam(b1=cfg.beta1, b2=cfg.beta2, eps=cfg.eps)
+        self.state = jax.vmap(adam.init)(self.theta)
+        self.spec = DataSpec.of(task)
+        self.keys = jnp.asarray(np.stack([data_key(task, r.seed) for r in runs]))
+
+    @property
+    def active(self) -> bool:
+        return any(r.trainee.active for r in self.runs)
 
 
 def _block_len(task: TaskConfig, cfg: TrainConfig, itemsize: int) -> int:
@@ -430,50 +530,76 @@ def _block_len(task: TaskConfig, cfg: TrainConfig, itemsize: int) -> int:
     return int(max(1, min(BLOCK_STEPS, BLOCK_BYTES // max(per_step, 1), cfg.steps)))
 
 
+DATA_SOURCES = ("device", "host")
+
+
 def train_lockstep(
-    models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False, prefetch: bool = False, measure=None
+    models,
+    task: TaskConfig,
+    cfg: TrainConfig,
+    seed: int,
+    progress: bool = False,
+    prefetch: bool = False,
+    measure=None,
+    data: str = "device",
 ) -> list:
-    """``sims.training.train_lockstep`` on the JAX engine: the same batches, schedules and rules.
+    """``sims.training.train_lockstep`` on the JAX engine: the same schedules and rules.
 
     ``models`` is a list of ``(JaxModel, ModelConfig)`` sharing a dtype. Each model starts where the
-    numba engine starts it, sees the numba engine's batch stream, and stops by the same rules (the
-    host's ``Trainee`` judges every step's loss); ``prefetch`` is accepted and unused.
+    numba engine starts it and stops by the same rules (the host's ``Trainee`` judges every step's
+    loss). ``data="device"`` (what runs use): each step's batch is generated inside the jitted
+    block (``sims/jax_tasks.py``, the same distributions as ``make_batch``, not its numbers);
+    ``data="host"``: the numba engine's stream itself (``make_batch``, the same batches in the same
+    order; for exact cross-engine checks). ``prefetch`` is accepted and unused.
     """
+    return _train(models, task, cfg, [seed], progress, measure, data)
+
+
+def train_seeds(
+    model: JaxModel, mcfg: ModelConfig, task: TaskConfig, cfg: TrainConfig, seeds, progress=False, measure=None
+) -> list:
+    """Train one model at several ``seeds`` in one compiled program (``vmap`` over seeds, data on
+    the device); each result is what ``train_lockstep([(model, mcfg)], task, cfg, seed)`` gives for
+    that seed alone (each seed its own start, data and rules; a seed that stops early is masked off).
+
+    ``measure(model, theta)`` is called at checkpoints as in ``train_lockstep`` (one run at a time).
+    Measured on one CPU thread (docs/user-guide.md, "Seeds in one program"): 8 seeds of a small
+    config vmapped took about the time of 1.4 seeds in a loop.
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        bad_argument("seeds", seeds, "a non-empty list of distinct seeds")
+    return _train([(model, mcfg)], task, cfg, seeds, progress, measure, "device")
+
+
+def _train(models, task: TaskConfig, cfg: TrainConfig, seeds: list[int], progress, measure, data: str) -> list:
     from .training import TrainResult
 
+    if data not in DATA_SOURCES:
+        bad_argument("data", data, "'device' or 'host'")
     dtypes = {mcfg.dtype for _, mcfg in models}
     if len(dtypes) != 1:
         raise ValueError(f"models dtypes={sorted(dtypes)}: lockstep training needs one dtype (the batch is shared)")
     dtype = np.float32 if dtypes.pop() == "float32" else np.float64
-    runs = [_Run(model, mcfg, task, cfg, seed, dtype) for model, mcfg in models]
-    data_rng = rng_for(task, seed, "train")
-    K = _block_len(task, cfg, np.dtype(dtype).itemsize)
-    cache: dict[int, tuple] = {}
-    made = [0]  # batches generated
-    data_seconds = [0.0]
+    if data == "host" and len(seeds) != 1:
+        bad_argument("data", data, "'device' for several seeds in one program")
+    # one group per model: its seeds vmapped (the depths of a grid differ in their parameters' shapes)
+    groups = [_Group([_Run(model, mcfg, task, cfg, s, dtype) for s in seeds], task, data) for model, mcfg in models]
+    K = _block_len(task, cfg, np.dtype(dtype).itemsize) if data == "host" else max(1, min(BLOCK_STEPS, cfg.steps))
+    host = _HostData(task, cfg, seeds[0], dtype) if data == "host" else None
     checkpoints = set(cfg.checkpoint_steps()) if measure is not None else set()
     bar, shown = None, [0]
     if progress:
         from .progress import Progress
 
         bar = Progress(cfg.steps, unit="step", leave=False)
-
-    def batch_of(step: int):
-        while made[0] <= step:
-            t0 = time.perf_counter()
-            b = make_batch(task, cfg.batch, data_rng, dtype=dtype)
-            cache[made[0]] = (b.X, b.y, b.x_test, b.target)
-            made[0] += 1
-            data_seconds[0] += time.perf_counter() - t0
-        return cache[step]
-
-    while any(r.trainee.active for r in runs):
-        for r in runs:
-            if r.trainee.active:
-                _advance(r, K, batch_of, checkpoints, measure)
-        low = min((r.pos for r in runs if r.trainee.active), default=made[0])
-        for s in [s for s in cache if s < low]:
-            del cache[s]
+    while any(g.active for g in groups):
+        for g in groups:
+            if g.active:
+                _advance(g, K, host, checkpoints, measure)
+        low = min((r.pos for g in groups for r in g.runs if r.trainee.active), default=cfg.steps)
+        if host is not None:
+            host.drop_before(low)
         if bar is not None and min(low, cfg.steps) > shown[0]:
             bar.update(min(low, cfg.steps) - shown[0])
             if shown[0] == 0:
@@ -482,63 +608,122 @@ def train_lockstep(
     if bar is not None:
         bar.close()
     out = []
-    for r in runs:
-        r.trainee.theta = np.asarray(r.theta, dtype)
-        res: TrainResult = r.trainee.result(data_seconds[0] / len(runs))
-        out.append(res)
+    data_seconds = host.seconds / len(models) if host is not None else 0.0
+    for g in groups:
+        thetas = np.asarray(g.theta, dtype)
+        for i, r in enumerate(g.runs):
+            r.trainee.theta = thetas[i]
+            res: TrainResult = r.trainee.result(data_seconds)
+            out.append(res)
     return out
 
 
-def _advance(r: _Run, K: int, batch_of, checkpoints: set, measure) -> None:
-    """Run one block of ``r`` from ``r.pos``; replay its losses through the trainee's rules and, where a
-    rule fires inside the block, recompute the block up to that step."""
+class _HostData:
+    """The numba engine's batch stream (``make_batch``), cached until every run has passed a step."""
+
+    def __init__(self, task: TaskConfig, cfg: TrainConfig, seed: int, dtype):
+        self.task, self.batch, self.dtype = task, cfg.batch, dtype
+        self.rng = rng_for(task, seed, "train")
+        self.cache: dict[int, tuple] = {}
+        self.made = 0
+        self.seconds = 0.0
+
+    def __call__(self, step: int) -> tuple:
+        while self.made <= step:
+            t0 = time.perf_counter()
+            b = make_batch(self.task, self.batch, self.rng, dtype=self.dtype)
+            self.cache[self.made] = (b.X, b.y, b.x_test, b.target)
+            self.made += 1
+            self.seconds += time.perf_counter() - t0
+        return self.cache[step]
+
+    def drop_before(self, low: int) -> None:
+        for s in [s for s in self.cache if s < low]:
+            del self.cache[s]
+
+
+def _compute(g: _Group, K: int, host, theta0, state0, steps, lrs, mask):
+    """One block of ``g`` from ``(theta0, state0)``: stacked parameters and states, and per run and
+    step the loss, the two finiteness flags and the target's scale (arrays ``(G, K)``)."""
+    if host is None:
+        return _block_device(
+            g.model.spec, g.spec, g.hyper, g.cfg.batch, theta0, state0, g.keys,
+            jnp.asarray(steps), jnp.asarray(lrs), jnp.asarray(mask),
+        )  # fmt: skip
+    data = [host(int(s)) for s in steps[0] if s < g.cfg.steps]
+    data += [data[-1]] * (K - len(data))  # a short last block: padded, its extra steps switched off
+    stacked = [jnp.asarray(np.stack([b[i] for b in data])) for i in range(4)]
+    out = _block_host(
+        g.model.spec, g.hyper, theta0[0], jax.tree_util.tree_map(lambda a: a[0], state0), *stacked,
+        jnp.asarray(lrs[0]), jnp.asarray(mask[0]),
+    )  # fmt: skip
+    theta, state, *rest = out
+    return theta[None], jax.tree_util.tree_map(lambda a: a[None], state), *(a[None] for a in rest)
+
+
+def _advance(g: _Group, K: int, host, checkpoints: set, measure) -> None:
+    """Run one block of every active run of ``g`` from its position; replay its losses through the
+    trainee's rules and, where a rule fires inside the block, recompute the block up to that step
+    (for that run; the others' steps are the same again)."""
     from .training import lr_at
 
-    tr, cfg = r.trainee, r.cfg
-    start = r.pos
-    steps = [s for s in range(start, start + K) if s < cfg.steps]
-    data = [batch_of(s) for s in steps]
-    data += [data[-1]] * (K - len(steps))  # a short last block: padded, its extra steps switched off
-    stacked = [jnp.asarray(np.stack([b[i] for b in data])) for i in range(4)]
-    base = tr.base_lr
-    lrs = np.array([lr_at(cfg, s, base) for s in steps] + [0.0] * (K - len(steps)))
-    mask = np.arange(K) < len(steps)
+    cfg, G = g.cfg, len(g.runs)
+    starts = np.array([r.pos for r in g.runs])
+    counts = np.array([max(0, min(K, cfg.steps - r.pos)) if r.trainee.active else 0 for r in g.runs])
+    bases = [r.trainee.base_lr for r in g.runs]
+    steps = starts[:, None] + np.arange(K)[None, :]
+    lrs = np.array([[lr_at(cfg, int(s), bases[i]) if j < counts[i] else 0.0 for j, s in enumerate(steps[i])]
+                    for i in range(G)])  # fmt: skip
+    mask = np.arange(K)[None, :] < counts[:, None]
     t0 = time.perf_counter()
-    theta0, state0 = r.theta, r.state
-    theta, state, losses, finite, after = _block(
-        r.model.spec, r.hyper, theta0, state0, *stacked, jnp.asarray(lrs), mask
-    )
+    theta0, state0 = g.theta, g.state
+    theta, state, losses, finite, after, scales = _compute(g, K, host, theta0, state0, steps, lrs, mask)
     losses, finite, after = np.asarray(losses, np.float64), np.asarray(finite), np.asarray(after)
-    tr.seconds += time.perf_counter() - t0
-    last = start + len(steps) - 1  # the last step whose update stands
-    event = False
-    for i, s in enumerate(steps):
-        r.replay.now = (float(losses[i]), bool(finite[i]), bool(after[i]))
-        r.replay.step_now = s
-        # the host's rules (they read the batch's target once, for the target's scale); the replay
-        # records the update the trainee applies
-        tr.step(s, _Targets(data[i][3]))
-        applied = s in r.replay.applied
-        if applied and not math.isclose(r.replay.applied.pop(s), lrs[i], rel_tol=1e-12):
-            raise RuntimeError(f"step {s}: the trainee's learning rate differs from the block's")  # pragma: no cover
-        if not tr.active or tr.base_lr != base or (s + 1) in checkpoints:
-            last = s if applied else s - 1
-            event = True
-            break
-    if event and last < start + len(steps) - 1:  # recompute the block with the updates after `last` off
+    scales = np.asarray(scales, np.float64)
+    elapsed = time.perf_counter() - t0
+    lasts = starts + counts - 1  # per run, the last step whose update stands
+    events = np.zeros(G, bool)
+    for i, r in enumerate(g.runs):
+        tr = r.trainee
+        if counts[i] == 0:
+            continue
+        tr.seconds += elapsed / int(np.count_nonzero(counts))  # the block's time, shared by its runs
+        for j in range(counts[i]):
+            s = int(steps[i, j])
+            r.replay.now = (float(losses[i, j]), bool(finite[i, j]), bool(after[i, j]))
+            r.replay.step_now = s
+            # the host's rules (they read the batch's target once, for its scale); the replay records
+            # the update the trainee applies
+            tr.step(s, _Targets(np.array([math.sqrt(scales[i, j])])))
+            applied = s in r.replay.applied
+            if applied and not math.isclose(r.replay.applied.pop(s), lrs[i, j], rel_tol=1e-12):
+                raise RuntimeError(
+                    f"step {s}: the trainee's learning rate differs from the block's"
+                )  # pragma: no cover
+            if not tr.active or tr.base_lr != bases[i] or (s + 1) in checkpoints:
+                lasts[i] = s if applied else s - 1
+                events[i] = True
+                break
+    if np.any(lasts < starts + counts - 1):  # recompute with the updates after each run's `last` off
         t0 = time.perf_counter()
-        mask = np.arange(K) <= last - start
-        theta, state, *_ = _block(r.model.spec, r.hyper, theta0, state0, *stacked, jnp.asarray(lrs), mask)
-        tr.seconds += time.perf_counter() - t0
-    r.theta, r.state = theta, state
-    r.pos = last + 1 if event else start + len(steps)
-    if event and measure is not None and (last + 1) in checkpoints and tr.status == "ok":
-        # as the numba loop: measured after the step, also when the run stopped there as converged
-        t1 = time.perf_counter()
-        tr.checkpoints.append({"step": last + 1, **measure(r.model, np.asarray(theta, r.model.dtype))})
-        tr.seconds += time.perf_counter() - t1
-    if r.pos >= cfg.steps and tr.active:
-        tr.active = False  # the step cap: as the numba loop ends
+        mask = np.arange(K)[None, :] <= (lasts - starts)[:, None]
+        theta, state, *_ = _compute(g, K, host, theta0, state0, steps, lrs, mask)
+        elapsed = time.perf_counter() - t0
+        for i in np.flatnonzero(events).tolist():
+            g.runs[i].trainee.seconds += elapsed / int(np.count_nonzero(events))
+    g.theta, g.state = theta, state
+    for i, r in enumerate(g.runs):
+        tr = r.trainee
+        if counts[i] == 0:
+            continue
+        r.pos = int(lasts[i]) + 1 if events[i] else int(starts[i] + counts[i])
+        if events[i] and measure is not None and r.pos in checkpoints and tr.status == "ok":
+            # as the numba loop: measured after the step, also when the run stopped there as converged
+            t1 = time.perf_counter()
+            tr.checkpoints.append({"step": r.pos, **measure(r.model, np.asarray(theta[i], r.model.dtype))})
+            tr.seconds += time.perf_counter() - t1
+        if r.pos >= cfg.steps and tr.active:
+            tr.active = False  # the step cap: as the numba loop ends
 
 
 def engine_info() -> dict[str, Any]:

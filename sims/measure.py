@@ -131,6 +131,9 @@ def evaluate(
             attn_ok = _attention_stats(model, theta, batch, f.shape[1], k, acc, sel_err)
     sq_err, fields = decomposed_loss(np.concatenate(fs), np.concatenate(targets))
     has_sel = task.task != "easy-fresh"
+    # a user's model (sims/model_registry.py) may have no query-key maps: None, as for external predictions
+    norms = model.qk_norms(theta)
+    maps = model.qk_maps(theta) if hasattr(model, "qk_maps") else None
     out = {
         **fields,
         "mode_losses": (mode_sum / n_contexts).tolist() if linear_in_labels else None,
@@ -138,8 +141,8 @@ def evaluate(
         "topk_mass": None,
         "target_mass": None,
         "entropy": None,
-        "qk_norm": np.asarray(model.qk_norms(theta), dtype=np.float64).tolist(),
-        "qk_similarity": mean_pairwise_cosine(model.qk_maps(theta)) if hasattr(model, "qk_maps") else None,
+        "qk_norm": None if norms is None else np.asarray(norms, dtype=np.float64).tolist(),
+        "qk_similarity": None if maps is None else mean_pairwise_cosine(maps),
         "selection_error_pct": None,
         "n_contexts": n_contexts,
         "sq_err": sq_err,
@@ -163,7 +166,10 @@ def _attention_stats(model, theta, batch, L, k, acc, sel_err) -> bool:
     start = 0
     while start < B:
         sub = batch.slice(start, min(B, start + step))
-        a = np.asarray(model.attention(theta, sub), dtype=np.float64)  # (b, L, P)
+        raw = model.attention(theta, sub)  # (b, L, P); None: a model without attention weights
+        if raw is None:
+            return False
+        a = np.asarray(raw, dtype=np.float64)
         if a.shape != (len(sub), L, P) or not _is_distribution(a):
             return False
         srt = np.sort(a, axis=2)

@@ -1,0 +1,212 @@
+"""One registry of whole models by name: the built-in ``softmax`` and ``linear`` and the models a user adds.
+
+A model names what ``ModelConfig.model`` builds. The two built-ins are registered here, once, and
+run on both engines (their numba kernels, and the JAX engine's own passes). A user's model runs on
+the JAX engine only (``engine="jax"``) and is two JAX functions:
+
+- ``init(key, cfg, d) -> params``: a pytree of arrays (a dict of arrays is enough) from a JAX
+  PRNG key, the run's :class:`~depthscale.sims.config.ModelConfig` (``cfg.depth``, ``cfg.width``,
+  ``cfg.init_scale``) and the input dimension ``d``; the key is derived from the run's seed as the
+  built-ins' starting point is, so the same config and seed start at the same parameters;
+- ``layer_outputs(params, X, y, x_test) -> f``: the per-layer predictions ``f`` ``(B, L)`` of a
+  batch (``X (B, P, d)``, ``y (B, P)``, ``x_test (B, d)``), ``jax.numpy`` operations only; the
+  prediction is ``f.mean(axis=1)`` and the loss its mean squared error, as for every model.
+
+Optional: ``linear_in_labels=True`` (``yhat`` is linear in ``y``: the record's mode losses then come
+from ``d yhat / d y`` by autograd) and ``attention(params, X, y, x_test) -> (B, L, P)`` (the test
+token's weights per layer: the record's attention statistics). The JAX engine trains such a model
+with the built-ins' loop, rules and measurement, and writes records of the same schema (fields that
+need what the model does not give, such as query-key norms, are ``None``).
+
+A user's model comes in two ways: ``depthscale.register_model("name", init=..., layer_outputs=...)``
+from Python, or an entry point of the group ``depthscale.models`` in an installed package
+(``name = "mypackage.models:MODEL"``, naming a :class:`Model` or an object with ``init`` and
+``layer_outputs`` attributes), read on the first look-up of a name this process has not registered.
+An unknown name is an error everywhere (``ModelConfig``, ``--model``, sweep grids) in one line.
+
+>>> [m.name for m in BUILTIN_MODELS], get_model("linear").engines
+(['linear', 'softmax'], ('numba', 'jax'))
+>>> get_model("transformer")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: model='transformer': must be one of linear, softmax (or a model registered ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from ..theory._choices import MODELS
+from ..theory._validate import bad_argument
+from .attention_registry import ENGINES
+
+ENTRY_POINT_GROUP = "depthscale.models"
+_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model: its name, where it came from and, for a user's model, its JAX functions.
+
+    Parameters
+    ----------
+    name : str
+        Lower-case letters, digits, ``_ . -``, starting with a letter (at most 40 characters).
+    init : callable or None
+        ``init(key, cfg, d) -> params`` (a pytree of arrays); ``None`` for a built-in.
+    layer_outputs : callable or None
+        ``layer_outputs(params, X, y, x_test) -> f (B, L)``; ``None`` for a built-in.
+    linear_in_labels : bool
+        ``yhat`` is linear in the labels ``y`` (mode losses by autograd).
+    attention : callable or None
+        ``attention(params, X, y, x_test) -> (B, L, P)`` weights, or ``None`` (no attention statistics).
+    source : str
+        ``built-in``, ``python`` or ``entry point <value>``.
+    """
+
+    name: str
+    init: Callable[..., Any] | None = None
+    layer_outputs: Callable[..., Any] | None = None
+    linear_in_labels: bool = False
+    attention: Callable[..., Any] | None = None
+    source: str = "python"
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the model is one of the package's own (with numba kernels).
+
+        >>> get_model("softmax").builtin
+        True
+        """
+        return self.source == "built-in"
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The engines that can run it: a built-in runs on both, a user's model on JAX only."""
+        return ENGINES if self.builtin else ("jax",)
+
+
+BUILTIN_MODELS = tuple(Model(name, source="built-in") for name in MODELS)
+_models: dict[str, Model] = {m.name: m for m in BUILTIN_MODELS}
+_entry_points_read = False
+
+
+def _allowed() -> str:
+    names = ", ".join(_models)
+    return (
+        f"one of {names} (or a model registered with depthscale.register_model or the entry-point group "
+        f"{ENTRY_POINT_GROUP})"
+    )
+
+
+def register_model(
+    name: str,
+    *,
+    init: Callable[..., Any],
+    layer_outputs: Callable[..., Any],
+    linear_in_labels: bool = False,
+    attention: Callable[..., Any] | None = None,
+) -> Model:
+    """Register a user's JAX model as ``name`` (see the module docstring for the two functions).
+
+    The model then names ``ModelConfig(model=name, engine="jax")``, ``--model name --engine jax``
+    and sweep-grid values of this process. Registering the same name again replaces a user's model;
+    a built-in name is refused.
+
+    >>> m = register_model("mean-label", init=lambda key, cfg, d: {"w": [0.0]},
+    ...                    layer_outputs=lambda p, X, y, xq: y.mean(axis=1, keepdims=True) + p["w"][0])
+    >>> m.engines, get_model("mean-label") is m
+    (('jax',), True)
+    >>> unregister_model("mean-label")
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
+    if name in MODELS:
+        bad_argument("name", name, f"not a built-in model's name ({', '.join(MODELS)})")
+    for arg, fn in (("init", init), ("layer_outputs", layer_outputs)):
+        if not callable(fn):
+            bad_argument(arg, fn, "a JAX function (see depthscale.sims.model_registry)")
+    if attention is not None and not callable(attention):
+        bad_argument("attention", attention, "None or a JAX function params, X, y, x_test -> weights (B, L, P)")
+    if not isinstance(linear_in_labels, bool):
+        bad_argument("linear_in_labels", linear_in_labels, "True or False")
+    entry = Model(name, init, layer_outputs, linear_in_labels, attention, "python")
+    _models[name] = entry
+    return entry
+
+
+def unregister_model(name: str) -> None:
+    """Remove a user's model (tests, notebooks); a built-in model cannot be removed."""
+    if name in MODELS:
+        bad_argument("name", name, "a user's model (built-in models stay registered)")
+    _models.pop(name, None)
+
+
+def _read_entry_points() -> None:
+    """Register the models of the group ``depthscale.models`` (once per process; names already
+    registered from Python win)."""
+    global _entry_points_read
+    _entry_points_read = True
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name in _models:
+            continue
+        obj = ep.load()
+        init, outputs = getattr(obj, "init", None), getattr(obj, "layer_outputs", None)
+        if not (callable(init) and callable(outputs)) or (isinstance(obj, Model) and obj.name != ep.name):
+            raise TypeError(
+                f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a Model called "
+                f"{ep.name!r} or an object with init and layer_outputs JAX functions"
+            )
+        entry = register_model(
+            ep.name,
+            init=init,
+            layer_outputs=outputs,
+            linear_in_labels=bool(getattr(obj, "linear_in_labels", False)),
+            attention=getattr(obj, "attention", None),
+        )
+        _models[ep.name] = dataclasses.replace(entry, source=f"entry point {ep.value}")
+
+
+def reload_model_entry_points() -> None:
+    """Read the entry points again on the next look-up (a package installed while the process runs; tests)."""
+    global _entry_points_read
+    for name in [n for n, m in _models.items() if m.source.startswith("entry point")]:
+        del _models[name]
+    _entry_points_read = False
+
+
+def get_model(name) -> Model:
+    """The registered model ``name`` (``ValueError`` naming ``model`` and the registered names otherwise)."""
+    if isinstance(name, str) and name not in _models and not _entry_points_read:
+        _read_entry_points()
+    if not isinstance(name, str) or name not in _models:
+        bad_argument("model", name, _allowed())
+    return _models[name]
+
+
+def model_names() -> tuple[str, ...]:
+    """Every registered model's name: the built-ins first, then the users' in registration order.
+
+    >>> model_names()[:2]
+    ('linear', 'softmax')
+    """
+    if not _entry_points_read:
+        _read_entry_points()
+    return tuple(_models)
+
+
+def check_model_engine(name: str, engine: str) -> Model:
+    """The model ``name`` if ``engine`` can run it (a user's model has no numba kernels: JAX only).
+
+    >>> check_model_engine("softmax", "numba").builtin
+    True
+    """
+    entry = get_model(name)
+    if engine not in entry.engines:
+        bad_argument("engine", engine, f"jax for model={name!r} (a user's model is JAX functions, no numba kernels)")
+    return entry
