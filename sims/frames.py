@@ -15,25 +15,8 @@ import os
 from collections.abc import Iterable
 
 from ..theory._validate import check_choice
-from .store import Store, flatten
-
-KINDS = ("runs", "layer_losses", "mode_losses", "train_curve")
-FIRST = ("key", "seed", "status", "reason")
-
-# long tables: record field -> (index column, value column, first index)
-_LONG = {
-    "layer_losses": ("layer", "loss", 1),
-    "mode_losses": ("mode", "loss", 1),
-    "train_curve": ("step", "loss", None),
-}
-
-
-def _pandas():
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError('to_frame needs pandas, an optional dependency: pip install "depthscale[pandas]"') from None
-    return pandas
+from .record_tables import KINDS, records_frame, run_order
+from .store import Store
 
 
 def read_records(path) -> list[dict]:
@@ -41,32 +24,6 @@ def read_records(path) -> list[dict]:
     names (:func:`~depthscale.sims.store.current_spelling`), read through ``Store(path)`` (read-only)."""
     with Store(path) as store:
         return list(store.records())
-
-
-def _sortable(value) -> tuple:
-    """A value of a configuration field as a key that orders numbers numerically, then text, then None."""
-    if value is None:
-        return (2, 0.0, "")
-    if isinstance(value, (bool, int, float)):
-        return (0, float(value), "")
-    return (1, 0.0, str(value))
-
-
-def run_order(rec: dict) -> tuple:
-    """Sort key of a run record: its condition (every configuration field but ``model.depth``), then
-    depth, then seed, then key.
-
-    >>> recs = [{"key": k, "seed": s, "config": {"task": {"a": a}, "model": {"depth": L}}}
-    ...         for k, s, a, L in [("x-1", 1, 0.5, 4), ("y-0", 0, 0.5, 1), ("z-0", 0, 0.25, 2), ("w-0", 0, 0.5, 4)]]
-    >>> [r["key"] for r in sorted(recs, key=run_order)]
-    ['z-0', 'y-0', 'w-0', 'x-1']
-    """
-    config = rec.get("config")
-    flat = flatten(config) if isinstance(config, dict) else {}
-    depth = flat.pop("model.depth", None)
-    condition = tuple((name, _sortable(flat[name])) for name in sorted(flat))
-    seed = rec.get("seed")
-    return (condition, _sortable(depth), _sortable(seed), str(rec.get("key", "")))
 
 
 def _records_of(source) -> list[dict]:
@@ -132,27 +89,7 @@ def to_frame(source, kind: str = "runs"):
     [{'key': 'abc-0', 'seed': 0, 'layer': 1, 'loss': 0.9}, {'key': 'abc-0', 'seed': 0, 'layer': 2, 'loss': 0.7}]
     """
     check_choice("kind", kind, KINDS)
-    pd = _pandas()
-    records = sorted(_records_of(source), key=run_order)
-    if kind == "runs":
-        # a list field is None where it does not apply (mode_losses of softmax): left out all the same
-        lists = {k for rec in records for k, v in rec.items() if isinstance(v, list)}
-        rows = []
-        for rec in records:
-            row = flatten({k: v for k, v in rec.items() if k != "config" and k not in lists})
-            row.update(flatten(rec.get("config") or {}, "config."))
-            rows.append(row)
-        config = sorted({c for r in rows for c in r if c.startswith("config.")})
-        rest = [c for c in dict.fromkeys(c for r in rows for c in r) if c not in FIRST and c not in config]
-        return pd.DataFrame(rows, columns=[*FIRST, *config, *rest])
-    index, value, start = _LONG[kind]
-    long_rows = []
-    for rec in records:
-        for i, entry in enumerate(rec.get(kind) or ()):
-            at, v = (i + start, entry) if start is not None else entry
-            long_rows.append((rec["key"], rec["seed"], at, v))
-    frame = pd.DataFrame(long_rows, columns=["key", "seed", index, value])
-    return frame.astype({"seed": "int64", index: "int64", value: "float64"})
+    return records_frame(_records_of(source), kind)
 
 
 __all__ = ["to_frame", "read_records", "run_order", "KINDS"]

@@ -43,6 +43,7 @@ from ._outputs import (
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
 from .record_filters import check_filters
+from .record_tables import flatten, records_frame
 from .records import STATUSES, RecordWarning, record_problem, unknown_config_fields
 
 SCHEMA_VERSION = 1
@@ -123,22 +124,6 @@ def _get_path(obj: dict, dotted: str):
 
 
 _MISSING = object()
-
-
-def flatten(obj: dict, prefix: str = "") -> dict:
-    """Flatten nested dicts of scalars into ``{"a.b": value}``; lists and arrays are skipped.
-
-    >>> flatten({"a": 1, "b": {"c": 2.5, "d": [1, 2]}})
-    {'a': 1, 'b.c': 2.5}
-    """
-    out = {}
-    for k, v in obj.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(flatten(v, name + "."))
-        elif v is None or isinstance(v, (bool, int, float, str, np.generic)):
-            out[name] = v.item() if isinstance(v, np.generic) else v
-    return out
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -453,9 +438,7 @@ class Store:
 
     def to_frame(self, kind: str = "runs"):
         """This store as a pandas DataFrame: :func:`depthscale.sims.frames.to_frame` of it."""
-        from .frames import to_frame
-
-        return to_frame(self, kind)
+        return records_frame(self.records(), kind)
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:

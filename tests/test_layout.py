@@ -101,19 +101,10 @@ def _cycles(graph: dict) -> list:
     return found
 
 
-# import cycles still to untie: Store.to_frame imports the module of frames, which reads stores (a
-# path is opened as a Store). The list may only shrink
-KNOWN_CYCLES = {frozenset({"depthscale.sims.frames", "depthscale.sims.store"})}
-
-
 def test_no_import_cycles_inside_the_packages():
     # a cycle, even through a function-level import, makes two modules one: neither reads, tests or
     # moves without the other
-    assert sorted(map(sorted, set(_cycles(_import_graph())) - KNOWN_CYCLES)) == []
-
-
-def test_the_list_of_known_cycles_only_shrinks():
-    assert sorted(map(sorted, KNOWN_CYCLES - set(_cycles(_import_graph())))) == []  # one untied: strike it
+    assert sorted(map(sorted, _cycles(_import_graph()))) == []
 
 
 def test_the_cycle_check_finds_a_cycle_through_a_function_level_import():
