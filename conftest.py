@@ -46,7 +46,7 @@ class PackageDoctestModule(DoctestModule):
 
 # modules of an optional extra, and what they import: without it their doctests are not collected
 # (the tests of the extra skip with the reason: pytest.importorskip)
-OPTIONAL = {"depthscale.sims.jax_engine": ("jax", "optax")}
+OPTIONAL = {"depthscale.sims.jax_engine": ("jax", "optax"), "depthscale.sims.jax_tasks": ("jax",)}
 
 
 def pytest_collect_file(file_path: Path, parent):

@@ -66,7 +66,7 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame "
-            "register_attention from_layer_outputs"
+            "register_attention register_model from_layer_outputs"
         ).split(),
         "sims",
     ),
@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.sims.config import TrainConfig as TrainConfig
     from depthscale.sims.frames import to_frame as to_frame
     from depthscale.sims.grid import load_grid as load_grid
+    from depthscale.sims.model_registry import register_model as register_model
     from depthscale.sims.runner import from_layer_outputs as from_layer_outputs
     from depthscale.sims.runner import run as run
     from depthscale.sims.store import Store as Store

@@ -21,6 +21,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     ),
     reference_floors="ConvexMixture ReferenceFloors SignedMixture excess_over_floors fit_convex fit_signed_mixture",
     attention_registry="AttentionMap attention_names register_attention",
+    model_registry="Model model_names register_model",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
     display="RecordView",

@@ -29,7 +29,12 @@ def register(sub) -> None:
     from ....theory._validate import D_MAX, DEPTH_MAX, P_MAX
 
     p = sub.add_parser("simulate", help="train one attention model and measure it")
-    p.add_argument("--model", default="softmax", help="linear or softmax (default softmax)")
+    p.add_argument(
+        "--model",
+        default="softmax",
+        help="linear, softmax, or a model registered by a package (entry points depthscale.models; with "
+        "--engine jax) (default softmax)",
+    )
     p.add_argument("--task", default="topk", help="easy-exact, easy-fresh or topk (default topk)")
     p.add_argument("--k", type=int, default=2, help="top-k size, 1 <= k <= P (task topk; default 2)")
     p.add_argument(
