@@ -81,9 +81,10 @@ def objections(ev) -> Objections:
     for c in ev.curves:
         if (s := _setting(c)) is not None:
             by[s] = c
-    rates = [by.get(f"lr={r:.0e}".replace("e-0", "e-")) for r in RATES]
-    if any(c is None for c in rates):
-        return Objections(by, None, {}, [c for c in rates if c is not None])
+    found = [by.get(f"lr={r:.0e}".replace("e-0", "e-")) for r in RATES]
+    rates: list[Curve] = [c for c in found if c is not None]
+    if len(rates) < len(RATES):
+        return Objections(by, None, {}, rates)
     depths = sorted(set.intersection(*(set(int(L) for L in c.depths) for c in rates)))
     seeds = sorted(set.intersection(*(set(c.seeds) for c in rates)))
     if len(depths) < 2 or not seeds:
