@@ -164,3 +164,60 @@ def _law_note(law) -> str:
 def _cost_note(curves: list) -> str:
     secs = sum(float(r.get("wall_seconds") or 0.0) for c in curves for r in c.runs.values())
     return f"; {len(curves)} curve(s), {sum(len(c.runs) for c in curves)} runs, {secs / 3600:.1f} core-hours" if secs else ""
+
+
+# ------------------------------------------------------------------------------------------------ report pieces
+ORDER = ("lr=1e-3", "lr=3e-3", "lr=1e-2", "N=2d", "20,000 steps")
+LOOK_AT = (
+    "Look at whether the envelope (black) bends like its 1/L guide (dotted: L0 + c/L through its first "
+    "and last points, the same total gain) or keeps falling at large L."
+)
+
+
+def objections_rows(o: Objections) -> list[list]:
+    """Per depth: mean R_L ± s.e. over seeds of each objection curve, and the rate the envelope took."""
+    depths = sorted({int(L) for c in o.by_setting.values() for L in c.depths})
+    out = []
+    for L in depths:
+        row: list = [L]
+        for name in ORDER:
+            c = o.by_setting.get(name)
+            if c is None or L not in c.depths:
+                row.append(None)
+                continue
+            e = c.estimate(int(np.flatnonzero(c.depths == L)[0]))
+            row.append(f"{est(e.value, e.se)} ({e.n})" if e.n >= 2 else f"{e.value:.4g} (1)")
+        row.append(f"{o.chosen[L]:g}" if L in o.chosen else None)
+        out.append(row)
+    return out
+
+
+def cost_hours(o: Objections) -> float:
+    """Core-hours the objection curves' runs recorded (their wall time on one core each)."""
+    return sum(float(r.get("wall_seconds") or 0.0) for c in o.by_setting.values() for r in c.runs.values()) / 3600
+
+
+def draw_objections(o: Objections):
+    """R_L against L for each objection curve (seed means) and the best-rate envelope with its 1/L guide."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
+    ax = fig.subplots()
+    colours = dict(zip(ORDER, ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown")))
+    for name in ORDER:
+        if (c := o.by_setting.get(name)) is not None:
+            # no error bars: the seeds' common offsets (about 0.004) would hide the paired differences
+            ax.plot(c.depths, c.mean, color=colours[name], marker="o", ms=3, lw=1, label=name)
+    if (env := o.envelope) is not None:
+        ax.plot(env.depths, env.mean, color="black", lw=2.2, marker="s", ms=4, label="best rate per depth", zorder=5)
+        L = np.geomspace(env.depths[0], env.depths[-1], 100)
+        c = (env.mean[0] - env.mean[-1]) / (1 / env.depths[0] - 1 / env.depths[-1])
+        ax.plot(L, env.mean[-1] + c * (1 / L - 1 / env.depths[-1]), color="black", ls=":", lw=1.2, label="1/L guide")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([int(x) for x in sorted({int(L) for c in o.by_setting.values() for L in c.depths})])
+    ax.set_xticklabels([str(t) for t in ax.get_xticks().astype(int)])
+    ax.set_xlabel("depth L")
+    ax.set_ylabel("test loss R_L")
+    ax.set_title("softmax top-2 (0.5,0.5), d = 16, P = 128")
+    fig.legend(loc="outside right upper", fontsize=8)
+    return fig
