@@ -19,9 +19,9 @@ __all__, __getattr__, __dir__ = lazy_exports(
     ),
     claims="Evidence REGISTRY evaluate_claims ClaimResult ClaimTable decide decisive",
     report=(
-        "build decomposition exponents_vs_zeta figure_entry floors mode_curves overview "
+        "build decomposition figure_entry mode_curves overview FigureEntry Table "
         "ReportContext format_estimate format_value render_report write_report "
-        "build_context figure_entries gather_theory results_tables plot_curve plot_linear_laws "
+        "build_context fits_table runs_table plot_curve plot_linear_laws "
         "claim_findings claim_of"
     ),
     study="Study Story Finding Sections TheoryInputs studies find_preset",

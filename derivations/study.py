@@ -39,7 +39,7 @@ A study is one Python package. In this distribution it is a folder ``studies/<fo
 
 4. Its modules import depthscale only through this module (the authoring API: :data:`AUTHORING`
    lists what it re-exports, from ``Study`` and ``claim`` to ``in_range``, ``select_curves``,
-   ``figure_entry``, ``to_png`` and the formatting functions), the public ``depthscale.theory`` and
+   the ``FigureEntry`` and ``Table`` records, ``to_png`` and the formatting functions), the public ``depthscale.theory`` and
    ``depthscale.sims`` modules and ``depthscale.studies``; never another study (a rule two studies
    share moves into the library under a name). tests/test_layout.py holds them to it.
 
@@ -89,6 +89,12 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .analysis.reference_values import LINEAR_EASY_EXPONENTS as LINEAR_EASY_EXPONENTS
     from .analysis.reference_values import REFERENCE_D as REFERENCE_D
     from .analysis.reference_values import REFERENCE_P as REFERENCE_P
+    from .analysis.theory_numbers import clt_table as clt_table
+    from .analysis.theory_numbers import derivation_checks as derivation_checks
+    from .analysis.theory_numbers import floor_reference as floor_reference
+    from .analysis.theory_numbers import floors as floors
+    from .analysis.theory_numbers import linear_table as linear_table
+    from .analysis.theory_numbers import slopes as slopes
     from .claims.claim import Claim as Claim
     from .claims.claim import claim as claim
     from .claims.claim import evaluated_with as evaluated_with
@@ -132,13 +138,27 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .formatting import format_interval as format_interval
     from .formatting import format_percent as format_percent
     from .formatting import format_value as format_value
-    from .report.figure_drawings import to_png as to_png
+    from .report.entries import FigureEntry as FigureEntry
+    from .report.entries import NoFigure as NoFigure
+    from .report.entries import Table as Table
+    from .report.figure_drawings import as_list as as_list
+    from .report.figure_drawings import depth_axis as depth_axis
+    from .report.figure_drawings import draw_decomposition as draw_decomposition
+    from .report.figure_drawings import draw_mode_curves as draw_mode_curves
+    from .report.figure_drawings import draw_overview as draw_overview
+    from .report.figure_drawings import error_bars as error_bars
+    from .report.figure_drawings import finite_or_nan as finite_or_nan
+    from .report.figure_drawings import mappings as mappings
+    from .report.figure_drawings import new_figure as new_figure
     from .report.figures import figure_entry as figure_entry
     from .report.findings import brief as brief
     from .report.findings import results_of as results_of
     from .report.findings import tally as tally
     from .report.plots import legend_below as legend_below
     from .report.plots import plain_log_ticks as plain_log_ticks
+    from .report.png import to_png as to_png
+    from .report.tables import fits_table as fits_table
+    from .report.tables import runs_table as runs_table
 
 ENTRY_POINT_GROUP = "depthscale.studies"
 DEFAULT_CONTEXTS = (3000, 3000)  # (floor contexts, reference contexts) of a preset's report
@@ -179,11 +199,34 @@ class Story:
 
 @dataclass(frozen=True)
 class Sections:
-    """A study's report pieces beyond its claims: tables (dicts with ``title``, ``columns``, ``rows``)
-    and figure entries (``report.figures.figure_entry``), each list in report order."""
+    """A study's report pieces beyond its claims, each list in report order: ``tables`` (its theory
+    numbers) and ``results`` (its simulation results), :class:`~.report.entries.Table` records;
+    ``figures``, :class:`~.report.entries.FigureEntry` records (the report draws each once); and
+    ``derivations``, :class:`~depthscale.theory.derivation.Derivation` objects the report typesets.
 
-    tables: tuple[dict, ...] = ()
-    figures: tuple[dict, ...] = ()
+    A table given as a dict ``{"title", "columns", "rows", "note"?}``, or a figure a study drew
+    itself given as ``{"name", "caption", "png", "why_missing"}``, is made into its record here.
+    """
+
+    tables: tuple[Any, ...] = ()
+    figures: tuple[Any, ...] = ()
+    results: tuple[Any, ...] = ()
+    derivations: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        from .report.entries import FigureEntry, Table
+
+        for name in ("tables", "figures", "results", "derivations"):
+            value = getattr(self, name)
+            if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+                bad_argument(name, value, "a tuple (or list)")
+        tables = [t if isinstance(t, Table) else Table.from_mapping(t) for t in self.tables]
+        results = [t if isinstance(t, Table) else Table.from_mapping(t) for t in self.results]
+        figures = [f if isinstance(f, FigureEntry) else FigureEntry.from_mapping(f) for f in self.figures]
+        object.__setattr__(self, "tables", tuple(tables))
+        object.__setattr__(self, "results", tuple(results))
+        object.__setattr__(self, "figures", tuple(figures))
+        object.__setattr__(self, "derivations", tuple(self.derivations))
 
 
 @dataclass(frozen=True)
@@ -206,7 +249,8 @@ class Study:
         ``theory(inputs: TheoryInputs) -> object``: the theory numbers its claims and sections read,
         computed once per report and kept in ``TheoryNumbers.studies[name]``. None: it needs none.
     sections : callable or None
-        ``sections(ev: Evidence) -> Sections``: its tables and figures.
+        ``sections(ev: Evidence) -> Sections``: its tables, figures and derivations; the report shows
+        those of each of its ``report_studies`` in that order, and nothing else beyond the claims.
     story : callable or None
         ``story(results: list[ClaimResult], ev: Evidence) -> Story``: the answer sentences and the
         findings, from the decided claims. None: the report states each claim's results in turn.
@@ -498,6 +542,7 @@ AUTHORING = {
     "analysis.fits": "FitResult fit_gap fit_offset_power fit_power_law",
     "analysis.goodness_of_fit": "LOF_LEVEL LackOfFit lack_of_fit law_rejected least_rejected_law",
     "analysis.reference_values": "LINEAR_EASY_EXPONENTS REFERENCE_D REFERENCE_P",
+    "analysis.theory_numbers": "clt_table derivation_checks floor_reference floors linear_table slopes",
     "claims.claim": "Claim claim evaluated_with",
     "claims.evidence": "Evidence select_curves",
     "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "
@@ -508,10 +553,14 @@ AUTHORING = {
     "protocol_curves protocol_floors protocol_of protocol_rows row_label task_label",
     "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision in_range unidentified within",
     "formatting": "format_estimate format_interval format_percent format_value",
+    "report.entries": "FigureEntry NoFigure Table",
     "report.findings": "brief results_of tally",
     "report.figures": "figure_entry",
-    "report.figure_drawings": "to_png",
+    "report.figure_drawings": "as_list depth_axis draw_decomposition draw_mode_curves draw_overview error_bars "
+    "finite_or_nan mappings new_figure",
     "report.plots": "legend_below plain_log_ticks",
+    "report.png": "to_png",
+    "report.tables": "fits_table runs_table",
 }
 _AUTHORED, __getattr__ = lazy_reexports(__name__.rpartition(".")[0], AUTHORING)
 

@@ -282,6 +282,34 @@ def test_the_library_names_no_study():
     assert named == {}
 
 
+def _study_figures() -> set:
+    """The names of the figures the studies' sections make (for no runs: each names its figures all
+    the same), less the library's own figure kinds a study may ask for by name."""
+    from depthscale.derivations.claims.evidence import Evidence
+    from depthscale.derivations.report.figures import FIGURES
+    from depthscale.derivations.study import studies
+
+    made = {f.name for s in studies().values() if s.sections for f in s.sections(Evidence([], {})).figures}
+    assert {"exponents_vs_zeta", "room_for_depth", "nonlinearities_loss"} <= made  # names to look for
+    return made - set(FIGURES)
+
+
+def test_the_report_builder_names_no_figure_of_a_study():
+    # the report layer assembles what the studies' sections give it: a study's figure named there
+    # (to draw it, to place it beside a finding) is that study living in the library
+    figures = _study_figures()
+    named = {}
+    for p in _sources(("derivations/report",)):
+        found = {
+            node.value
+            for node in ast.walk(ast.parse(p.read_text("utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in figures
+        }
+        if found:
+            named[p.relative_to(ROOT).as_posix()] = sorted(found)
+    assert named == {}
+
+
 def test_the_check_finds_a_study_named_in_each_way():
     text = (
         "import depthscale.studies.core\n"

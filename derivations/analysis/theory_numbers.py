@@ -1,4 +1,5 @@
-"""Theory numbers a report needs, computed from the theory package for the conditions of a sweep."""
+"""Theory numbers a report needs, computed from the theory package for the conditions of a sweep, and
+the record that carries each study's (:class:`TheoryNumbers`)."""
 
 from __future__ import annotations
 
@@ -13,48 +14,35 @@ from .reference_values import LINEAR_TOP2_FLOORS_THEORY, REFERENCE_D, REFERENCE_
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
-# keys of the theory numbers: plain tuples (claim ids print them), named here for the types
-Spectrum = tuple[float, float]  # (a, b)
-FloorKey = tuple[float, float, int, int, int]  # (a, b, k, d, P)
-
 
 @dataclass(frozen=True)
 class TheoryNumbers:
-    """The theory numbers claims are tested on (``Evidence.theory``), one field per kind; an empty
-    field means "not computed" and its claims say so.
+    """The theory numbers claims are tested on (``Evidence.theory``): what each reported study's
+    ``theory`` callable computed for a report, in the study's own typed record.
 
     Attributes
     ----------
-    derivations : ``{name: [(step title, passed)]}`` (:func:`derivation_checks`); ``None``: not checked
-        (no ``derivations-checked`` row), ``{}``: no derivations.
-    slopes : ``{(a, b): (slope, zeta)}``, the equal-step law's local slope (:func:`slopes`).
-    floor : ``{(a, b, k, d, P): (value, se)}``, the population floor ``T - h^T G^+ h`` (:func:`floors`).
-    floor_context : the same keys: floors of polynomials in the context covariance, the class a
-        trained model has at its P.
-    floor_reference : ``{(a, b): (value, se, paper)}``, the paper's top-2 floors recomputed
-        (:func:`floor_reference`).
-    studies : ``{study name: its numbers}``: what a study's ``theory`` callable computed for a report
-        (:class:`~depthscale.derivations.study.Study`), in the study's own typed record; a study
-        absent here computes them when its claims ask (``Evidence.study_numbers``).
+    studies : ``{study name: its numbers}`` (:class:`~depthscale.derivations.study.Study`); a study
+        absent here computes them when its claims ask (``Evidence.study_numbers``), or its claims say
+        the numbers were not computed.
+
+    The functions of this module compute the theory numbers studies share (derivation checks, the
+    equal-step slopes, the linear floors, the paper's floors recomputed, the linear-law and
+    aggregation tables) from the theory package.
 
     Examples
     --------
-    >>> th = TheoryNumbers(slopes={(2.0, 1.0): (-0.99, 1.0)})
-    >>> th.slopes[(2.0, 1.0)], th.floor, th.studies
-    ((-0.99, 1.0), {}, {})
-    >>> TheoryNumbers.from_mapping({"slopes": {}}) == TheoryNumbers()
+    >>> th = TheoryNumbers(studies={"demo": (1.0, 0.1)})
+    >>> th.studies["demo"]
+    (1.0, 0.1)
+    >>> TheoryNumbers.from_mapping({"studies": {}}) == TheoryNumbers()
     True
-    >>> TheoryNumbers.from_mapping({"floor_contxt": {}})  # doctest: +ELLIPSIS
+    >>> TheoryNumbers.from_mapping({"floor_contxt": {}})
     Traceback (most recent call last):
     ...
-    ValueError: theory=['floor_contxt']: must be keys among derivations, slopes, floor, floor_context, ...
+    ValueError: theory=['floor_contxt']: must be keys among studies
     """
 
-    derivations: dict[str, list[tuple[str, bool]]] | None = None
-    slopes: dict[Spectrum, tuple[float, float]] = field(default_factory=dict)
-    floor: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
-    floor_context: dict[FloorKey, tuple[float, float]] = field(default_factory=dict)
-    floor_reference: dict[Spectrum, tuple[float, float, float]] = field(default_factory=dict)
     studies: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -25,9 +25,9 @@ class Evidence:
 
     Examples
     --------
-    >>> ev = Evidence([], {"slopes": {(2.0, 1.0): (-0.99, 1.0)}})
-    >>> ev.theory.slopes, ev.curves
-    ({(2.0, 1.0): (-0.99, 1.0)}, ())
+    >>> ev = Evidence([], {"studies": {"demo": {(2.0, 1.0): -0.99}}})
+    >>> ev.study_numbers("demo"), ev.curves
+    ({(2.0, 1.0): -0.99}, ())
     >>> ev.derived("count", lambda e: len(e.curves))
     0
     """

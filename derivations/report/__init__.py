@@ -9,9 +9,11 @@ from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    figures="build decomposition exponents_vs_zeta figure_entry floors mode_curves overview",
+    entries="DrawnFigure FigureEntry NoFigure Table draw_entry",
+    figures="build decomposition figure_entry mode_curves overview",
     render="ReportContext format_estimate format_value render_report write_report",
-    reporting="build_context figure_entries gather_theory results_tables",
+    reporting="build_context",
+    tables="fits_table runs_table",
     plots="plot_curve plot_linear_laws",
     findings="claim_findings claim_of",
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,10 +12,9 @@ from ...theory._validate import bad_argument
 from ...theory.derivation import Derivation
 from ..claims.verdicts import VERDICTS, ClaimResult, claim_cells
 from ..formatting import format_value
+from .entries import DrawnFigure, Table
 
 LEAD_FIGURES: tuple[str, ...] = ()  # figures shown with the findings when a report has no story
-_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 def _now() -> str:
@@ -44,9 +42,10 @@ class ReportContext:
         :mod:`depthscale.theory.render_derivation`), or objects with ``title``,
         ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
         whose fragments are inserted as they are.
-    theory_tables, results_tables : dicts ``{"title", "columns": [str], "rows": [[...]], "note"?}``;
+    theory_tables, results_tables : :class:`~depthscale.derivations.report.entries.Table` records;
         numbers are shown with 4 significant digits, None and nan as an em dash.
-    figures : dicts ``{"name", "caption", "png": bytes or None, "why_missing": str}``.
+    figures : :class:`~depthscale.derivations.report.entries.DrawnFigure` records (a figure entry
+        drawn by :func:`~depthscale.derivations.report.entries.draw_entry`), their names unique.
     claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (a stored claims.json
         loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); the full
         table comes last, grouped by claim.
@@ -65,9 +64,9 @@ class ReportContext:
     runtime_seconds: float | None = None
     summary: list = field(default_factory=list)
     derivations: list = field(default_factory=list)
-    theory_tables: list = field(default_factory=list)
-    results_tables: list = field(default_factory=list)
-    figures: list = field(default_factory=list)
+    theory_tables: list[Table] = field(default_factory=list)
+    results_tables: list[Table] = field(default_factory=list)
+    figures: list[DrawnFigure] = field(default_factory=list)
     claims: list[ClaimResult] = field(default_factory=list)
     notes: list = field(default_factory=list)
     findings: list = field(default_factory=list)
@@ -123,46 +122,21 @@ def _items(name: str, value) -> list:
     return list(value)
 
 
-def _check_table(name: str, t) -> dict:
-    if not isinstance(t, Mapping):
-        _bad(name, t, 'a dict {"title", "columns", "rows"}')
-    cols = t.get("columns")
-    if isinstance(cols, str) or not isinstance(cols, Sequence) or not cols:
-        _bad(f"{name}.columns", cols, "a non-empty list of column names")
-    rows = _items(f"{name}.rows", t.get("rows"))
-    for i, row in enumerate(rows):
-        if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, Sequence) or len(row) != len(cols):
-            _bad(f"{name}.rows[{i}]", row, f"a list of {len(cols)} cells (one per column)")
-    return {
-        "title": str(t.get("title", "")),
-        "columns": [str(c) for c in cols],
-        "rows": [[format_value(v) for v in row] for row in rows],
-        "note": str(t.get("note", "") or ""),
-    }
+def _figure(name: str, f, seen: set) -> dict:
+    """The template's data of one drawn figure (names unique in a report)."""
+    if not isinstance(f, DrawnFigure):
+        _bad(name, f, "a DrawnFigure (a FigureEntry drawn by depthscale.derivations.report.entries.draw_entry)")
+    if f.name in seen:
+        _bad(f"{name}.name", f.name, "unique among the figures")
+    seen.add(f.name)
+    return {**vars(f), "file": f"figures/{f.name}.png"}
 
 
-def _check_figure(name: str, f, seen: set) -> dict:
-    if not isinstance(f, Mapping):
-        _bad(name, f, 'a dict {"name", "caption", "png", "why_missing"}')
-    fname = f.get("name")
-    if not isinstance(fname, str) or not _NAME_RE.match(fname) or ".." in fname:
-        _bad(f"{name}.name", fname, "a file-name-safe string (letters, digits, '_', '-', '.')")
-    if fname in seen:
-        _bad(f"{name}.name", fname, "unique among the figures")
-    seen.add(fname)
-    png = f.get("png")
-    if png is not None:
-        if not isinstance(png, (bytes, bytearray)) or not bytes(png).startswith(_PNG_MAGIC):
-            _bad(f"{name}.png", png if not isinstance(png, (bytes, bytearray)) else bytes(png[:8]), "PNG bytes or None")
-        png = bytes(png)
-    why = str(f.get("why_missing") or "") if png is None else ""
-    return {
-        "name": fname,
-        "caption": str(f.get("caption") or ""),
-        "png": png,
-        "why_missing": why or ("no reason was given" if png is None else ""),
-        "file": f"figures/{fname}.png",
-    }
+def _table(name: str, t) -> dict:
+    """The template's data of one table: its cells as text."""
+    if not isinstance(t, Table):
+        _bad(name, t, "a Table (depthscale.derivations.report.entries.Table)")
+    return {"title": t.title, "columns": list(t.columns), "rows": t.cells(), "note": t.note}
 
 
 def _check_claim(name: str, c, seen: set) -> dict:
@@ -230,7 +204,7 @@ def template_data(ctx: ReportContext) -> dict:
             _bad("ctx.runtime_seconds", v, "a finite number >= 0 or None")
     seen_fig: set[str] = set()
     seen_claim: set[str] = set()
-    figures = [_check_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
+    figures = [_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
     claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     by_name = {f["name"]: f for f in figures}
@@ -255,10 +229,10 @@ def template_data(ctx: ReportContext) -> dict:
             _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
         ],
         "theory_tables": [
-            _check_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))
+            _table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))
         ],
         "results_tables": [
-            _check_table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
+            _table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
         ],
         "figures": figures,
         # shown with the findings: the story's figures, or without a story the lead figures

@@ -1,32 +1,28 @@
-"""The drawings of the report's figures, and the helpers they share (input checks, grouping of runs
-into series, colours, markers, axes, PNG output): each ``draw_*`` builder returns a matplotlib
-Figure or raises :class:`NoFigure` (reason)."""
+"""The library's drawings (loss against depth, per-mode losses, the C_L/A_L decomposition, the
+excess over a plateau against depth) and the helpers every figure shares (input checks, grouping of
+runs into series, colours, axes, PNG output): each ``draw_*`` builder returns a matplotlib Figure or
+raises :class:`~depthscale.derivations.report.entries.NoFigure` (reason). A study's own drawings
+live in the study and use the public helpers here through the authoring API
+(:mod:`depthscale.derivations.study`)."""
 
 from __future__ import annotations
 
-import io
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ...theory.spectra import PowerLawSpectrum
 from ..analysis.curve import EASY_TASKS as _EASY
 from ..analysis.curve import Curve, CurveKey, curve_key, curves
-from .plots import legend_below, plain_log_ticks
-
-_DPI = 100
-
+from .entries import NoFigure
+from .plots import legend_below
+from .png import to_png
 
 # ----------------------------------------------------------------------------------------------
 # small helpers
-
-
-class NoFigure(Exception):
-    """Raised inside a builder when there is nothing to draw; the message says why."""
 
 
 def _bad(name: str, value, allowed: str):
@@ -36,7 +32,8 @@ def _bad(name: str, value, allowed: str):
     raise ValueError(f"{name}={text}: must be {allowed}")
 
 
-def _as_list(name: str, value, what: str) -> list:
+def as_list(name: str, value, what: str) -> list:
+    """``value`` as a list (None: empty); a string, a mapping or a scalar refused."""
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
@@ -44,7 +41,16 @@ def _as_list(name: str, value, what: str) -> list:
     return list(value)
 
 
-def _num(x) -> float:
+def mappings(name: str, rows, what: str) -> list[Mapping]:
+    """``rows`` as a list of dicts (None: empty); anything else refused, naming the row."""
+    out = as_list(name, rows, f"dicts with {what}")
+    for i, r in enumerate(out):
+        if not isinstance(r, Mapping):
+            _bad(f"{name}[{i}]", r, f"a dict with {what}")
+    return out
+
+
+def finite_or_nan(x) -> float:
     """A finite float or nan (None, strings and non-finite values become nan)."""
     if x is None or isinstance(x, (bool, str)):
         return math.nan
@@ -76,7 +82,7 @@ def _distinct(keys, idx) -> bool:
 
 
 def _records(records, converged_only: bool) -> list:
-    recs = _as_list("records", records, "run-record dicts")
+    recs = as_list("records", records, "run-record dicts")
     out = []
     for i, r in enumerate(recs):
         if not isinstance(r, Mapping):
@@ -107,7 +113,7 @@ def _group(recs, field_fn):
     return out
 
 
-def _colours(keys):
+def spectrum_colours(keys):
     """One colour per spectrum (a, b), shared by every panel of a figure."""
     from matplotlib import colormaps
 
@@ -128,7 +134,7 @@ def _marker_key(key: CurveKey) -> tuple:
     return (key.model, key.variant, key.k, key.d, key.P)
 
 
-def _depth_axis(ax, depths):
+def depth_axis(ax, depths):
     """Log depth axis labelled at the depths actually run (plain integers, no minor labels)."""
     from matplotlib.ticker import NullFormatter, NullLocator
 
@@ -142,7 +148,8 @@ def _depth_axis(ax, depths):
     ax.set_xlabel("depth L")
 
 
-def _yerr(se):
+def error_bars(se):
+    """Error bars for ``errorbar(yerr=...)``: None when no s.e. is finite, missing ones as 0."""
     se = np.asarray(se, dtype=float)
     return None if not np.any(np.isfinite(se)) else np.where(np.isfinite(se), se, 0.0)
 
@@ -159,7 +166,11 @@ def _fit_params(fit) -> dict | None:
         params = fit.get("params", fit)
     if not isinstance(params, Mapping) or "c" not in params or "alpha" not in params:
         return None
-    out = {"L0": _num(params.get("L0", 0.0)), "c": _num(params["c"]), "alpha": _num(params["alpha"])}
+    out = {
+        "L0": finite_or_nan(params.get("L0", 0.0)),
+        "c": finite_or_nan(params["c"]),
+        "alpha": finite_or_nan(params["alpha"]),
+    }
     return out if all(math.isfinite(v) for v in out.values()) else None
 
 
@@ -177,7 +188,7 @@ def _fit_entries(fits) -> list:
             sel = {"key": key} if len(key) > len(_SELECTORS) else dict(zip(_SELECTORS, key))
             entries.append((sel, _fit_params(fit)))
     else:
-        for i, item in enumerate(_as_list("fits", fits, "fit dicts")):
+        for i, item in enumerate(as_list("fits", fits, "fit dicts")):
             if not isinstance(item, Mapping):
                 _bad(f"fits[{i}]", item, "a dict with selectors (model, task, a, b, ...) and 'fit'")
             sel = {s: item[s] for s in _SELECTORS if s in item}
@@ -198,34 +209,25 @@ def _match(sel: dict, key: CurveKey) -> bool:
         else:
             got = getattr(key, name)
         if isinstance(got, float) or name in ("a", "b"):
-            if _num(want) != _num(got):
+            if finite_or_nan(want) != finite_or_nan(got):
                 return False
         elif name in ("k", "d", "P"):
-            if _num(want) != _num(got):
+            if finite_or_nan(want) != finite_or_nan(got):
                 return False
         elif want != got:
             return False
     return True
 
 
-def to_png(fig: Figure) -> bytes:
-    for ax in fig.axes:  # a log y axis spanning less than a decade: plain numbers, not 1.95x10^0
-        lo, hi = sorted(ax.yaxis.get_view_interval())
-        if ax.get_yscale() == "log" and lo > 0 and hi / lo < 10:
-            plain_log_ticks(ax.yaxis)
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _new(w: float, h: float, rows: int = 1, cols: int = 1, **kw):
+def new_figure(w: float, h: float, rows: int = 1, cols: int = 1, **kw):
+    """A figure of its own (never pyplot's) ``w`` x ``h`` inches and its ``rows`` x ``cols`` axes array."""
     fig = Figure(figsize=(w, h), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, **kw)
     return fig, axes
 
 
-def _empty_panel(ax, text: str):
+def empty_panel(ax, text: str):
+    """A panel that says why it holds nothing."""
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
     ax.set_yticks([])
@@ -237,7 +239,7 @@ def _empty_panel(ax, text: str):
 
 def _curves(data, converged_only: bool) -> list:
     """Curves from a list of :class:`Curve` objects or of run records (grouped by ``curve_key``)."""
-    items = _as_list("records", data, "run-record dicts or curves")
+    items = as_list("records", data, "run-record dicts or curves")
     if items and all(isinstance(c, Curve) for c in items):
         return items
     return curves(_records(items, converged_only))
@@ -256,7 +258,7 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     if not groups:
         raise NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
-    colours, markers = _colours(keys), _markers(keys)
+    colours, markers = spectrum_colours(keys), _markers(keys)
     show = (
         {"k"}
         | ({"variant"} if _distinct(keys, 1) else set())
@@ -271,7 +273,7 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     ]
     cols = 1 if len(panels) == 1 else 2
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = _new(5.5 * cols, 4.25 * rows, rows, cols)
+    fig, axes = new_figure(5.5 * cols, 4.25 * rows, rows, cols)
     flat = list(axes.flat)
     for ax in flat[len(panels) :]:
         fig.delaxes(ax)
@@ -290,7 +292,7 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
             ax.errorbar(
                 depths,
                 m,
-                yerr=_yerr(se),
+                yerr=error_bars(se),
                 color=colour,
                 marker=marker,
                 ls="-",
@@ -304,65 +306,12 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
                 grid = np.geomspace(min(depths), max(depths), 100)
                 curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
                 ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
-        _depth_axis(ax, [L for k in mine for L in groups[k][0]])
+        depth_axis(ax, [L for k in mine for L in groups[k][0]])
         ax.set_yscale("log")
         ax.set_ylabel("loss R_L")
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(fontsize=7, loc="best")
     fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
-    return fig
-
-
-def _zeta(a: float, b: float) -> float:
-    """zeta of the spectrum (a, b) where the linear depth law applies, else nan."""
-    if not (math.isfinite(a) and math.isfinite(b) and a >= 0 and b >= 0):
-        return math.nan
-    spec = PowerLawSpectrum(a, b, 1)
-    return spec.zeta if spec.asymptotic else math.nan
-
-
-def draw_exponents_vs_zeta(rows, reference=None) -> Figure:
-    rows = _as_list("rows", rows, "dicts with a, b, alpha")
-    reference = _as_list("reference", reference, "(a, b, alpha) triples or dicts")
-    pts = defaultdict(list)
-    for i, r in enumerate(rows):
-        if not isinstance(r, Mapping):
-            _bad(f"rows[{i}]", r, "a dict with a, b, alpha")
-        a, b, alpha = _num(r.get("a")), _num(r.get("b")), _num(r.get("alpha"))
-        z = _zeta(a, b)
-        if not (math.isfinite(z) and math.isfinite(alpha)):
-            continue  # zeta undefined (a = 0 or a + b <= 1) or no exponent
-        pts[str(r.get("series", "fitted"))].append((z, alpha, _num(r.get("alpha_se")), (a, b)))
-        if math.isfinite(_num(r.get("reference"))):
-            pts["paper"].append((z, _num(r["reference"]), math.nan, (a, b)))
-    for i, r in enumerate(reference):
-        a, b, alpha = (r.get("a"), r.get("b"), r.get("alpha")) if isinstance(r, Mapping) else tuple(r)[:3]
-        a, b, alpha = _num(a), _num(b), _num(alpha)
-        z = _zeta(a, b)
-        if math.isfinite(z) and math.isfinite(alpha):
-            pts["paper"].append((z, alpha, math.nan, (a, b)))
-    if not any(name != "paper" for name in pts):
-        raise NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
-    fig, axes = _new(6.5, 5)
-    ax = axes[0, 0]
-    z_all = [p[0] for v in pts.values() for p in v]
-    zs = np.linspace(0, max(z_all) * 1.1, 50)
-    ax.plot(zs, zs, color="0.3", ls="-", lw=1, label=r"$\zeta$ (equal steps)")
-    ax.plot(zs, 2 * zs, color="0.3", ls="--", lw=1, label=r"$2\zeta$ (free polynomial)")
-    shapes = "osD^vP*X"
-    for i, (name, p) in enumerate(sorted(pts.items(), key=lambda kv: kv[0] == "paper")):
-        zs, al, se = (np.array([q[j] for q in p]) for j in range(3))
-        if name == "paper":
-            ax.plot(zs, al, ls="none", marker="x", color="k", ms=7, label="paper (linear, easy task)")
-        else:
-            ax.errorbar(zs, al, yerr=_yerr(se), ls="none", marker=shapes[i % len(shapes)], ms=5, capsize=2, label=name)
-    ax.set_xlabel(r"$\zeta = (a + b - 1)/a$")
-    ax.set_ylabel(r"fitted depth exponent $\alpha$")
-    ax.set_xlim(0, None)
-    ax.set_ylim(0, None)
-    ax.grid(True, alpha=0.25)
-    ax.legend(fontsize=8)
-    ax.set_title("Depth exponents against the spectrum")
     return fig
 
 
@@ -379,7 +328,7 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
     groups = _group(recs, modes)
     if not groups:
         raise NoFigure("no runs carry per-mode losses (mode_losses)")
-    fig, axes = _new(11, 4.6, 1, 2)
+    fig, axes = new_figure(11, 4.6, 1, 2)
     titles = {"linear": "linear attention (sequential)", "softmax": "softmax attention (parallel)"}
     drawn = False
     for j, model in enumerate(("linear", "softmax")):
@@ -387,7 +336,7 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
         ax.set_title(titles[model])
         mine = [k for k in groups if k[0] == model and k[1] == "base"] or [k for k in groups if k[0] == model]
         if not mine:
-            _empty_panel(ax, "no runs with mode losses")
+            empty_panel(ax, "no runs with mode losses")
             continue
         # The series with most depths, preferring the easy task where the mode picture is exact.
         key = max(mine, key=lambda k: (len(groups[k]), k[2] in _EASY, -k[4], str(k)))
@@ -413,7 +362,7 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
                 label=f"mode {m + 1}",
             )
             lowest = min(lowest, float(np.min(y[ok]))) if np.any(ok) else lowest
-        _depth_axis(ax, depths)
+        depth_axis(ax, depths)
         ax.set_yscale("log")
         # a mode learnt to round-off would squash the others: show six decades at most
         if math.isfinite(lowest):
@@ -432,19 +381,19 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
     recs = _records(records, converged_only)
 
     def parts(r):
-        A, C = _num(r.get("A_L")), _num(r.get("C_L"))
+        A, C = finite_or_nan(r.get("A_L")), finite_or_nan(r.get("C_L"))
         if int(r["config"]["model"]["depth"]) < 2 or not (math.isfinite(A) and math.isfinite(C)):
             return None  # C_L needs two layers
-        return (C, A - C, _num(r.get("final_loss")))
+        return (C, A - C, finite_or_nan(r.get("final_loss")))
 
     groups = _group(recs, parts)
     if not groups:
         raise NoFigure("no runs of depth >= 2 with finite A_L and C_L")
     keys = sorted(groups, key=str)
-    colours, markers = _colours(keys), _markers(keys)
+    colours, markers = spectrum_colours(keys), _markers(keys)
     show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
     show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
-    fig, axes = _new(11, 4.6 + 0.16 * len(keys), 1, 2)
+    fig, axes = new_figure(11, 4.6 + 0.16 * len(keys), 1, 2)
     any_neg = tied = False
     for key in keys:
         depths = np.array(sorted(groups[key]))
@@ -464,7 +413,7 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
             axes[0, j].errorbar(
                 depths[keep],
                 m[keep],
-                yerr=_yerr(list(se[keep])),
+                yerr=error_bars(list(se[keep])),
                 color=colour,
                 marker=marker,
                 ms=4,
@@ -477,7 +426,7 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
     axes[0, 1].set_title(r"layer disagreement $A_L - C_L$" + (" (tied layers: 0, not drawn)" if tied else ""))
     all_depths = [L for key in keys for L in groups[key]]
     for j, ax in enumerate(axes[0]):
-        _depth_axis(ax, all_depths)
+        depth_axis(ax, all_depths)
         if j == 1 or not any_neg:
             ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.25)
@@ -486,127 +435,18 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
     return fig
 
 
-def draw_floors(rows) -> Figure:
-    rows = _as_list("rows", rows, "dicts with label, measured, reference")
-    pts = defaultdict(list)
-    for i, r in enumerate(rows):
-        if not isinstance(r, Mapping):
-            _bad(f"rows[{i}]", r, "a dict with label, measured, reference")
-        m, ref = _num(r.get("measured")), _num(r.get("reference", r.get("theory")))
-        if math.isfinite(m) and math.isfinite(ref):
-            pts[str(r.get("group", "measured"))].append(
-                (ref, m, _num(r.get("reference_se")), _num(r.get("measured_se")), str(r.get("label", i)))
-            )
-    if not pts:
-        raise NoFigure("no floor with both a measured and a reference value")
-    fig, axes = _new(6.5, 5.5)
-    ax = axes[0, 0]
-    allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
-    positive = bool(np.all(allv > 0))
-    lo, hi = allv.min(), allv.max()
-    span = (
-        np.geomspace(lo / 1.5, hi * 1.5, 10)
-        if positive
-        else np.linspace(lo - 0.1 * abs(lo) - 1e-9, hi + 0.1 * abs(hi) + 1e-9, 10)
-    )
-    ax.plot(span, span, color="0.4", lw=1, label="measured = reference")
-    shapes = "osD^vP*X"
-    for n, (name, p) in enumerate(sorted(pts.items())):
-        x, y, xe, ye = (np.array([q[j] for q in p]) for j in range(4))
-        ax.errorbar(
-            x, y, xerr=_yerr(xe), yerr=_yerr(ye), ls="none", marker=shapes[n % len(shapes)], ms=5, capsize=2, label=name
-        )
-        for q in p:
-            ax.annotate(q[4], (q[0], q[1]), textcoords="offset points", xytext=(4, -9), fontsize=7)
-    if positive:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-    ax.set_xlabel("reference / theory floor")
-    ax.set_ylabel("measured floor")
-    ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=8)
-    ax.set_title("Loss floors against the reference values")
-    return fig
-
-
-def draw_room_for_depth(rows) -> Figure:
-    rows = _as_list("rows", rows, "dicts with spectrum, L0, single, mixture")
-    good = []
-    for i, r in enumerate(rows):
-        if not isinstance(r, Mapping):
-            _bad(f"rows[{i}]", r, "a dict with spectrum, L0, single, mixture")
-        if math.isfinite(_num(r.get("L0"))) and (
-            math.isfinite(_num(r.get("single"))) or math.isfinite(_num(r.get("mixture")))
-        ):
-            good.append(r)
-    if not good:
-        raise NoFigure("no spectrum with a fitted floor L0 and a reference floor")
-    fig, axes = _new(11, 4.6, 1, 2)
-    names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
-    losses = [
-        (off, label, marker, [_num(r.get(field)) for r in good], [_num(r.get(field + "_se")) for r in good])
-        for off, field, label, marker in (
-            (-0.15, "L0", "fitted floor $L_0$", "o"),
-            (0.0, "single", "best single temperature", "s"),
-            (0.15, "mixture", "best two temperatures", "D"),
-        )
-    ]
-    vals = [_num(r.get(f)) for r in good for f in ("L0", "single", "mixture")]
-    log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
-    _spectrum_panel(axes[0, 0], names, losses, "loss", "fitted and reference floors", log=log)
-    unpaired = False
-    diffs = []
-    for off, field, label, marker in (
-        (-0.1, "single", "$L_0$ - single", "s"),
-        (0.1, "mixture", "$L_0$ - mixture", "D"),
-    ):
-        ys, ses = [], []
-        for r in good:
-            diff, dse = _num(r.get(field + "_diff")), _num(r.get(field + "_diff_se"))
-            if not math.isfinite(diff):
-                # No paired difference given: fall back to independent errors, and say so in the legend.
-                diff = _num(r.get("L0")) - _num(r.get(field))
-                dse = math.hypot(_num(r.get("L0_se")), _num(r.get(field + "_se")))
-                unpaired |= math.isfinite(diff)
-            ys.append(diff)
-            ses.append(dse)
-        diffs.append((off, label, marker, ys, ses))
-    title = "paired differences" + (" (some unpaired: independent s.e.)" if unpaired else "")
-    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the reference floor)", title)
-    axes[0, 1].axhline(0, color="0.3", lw=1)
-    fig.suptitle("Room for depth: fitted floor against temperature-only heads")
-    return fig
-
-
-def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = False) -> None:
-    """One point per spectrum (x axis, offset a little per series) for each ``(offset, label, marker,
-    values, s.e.)`` of ``series``; values that are not finite are left out."""
-    x = np.arange(len(names))
-    for off, label, marker, y, se in series:
-        y, se = np.array(y), np.array(se)
-        ok = np.isfinite(y)
-        ax.errorbar(x[ok] + off, y[ok], yerr=_yerr(se[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
-    ax.set_xticks(x, names, rotation=20, fontsize=8)
-    if log:
-        ax.set_yscale("log")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, axis="y", alpha=0.25)
-    ax.legend(fontsize=8)
-
-
 def draw_excess_vs_depth(
     rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no curve with an identified fit", signed: bool = False
 ) -> Figure:
     """Excess against depth, log-log, one panel per task, one colour per series. ``signed``: points at or below 0 are drawn
     too, on a symmetric-log axis (linear near 0), instead of being left out and counted."""
-    rows = _as_list("rows", rows, "dicts with series, task, depths, excess, se")
+    rows = as_list("rows", rows, "dicts with series, task, depths, excess, se")
     tasks = sorted({str(r.get("task")) for r in rows})
     if not tasks:
         raise NoFigure(empty)
-    fig, axes = _new(4.4 * len(tasks), 4.2, 1, len(tasks))
+    fig, axes = new_figure(4.4 * len(tasks), 4.2, 1, len(tasks))
     names = sorted({str(r.get("series")) for r in rows})
-    colours = dict(zip(names, _palette(len(names))))
+    colours = dict(zip(names, palette(len(names))))
     for ax, task in zip(axes[0], tasks):
         Ls_all, ys_all = [], []
         for r in (r for r in rows if str(r.get("task")) == task):
@@ -618,13 +458,13 @@ def draw_excess_vs_depth(
             ax.errorbar(
                 L[ok],
                 y[ok],
-                yerr=_yerr(se[ok]),
+                yerr=error_bars(se[ok]),
                 marker="o",
                 ms=4,
                 capsize=2,
                 color=colours[str(r["series"])],
                 label=f"{r['series']}"
-                + (f" (alpha={_num(r['alpha']):.2f})" if r.get("alpha") is not None else "")
+                + (f" (alpha={finite_or_nan(r['alpha']):.2f})" if r.get("alpha") is not None else "")
                 + (f" ({int((~ok).sum())} at or below 0, not drawn)" if (~ok).any() else ""),
             )
             Ls_all.extend(L[ok])
@@ -641,7 +481,7 @@ def draw_excess_vs_depth(
             ax.set_yscale("symlog", linthresh=float(ys[ys > 0].min()) if np.any(ys > 0) else 1e-3)
             ax.axhline(0.0, color="0.5", lw=0.6)
         if Ls_all:
-            _depth_axis(ax, sorted(set(Ls_all)))
+            depth_axis(ax, sorted(set(Ls_all)))
         ax.set_xlabel("depth L")
         ax.set_ylabel(ylabel)
         ax.set_title(task, fontsize=9)
@@ -650,48 +490,28 @@ def draw_excess_vs_depth(
     return fig
 
 
-def _palette(n: int) -> list:
+def palette(n: int) -> list:
+    """``n`` colours of matplotlib's tab10 cycle."""
     import matplotlib
 
     cmap = matplotlib.colormaps["tab10"]
     return [cmap(i % 10) for i in range(n)]
 
 
-def draw_optimum_vs_depth(rows) -> Figure:
-    rows = _as_list("rows", rows, "dicts with label, seeds, optimum, laws")
-    rows = [r for r in rows if isinstance(r, Mapping) and (r.get("seeds") or r.get("optimum"))]
-    if not rows:
-        raise NoFigure("no linear easy-task curve with trained losses or an optimum")
-    n = len(rows)
-    cols = min(n, 3)
-    fig, axes = _new(4.2 * cols, 3.8 * ((n + cols - 1) // cols), rows=(n + cols - 1) // cols, cols=cols)
-    for ax in axes.ravel()[n:]:
-        ax.set_visible(False)
-    for ax, r in zip(axes.ravel(), rows):
-        depths = np.asarray(r.get("depths", []), dtype=float)
-        for i, (seed, loss) in enumerate(sorted((r.get("seeds") or {}).items())):
-            y = np.asarray(loss, dtype=float)
-            ok = np.isfinite(y) & (y > 0)
-            ax.plot(depths[ok], y[ok], "os"[i % 2], ms=5, mfc="none", color="C0", label=f"trained, seed {seed}")
-        opt = r.get("optimum") or {}
-        if opt:
-            L = np.array(sorted(opt), dtype=float)
-            v, se, ins = (np.array([opt[int(x)][j] for x in L], dtype=float) for j in range(3))
-            # lower edge: the in-sample bound, or 2 s.e. below when that is lower and still positive
-            lo = np.where(v - 2 * se > 0, np.minimum(ins, v - 2 * se), ins)
-            lo = np.where(lo > 0, lo, v)
-            ax.fill_between(L, lo, v + 2 * se, color="C3", alpha=0.2, lw=0)
-            ax.plot(L, v, "-", color="C3", marker=".", label="optimum at this (d, P) (band: in-sample to +2 s.e.)")
-            if all(len(opt[int(x)]) >= 4 for x in L):  # the best equal-step predictor, where computed
-                eq = np.array([opt[int(x)][3] for x in L], dtype=float)
-                ax.plot(L, eq, "-.", color="C2", marker=".", label="equal steps at this (d, P)")
-        for j, (name, (Lg, val)) in enumerate(sorted((r.get("laws") or {}).items())):
-            ax.plot(Lg, val, ("--", ":")[j % 2], color="0.35", lw=1, label=name)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("depth L")
-        ax.set_ylabel("loss")
-        ax.set_title(str(r.get("label", "")), fontsize=9)
-        ax.grid(True, which="both", alpha=0.25)
-    axes.ravel()[0].legend(fontsize=6)
-    return fig
+__all__ = [
+    "NoFigure",
+    "as_list",
+    "mappings",
+    "finite_or_nan",
+    "spectrum_colours",
+    "depth_axis",
+    "error_bars",
+    "to_png",
+    "new_figure",
+    "empty_panel",
+    "palette",
+    "draw_overview",
+    "draw_mode_curves",
+    "draw_decomposition",
+    "draw_excess_vs_depth",
+]

@@ -1,9 +1,8 @@
-"""Figures of a depth-scaling report, drawn with matplotlib's Agg canvas and returned as PNG bytes.
-
-Every public figure function takes plain data (run records or rows of dicts), never writes a file
-and returns the PNG as ``bytes``, or ``None`` when there is nothing to draw. :func:`figure_entry`
-wraps a figure function into the ``{"name", "caption", "png", "why_missing"}`` entry that
-:mod:`depthscale.derivations.report.render` expects, carrying the reason whenever a figure is not drawn.
+"""The library's figure kinds for reports: :func:`figure_entry` makes the
+:class:`~depthscale.derivations.report.entries.FigureEntry` of one (drawn later, once, by the report
+builder), :func:`build` draws one as a matplotlib ``Figure`` for inspection, and :func:`overview`,
+:func:`mode_curves` and :func:`decomposition` return PNG bytes, or ``None`` when there is nothing
+to draw. A study's own figures are entries it makes with its own drawing functions.
 
 Runs are grouped into series exactly as claims group them: by
 :func:`depthscale.derivations.analysis.curve_key` (the whole configuration except depth), whose
@@ -12,58 +11,35 @@ its full key or by selectors on those first eight entries; a fit that is not ide
 
 Examples
 --------
->>> rows = [{"a": 2, "b": 1, "alpha": 1.4, "alpha_se": 0.05, "series": "linear easy"}]
->>> png = exponents_vs_zeta(rows)
->>> png[:4] == b"\\x89PNG"
-True
->>> exponents_vs_zeta([]) is None
-True
+>>> from depthscale.derivations.report.entries import draw_entry
+>>> rec = lambda L: {"config": {"task": {"task": "topk", "k": 2, "a": 0, "b": 0, "d": 16, "P": 128},
+...     "model": {"model": "softmax", "depth": L}}, "status": "ok", "final_loss": 1.5 + 1 / L,
+...     "A_L": 2.5 + 0.1 / L, "C_L": 1.5 + 0.1 / L}
+>>> e = figure_entry("decomposition", [rec(L) for L in (2, 4, 8)])
+>>> e.name, draw_entry(e).png[:4]
+('decomposition', b'\\x89PNG')
+>>> draw_entry(figure_entry("decomposition", [])).why_missing
+'no runs of depth >= 2 with finite A_L and C_L'
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from matplotlib.figure import Figure
 
 from ...theory._validate import bad_argument
-from .figure_drawings import (
-    NoFigure,
-    draw_decomposition,
-    draw_excess_vs_depth,
-    draw_exponents_vs_zeta,
-    draw_floors,
-    draw_mode_curves,
-    draw_optimum_vs_depth,
-    draw_overview,
-    draw_room_for_depth,
-    to_png,
-)
+from .entries import FigureEntry, NoFigure
+from .figure_drawings import draw_decomposition, draw_excess_vs_depth, draw_mode_curves, draw_overview, to_png
 
-__all__ = [
-    "FIGURES",
-    "build",
-    "figure_entry",
-    "overview",
-    "exponents_vs_zeta",
-    "mode_curves",
-    "decomposition",
-    "floors",
-    "room_for_depth",
-    "optimum_vs_depth",
-]
+__all__ = ["FIGURES", "build", "figure_entry", "overview", "mode_curves", "decomposition"]
 
 FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
     "overview": (
         draw_overview,
         "Loss against depth for linear and softmax attention on the easy and difficult tasks, "
         "log-log, mean over seeds with one-s.e. error bars, coloured by spectrum (a,b); fitted laws dashed.",
-    ),
-    "exponents_vs_zeta": (
-        draw_exponents_vs_zeta,
-        "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
-        "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
-        "(derivations/reference_values.py).",
     ),
     "mode_curves": (
         draw_mode_curves,
@@ -75,21 +51,6 @@ FIGURES: dict[str, tuple[Callable[..., Figure], str]] = {
         "Cross-layer error covariance C_L (mean E[e_l e_m] over pairs of layers; negative "
         "when layer errors cancel, as in linear attention) and layer disagreement A_L - C_L against "
         "depth (R_L = C_L + (A_L - C_L)/L).",
-    ),
-    "floors": (
-        draw_floors,
-        "Measured loss floors against reference or theory values, with error bars; the line is equality.",
-    ),
-    "room_for_depth": (
-        draw_room_for_depth,
-        "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
-        "two-temperature mixture, per spectrum; right: differences with paired standard errors.",
-    ),
-    "optimum_vs_depth": (
-        draw_optimum_vs_depth,
-        "Linear attention on the easy task, per spectrum: trained R_L of each seed (open symbols), the best "
-        "depth-L polynomial in S = X^T X / P at the runs' own (d, P) with its band (in-sample bound to "
-        "+2 s.e.), and the population laws (optimal equal step, free continuum), log-log.",
     ),
     "excess_vs_depth": (
         draw_excess_vs_depth,
@@ -118,9 +79,9 @@ def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
 
     Examples
     --------
-    >>> fig, why = build("floors", [])
+    >>> fig, why = build("decomposition", [])
     >>> fig is None, why
-    (True, 'no floor with both a measured and a reference value')
+    (True, 'no runs of depth >= 2 with finite A_L and C_L')
     """
     if name not in FIGURES:
         bad_argument("name", name, "one of " + ", ".join(FIGURES))
@@ -130,24 +91,35 @@ def build(name: str, *args, **kwargs) -> tuple[Figure | None, str]:
         return None, str(exc)
 
 
-def figure_entry(kind: str, *args, caption: str | None = None, name: str | None = None, **kwargs) -> dict:
-    """Draw a figure of one of the :data:`FIGURES` kinds into the entry a report expects:
-    ``{"name", "caption", "png", "why_missing"}`` (``name``: the figure's file name, default the
-    kind; ``caption``: default the kind's).
+def figure_entry(
+    kind: str,
+    *args,
+    caption: str | None = None,
+    name: str | None = None,
+    look_at: str = "",
+    finding: str = "",
+    **kwargs,
+) -> FigureEntry:
+    """The :class:`~depthscale.derivations.report.entries.FigureEntry` of one of the :data:`FIGURES`
+    kinds drawn from ``args`` and ``kwargs`` (``name``: its file name, default the kind; ``caption``:
+    default the kind's); the report builder draws it.
 
     Examples
     --------
-    >>> e = figure_entry("room_for_depth", [])
-    >>> e["png"] is None, e["why_missing"]
-    (True, 'no spectrum with a fitted floor L0 and a reference floor')
+    >>> from depthscale.derivations.report.entries import draw_entry
+    >>> e = figure_entry("excess_vs_depth", [], name="my_excess")
+    >>> e.name, draw_entry(e).why_missing
+    ('my_excess', 'no curve with an identified fit')
     """
-    fig, why = build(kind, *args, **kwargs)
-    return {
-        "name": name or kind,
-        "caption": caption if caption is not None else FIGURES[kind][1],
-        "png": None if fig is None else to_png(fig),
-        "why_missing": why,
-    }
+    if kind not in FIGURES:
+        bad_argument("kind", kind, "one of " + ", ".join(FIGURES))
+    return FigureEntry(
+        name or kind,
+        partial(FIGURES[kind][0], *args, **kwargs),
+        FIGURES[kind][1] if caption is None else caption,
+        look_at,
+        finding,
+    )
 
 
 def _png_or_none(name, *args, **kwargs) -> bytes | None:
@@ -183,22 +155,6 @@ def overview(records, fits=None, converged_only: bool = False) -> bytes | None:
     return _png_or_none("overview", records, fits, converged_only=converged_only)
 
 
-def exponents_vs_zeta(rows, reference=None) -> bytes | None:
-    """Fitted exponents against ``zeta = (a + b - 1)/a`` with the lines zeta and 2 zeta, as PNG bytes.
-
-    ``rows``: dicts with ``a``, ``b``, ``alpha`` and optional ``alpha_se``, ``series`` (legend group)
-    and ``reference`` (the paper's exponent). ``reference``: extra paper points as ``(a, b, alpha)``
-    triples or dicts, e.g. from ``reference_values.LINEAR_EASY_EXPONENTS``. Rows where zeta is
-    undefined are skipped.
-
-    Examples
-    --------
-    >>> exponents_vs_zeta([{"a": 1, "b": 2, "alpha": 2.5}], [(2.0, 1.0, 1.485)])[:4]
-    b'\\x89PNG'
-    """
-    return _png_or_none("exponents_vs_zeta", rows, reference)
-
-
 def mode_curves(records, converged_only: bool = False) -> bytes | None:
     """Per-mode normalised loss against depth, linear beside softmax, as PNG bytes.
 
@@ -228,52 +184,3 @@ def decomposition(records, converged_only: bool = False) -> bytes | None:
     b'\\x89PNG'
     """
     return _png_or_none("decomposition", records, converged_only=converged_only)
-
-
-def floors(rows) -> bytes | None:
-    """Measured floors against reference/theory values with error bars, as PNG bytes.
-
-    ``rows``: dicts with ``label``, ``measured``, ``reference`` (or ``theory``) and optional
-    ``measured_se``, ``reference_se`` and ``group`` (legend entry).
-
-    Examples
-    --------
-    >>> floors([{"label": "(1,1)", "measured": 0.504, "measured_se": 0.003, "reference": 0.498}])[:4]
-    b'\\x89PNG'
-    """
-    return _png_or_none("floors", rows)
-
-
-def room_for_depth(rows) -> bytes | None:
-    """Fitted floor ``L0`` against the reference floors ``single`` and ``mixture`` (the best single and
-    two-temperature heads) per spectrum, as PNG bytes.
-
-    ``rows``: dicts with ``spectrum`` (label), ``L0``, ``single``, ``mixture`` and their ``*_se``;
-    the paired differences ``single_diff``, ``single_diff_se``, ``mixture_diff``, ``mixture_diff_se``
-    (``L0`` minus the reference floor on the same evaluation contexts) are drawn when given, otherwise the
-    difference is computed with independent errors and the panel says so.
-
-    Examples
-    --------
-    >>> room_for_depth([{"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.01, "single": 1.978, "single_se": 0.01,
-    ...             "mixture": 1.932, "mixture_se": 0.01, "single_diff": -0.07, "single_diff_se": 0.009}])[:4]
-    b'\\x89PNG'
-    """
-    return _png_or_none("room_for_depth", rows)
-
-
-def optimum_vs_depth(rows) -> bytes | None:
-    """Trained R_L (each seed), the depth-L optimum with its band and the population laws per spectrum, as PNG bytes.
-
-    ``rows``: dicts with ``label``, ``depths``, ``seeds`` (``{seed: losses at depths}``), ``optimum``
-    (``{L: (loss, se, in_sample)}``) and ``laws`` (``{name: (depths, losses)}``), as made by
-    a study's sections.
-
-    Examples
-    --------
-    >>> row = {"label": "(2,1)", "depths": [1, 2, 4], "seeds": {"0": [0.15, 0.08, 0.03]},
-    ...        "optimum": {1: (0.14, 0.001, 0.14), 4: (0.026, 0.001, 0.025)}, "laws": {"free": ([1, 4], [0.1, 0.01])}}
-    >>> optimum_vs_depth([row])[:4]
-    b'\\x89PNG'
-    """
-    return _png_or_none("optimum_vs_depth", rows)

@@ -1,25 +1,17 @@
 """The paper's core claims: the depth laws of linear and softmax attention that the ``smoke``,
 ``cpu`` and ``paper`` presets decide (docs/claims.md).
 
-Claim families: :mod:`.theory_checks` (theory alone), :mod:`.linear`, :mod:`.softmax` and
-:mod:`.controls`. Their theory numbers (derivation checks, equal-step slopes, linear floors) are the
-library's own (``derivations.report.reporting.gather_theory``); its tables and figures are the
-report's standard ones.
+Its claims are in :mod:`.claims` (families: theory checks, linear, softmax, controls), its theory
+numbers (derivation checks, equal-step slopes, linear floors, the paper's floors recomputed) in
+:mod:`.theory`, its tables, figures and story in :mod:`.sections` (its own drawings in
+:mod:`.drawings`).
 """
 
 from depthscale.derivations.study import Study
 from depthscale.studies import REPORTED_TOGETHER
 
-from . import controls, linear, softmax, story, theory_checks
-
-CLAIMS = (
-    *theory_checks.CLAIMS,
-    *linear.CLAIMS,
-    *softmax.CLAIMS[:4],
-    controls.identity,
-    *softmax.CLAIMS[4:],
-    *controls.CLAIMS[1:],
-)
+from . import sections, theory
+from .claims import CLAIMS
 
 STUDY = Study(
     name="core",
@@ -27,7 +19,9 @@ STUDY = Study(
     package=__name__,
     presets=("smoke", "cpu", "paper"),
     claims=CLAIMS,
+    theory=theory.theory_numbers,
+    sections=sections.sections,
+    story=sections.story,
     report_studies=REPORTED_TOGETHER,
-    story=story.story,
     contexts={"smoke": (500, 300)},
 )

@@ -23,6 +23,8 @@ from depthscale.derivations.study import format_estimate as est
 from depthscale.derivations.study import format_percent as pct
 from depthscale.derivations.study import format_value as num
 
+from .theory import numbers
+
 FLOOR_RTOL = 0.05
 SATURATION_RTOL = 0.02
 SEQUENTIAL_RHO = 0.7
@@ -146,7 +148,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
     out = []
     for c in select_curves(ev, "linear", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)
-        th = ev.theory.floor_context.get(key)
+        th = numbers(ev).floor_context.get(key)
         j = int(np.nanargmax(c.depths))
         m = c.estimate(j)
         if th is None:
@@ -157,7 +159,7 @@ def linear_floor(claim: Claim, ev) -> list[ClaimResult]:
         val, tse = th
         # the trained loss against the Monte Carlo floor: within 5 % plus the t margin of their difference
         diff = m.minus(Estimate(val, tse, math.inf, "Monte Carlo"))
-        pop = ev.theory.floor.get(key)
+        pop = numbers(ev).floor.get(key)
         beside = f"; population floor {num(pop[0])}, trained {pct((m.value - pop[0]) / pop[0])} from it" if pop else ""
         det = f"deepest run L={int(c.depths[j])}; relative difference {pct(diff.value / val)}{beside}"
         ok = within(diff, 0.0, FLOOR_RTOL * val) if m.n >= 2 else bool(abs(diff.value) <= FLOOR_RTOL * val)
@@ -176,7 +178,7 @@ def linear_saturation(claim: Claim, ev) -> list[ClaimResult]:
     """
     out = []
     for c in select_curves(ev, "linear", ("topk",)):
-        if (c.a, c.b, c.k, c.d, c.P) not in ev.theory.floor_context:
+        if (c.a, c.b, c.k, c.d, c.P) not in numbers(ev).floor_context:
             continue  # decided beside the floor, as the floor's companion
         j = int(np.nanargmax(c.depths))
         i = max(int(np.searchsorted(c.depths, c.depths[j] / 4)), 0)

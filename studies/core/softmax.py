@@ -21,6 +21,8 @@ from depthscale.derivations.study import (
 from depthscale.derivations.study import format_estimate as est
 from depthscale.derivations.study import format_value as num
 
+from .theory import numbers
+
 SOFTMAX_ALPHA_TOL = 0.2  # |alpha - 1|
 SPREAD_TOL = 0.3  # max - min of softmax exponents across spectra
 LINEAR_SPREAD_MIN = 2.0
@@ -221,7 +223,7 @@ def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
     Compared on the same spectrum and scale (d, P).
     """
     lin = {(c.a, c.b, c.k, c.d, c.P): c for c in select_curves(ev, "linear", ("topk",))}
-    theory = ev.theory.floor_context
+    theory = numbers(ev).floor_context
     out = []
     for c in select_curves(ev, "softmax", ("topk",)):
         key = (c.a, c.b, c.k, c.d, c.P)

@@ -7,6 +7,8 @@ from functools import partial
 from depthscale.derivations.study import Claim, ClaimResult, claim
 from depthscale.derivations.study import format_percent as pct
 
+from .theory import numbers
+
 SLOPE_TOL = 0.05  # equal-step local slope against -zeta
 FLOOR_REFERENCE_RTOL = 0.03
 
@@ -21,7 +23,7 @@ theory_claim = partial(claim, missing=None, kind="theory")
 )
 def derivations_checked(claim: Claim, ev) -> list[ClaimResult]:
     """Every step of the derivations is verified by sympy simplification or an mpmath check."""
-    d = ev.theory.derivations
+    d = numbers(ev).derivations
     if d is None:
         return []
     bad = [f"{name}: {step}" for name, steps in d.items() for step, ok in steps if not ok]
@@ -47,7 +49,7 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
             "pass" if abs(slope + zeta) <= SLOPE_TOL else "fail",
             "finite sum at d = 10^6",
         )
-        for key, (slope, zeta) in sorted(ev.theory.slopes.items())
+        for key, (slope, zeta) in sorted(numbers(ev).slopes.items())
     ]
 
 
@@ -60,7 +62,7 @@ def equal_step_slope(claim: Claim, ev) -> list[ClaimResult]:
 def floor_reference(claim: Claim, ev) -> list[ClaimResult]:
     """The paper's five top-2 floors recomputed by Monte Carlo."""
     out = []
-    for key, (val, se, ref) in sorted(ev.theory.floor_reference.items()):
+    for key, (val, se, ref) in sorted(numbers(ev).floor_reference.items()):
         rel = (val - ref) / ref
         verdict = "pass" if abs(rel) <= FLOOR_REFERENCE_RTOL else "fail"
         out.append(claim.result(f"(a,b)={key}", ref, val, se, verdict, f"relative difference {pct(rel)}"))

@@ -3,24 +3,27 @@ against the optimum and the population laws (:func:`sections`)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from depthscale.derivations.study import (
     EASY_TASKS,
     REFERENCE_D,
     REFERENCE_P,
+    FigureEntry,
     Finding,
     OptimumNumbers,
     Sections,
     Story,
     brief,
-    figure_entry,
     optimum_numbers_of,
     optimum_of,
     results_of,
     tally,
 )
 
+from .drawings import CAPTION, draw_optimum_vs_depth
 from .theory import REFERENCE_DEPTHS
 
 
@@ -88,7 +91,7 @@ def sections(ev) -> Sections:
     """The optimum's tables and the figure of trained runs against it (left out without linear easy runs)."""
     numbers = optimum_numbers_of(ev)
     rows = figure_rows(ev.curves, numbers)
-    fig = figure_entry("optimum_vs_depth", rows, name="linear_optimum")
+    fig = FigureEntry("linear_optimum", partial(draw_optimum_vs_depth, rows), CAPTION)
     return Sections(tables=tuple(theory_tables(numbers)), figures=(fig,) if rows else ())
 
 

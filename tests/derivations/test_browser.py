@@ -20,6 +20,7 @@ from PIL import Image
 
 from depthscale.derivations.claims.verdicts import ClaimResult
 from depthscale.derivations.report import figures
+from depthscale.derivations.report.entries import Table, draw_entry
 from depthscale.derivations.report.render import ReportContext, write_report
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
@@ -109,11 +110,11 @@ def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser") / "report"
     recs = synthetic_records()
     figs = [
-        figures.figure_entry("overview", recs, {("linear",): {"L0": 0.0, "c": 0.8, "alpha": 1.5}}),
-        figures.figure_entry("decomposition", recs),
-        figures.figure_entry("floors", []),
+        draw_entry(figures.figure_entry("overview", recs, {("linear",): {"L0": 0.0, "c": 0.8, "alpha": 1.5}})),
+        draw_entry(figures.figure_entry("decomposition", recs)),
+        draw_entry(figures.figure_entry("mode_curves", [])),
     ]  # not drawn: stated instead
-    assert [f["png"] is None for f in figs] == [False, False, True]
+    assert [f.png is None for f in figs] == [False, False, True]
     claims = [
         ClaimResult(f"c{i}", f"claim {i}", 1.0, 1.0 + i / 10, None, "0.1", v, "")
         for i, v in enumerate(("pass", "fail", "indicative", "not run"))
@@ -123,7 +124,7 @@ def report(tmp_path_factory):
         derivations=[FakeDerivation()],
         figures=figs,
         claims=claims,
-        results_tables=[{"title": "R_L", "columns": ["L", "R_L"], "rows": [[1, 1.1], [2, 0.7]]}],
+        results_tables=[Table("R_L", ["L", "R_L"], [[1, 1.1], [2, 0.7]])],
     )
     paths = write_report(ctx, out)
     return ctx, Path(paths["html"])
@@ -163,7 +164,7 @@ def test_python_side_every_data_uri_is_a_png(report):
     p = Tags()
     p.feed(page.read_text(encoding="utf-8"))
     uris = [a["src"] for t, a in p.tags if t == "img"]
-    assert len(uris) == sum(f["png"] is not None for f in ctx.figures) == 2
+    assert len(uris) == sum(f.png is not None for f in ctx.figures) == 2
     for uri in uris:
         assert uri.startswith("data:image/png;base64,")
         raw = base64.b64decode(uri.split(",", 1)[1], validate=True)
@@ -194,8 +195,8 @@ def test_chromium_loads_the_page_sees_mathml_and_decodes_every_figure(report, tm
     n_math = sum(1 for t, _ in p.tags if t == "math")
     sizes = []
     for f in ctx.figures:
-        if f["png"] is not None:
-            sizes.append(list(Image.open(io.BytesIO(f["png"])).size))
+        if f.png is not None:
+            sizes.append(list(Image.open(io.BytesIO(f.png)).size))
     assert got["ready"] == "complete"
     assert n_math == 4 and got["math"] == n_math  # three notation equations and the derivation
     assert got["mathml_elements"] == n_math  # parsed as MathML, not as unknown HTML tags

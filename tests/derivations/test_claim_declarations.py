@@ -38,7 +38,7 @@ def test_the_registry_holds_every_family_claim_once():
 
 def test_one_evaluation_declared_twice_keeps_its_parameters_apart():
     def count_at_least(c, ev, least):
-        n = len(ev.theory.slopes)
+        n = len(ev.study_numbers("counts"))
         return [c.result("", least, n, None, "pass" if n >= least else "fail", f"{n} entries")]
 
     one = claim("one", "At least one entry", tolerance=">= 1", family="counts")(
@@ -47,7 +47,7 @@ def test_one_evaluation_declared_twice_keeps_its_parameters_apart():
     two = claim("two", "At least two entries", tolerance=">= 2", family="counts")(
         evaluated_with(count_at_least, "two", least=2)
     )
-    ev = Evidence([], {"slopes": {(2.0, 1.0): (-1.0, 1.0)}})
+    ev = Evidence([], {"studies": {"counts": [(2.0, 1.0)]}})
     assert [r.verdict for r in one(ev)] == ["pass"] and [r.verdict for r in two(ev)] == ["fail"]
     assert (one.__name__, one.family, two.family) == ("one", "counts", "counts")
 

@@ -8,6 +8,7 @@ from synthetic import curve
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
+from depthscale.studies.core.theory import CoreTheory
 
 
 def verdicts(records, theory=None):
@@ -15,6 +16,11 @@ def verdicts(records, theory=None):
     # a claim that raised is a bug in the claim, never a verdict: every test here fails on it
     assert [(r.id, r.reason) for r in rows if r.verdict == "error"] == []
     return {r.id: r for r in rows}
+
+
+def core(**numbers):
+    """Theory numbers holding the core study's (``CoreTheory``), as a report keeps them."""
+    return {"studies": {"core": CoreTheory(**numbers)}}
 
 
 def by_prefix(rows, prefix):
@@ -112,20 +118,20 @@ def test_linear_floor_against_theory_value():
     recs = curve(lambda L: 1.0 + 0.0 / L, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2, 4, 16, 64))
     key = (0.5, 0.5, 2, 8, 32)
     # the claim compares with the context-covariance floor; the population floor is only stated
-    ok = verdicts(recs, {"floor_context": {key: (1.0, 0.001)}, "floor": {key: (1.3, 0.001)}})
-    far = verdicts(recs, {"floor_context": {key: (1.3, 0.001)}, "floor": {key: (1.0, 0.001)}})
+    ok = verdicts(recs, core(floor_context={key: (1.0, 0.001)}, floor={key: (1.3, 0.001)}))
+    far = verdicts(recs, core(floor_context={key: (1.3, 0.001)}, floor={key: (1.0, 0.001)}))
     assert by_prefix(ok, "linear-floor")[0].verdict == "pass"
     assert "population floor 1.3" in by_prefix(ok, "linear-floor")[0].reason
     assert by_prefix(far, "linear-floor")[0].verdict == "fail"
     assert by_prefix(ok, "linear-saturation")[0].verdict == "pass"
-    assert by_prefix(verdicts(recs, {"floor": {key: (1.0, 0.001)}}), "linear-floor")[0].verdict == "not run"
+    assert by_prefix(verdicts(recs, core(floor={key: (1.0, 0.001)})), "linear-floor")[0].verdict == "not run"
 
 
 def test_softmax_below_linear_without_linear_runs_uses_the_context_floor():
     recs = curve(lambda L: 0.5 + 0.4 / L, k=2, a=0.5, b=0.5)  # softmax, fitted floor 0.5
     key = (0.5, 0.5, 2, 8, 32)
-    below = verdicts(recs, {"floor_context": {key: (0.6, 0.001)}, "floor": {key: (0.4, 0.001)}})
-    above = verdicts(recs, {"floor_context": {key: (0.4, 0.001)}, "floor": {key: (0.6, 0.001)}})
+    below = verdicts(recs, core(floor_context={key: (0.6, 0.001)}, floor={key: (0.4, 0.001)}))
+    above = verdicts(recs, core(floor_context={key: (0.4, 0.001)}, floor={key: (0.6, 0.001)}))
     (row,) = by_prefix(below, "softmax-below-linear")
     assert row.verdict == "pass" and row.expected == 0.6 and "context covariance" in row.reason
     assert by_prefix(above, "softmax-below-linear")[0].verdict == "fail"

@@ -8,12 +8,14 @@ called on its own (with the store's ``load_arrays``).
 import numpy as np
 import pytest
 
-from depthscale.derivations.analysis import theory_numbers
 from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
-from depthscale.derivations.report.reporting import build_context, gather_theory
-from depthscale.sims.store import Store
+from depthscale.derivations.report.reporting import build_context
+from depthscale.derivations.study import TheoryInputs
 from depthscale.sims.protocols import PROTOCOLS
+from depthscale.sims.store import Store
+from depthscale.studies.core import theory as core_theory
 
 N_EVAL = 256
 DEPTHS = (1, 2, 4, 8, 16, 32)
@@ -58,7 +60,7 @@ def _store(path):
 @pytest.fixture
 def cheap_derivations(monkeypatch):
     # the derivations' sympy checks are tested in tests/theory; here they would only cost time
-    monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
+    monkeypatch.setattr(core_theory, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
 
 
 def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_derivations):
@@ -66,7 +68,7 @@ def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_d
     with Store(tmp_path / "s.sqlite", mode="read") as st:
         records = list(st.records())
         cs = curves(records)
-        theory = gather_theory(cs, 64, 0)[0]
+        theory = TheoryNumbers(studies={"core": core_theory.theory_numbers(TheoryInputs(cs, 64, 0))})
         alone = evaluate_claims(Evidence(cs, theory, st.load_arrays))
         report = build_context(records, title="t", floor_contexts=64, reference_contexts=0, load_arrays=st.load_arrays)
     # the same claims with the same verdicts (the report lists the theory checks last)
@@ -76,8 +78,8 @@ def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_d
     assert len(beats) == 2 and all(r.verdict != "not run" for r in beats)
     assert all(r.verdict != "error" for r in alone)
     # and the report's figures were drawn with the floors its claims gathered
-    (fig,) = [f for f in report.figures if f["name"] == "single_excess"]
-    assert fig["png"] is not None, fig["why_missing"]
+    (fig,) = [f for f in report.figures if f.name == "single_excess"]
+    assert fig.png is not None, fig.why_missing
 
 
 def test_without_load_arrays_the_paired_claims_say_not_run(tmp_path, cheap_derivations):

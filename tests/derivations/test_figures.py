@@ -14,6 +14,9 @@ from depthscale.derivations.analysis import reference_values
 from depthscale.derivations.analysis.curve import curve_key, curves
 from depthscale.derivations.analysis.fits import FitResult
 from depthscale.derivations.report import figures
+from depthscale.derivations.report.entries import FigureEntry, NoFigure, draw_entry
+from depthscale.derivations.report.figure_drawings import to_png
+from depthscale.studies.core import drawings as core  # the core study's own drawings, tested beside the library's
 
 PAPER = [(a, b, alpha) for (a, b), alpha in reference_values.LINEAR_EASY_EXPONENTS.items()]
 
@@ -146,11 +149,11 @@ def test_every_figure_returns_a_png_that_decodes(records):
     ]
     pngs = [
         figures.overview(records, fits),
-        figures.exponents_vs_zeta(rows, PAPER),
+        to_png(core.draw_exponents_vs_zeta(rows, PAPER)),
         figures.mode_curves(records),
         figures.decomposition(records),
-        figures.floors(floor_rows),
-        figures.room_for_depth(base_rows),
+        to_png(core.draw_floors(floor_rows)),
+        to_png(core.draw_room_for_depth(base_rows)),
     ]
     # each figure is drawn on its own canvas: the decoded image has the builder's size (inches x 100 dpi)
     n_groups = len(
@@ -265,7 +268,7 @@ def test_exponents_are_placed_at_zeta_with_zeta_and_two_zeta_lines():
         {"a": 0.5, "b": 2.0, "alpha": 3.3, "series": "linear"},
         {"a": 0.0, "b": 0.0, "alpha": 1.0, "series": "linear"},
     ]  # zeta undefined: skipped
-    fig, _ = figures.build("exponents_vs_zeta", rows, [(1.0, 2.0, 2.552)])
+    fig = core.draw_exponents_vs_zeta(rows, [(1.0, 2.0, 2.552)])
     ax = fig.axes[0]
     pts = [ln for ln in ax.lines if ln.get_linestyle() in ("None", "none", "")]
     xs = sorted(float(v) for ln in pts for v in ln.get_xdata())
@@ -273,7 +276,8 @@ def test_exponents_are_placed_at_zeta_with_zeta_and_two_zeta_lines():
     guide = [ln for ln in ax.lines if ln.get_linestyle() in ("-", "--") and len(ln.get_xdata()) == 50]
     slopes = sorted(np.polyfit(ln.get_xdata(), ln.get_ydata(), 1)[0] for ln in guide)
     assert slopes == pytest.approx([1.0, 2.0])
-    assert figures.build("exponents_vs_zeta", rows[2:], PAPER)[0] is None
+    with pytest.raises(NoFigure, match="no fitted exponents with a defined zeta"):
+        core.draw_exponents_vs_zeta(rows[2:], PAPER)
 
 
 def test_mode_curves_normalise_by_lambda_omega(records):
@@ -333,23 +337,21 @@ def test_room_for_depth_paired_and_unpaired_differences():
         "single_diff": -0.07,
         "single_diff_se": 0.008,
     }
-    fig, _ = figures.build("room_for_depth", [row])
+    fig = core.draw_room_for_depth([row])
     ax = fig.axes[1]
     assert "unpaired" in ax.get_title()  # the pair difference had to be computed without pairing
     ys = sorted(float(ln.get_ydata()[0]) for ln in ax.lines if is_data(ln))
     assert ys == pytest.approx(sorted([-0.07, 1.90 - 1.932]))
     row.update(mixture_diff=-0.03, mixture_diff_se=0.01)
-    fig, _ = figures.build("room_for_depth", [row])
+    fig = core.draw_room_for_depth([row])
     assert "unpaired" not in fig.axes[1].get_title()
 
 
 def test_a_report_figure_labels_a_narrow_log_axis_with_plain_numbers():
     # the floors of one spectrum span 1.90-1.98 on a log axis: matplotlib wrote "1.95x10^0"
-    from depthscale.derivations.report.figure_drawings import draw_room_for_depth, to_png
-
     row = {"spectrum": "(0,0)", "L0": 1.90, "L0_se": 0.03, "single": 1.978, "single_se": 0.04}
     row.update(mixture=1.932, mixture_se=0.04, single_diff=-0.07, single_diff_se=0.008)
-    fig = draw_room_for_depth([row])
+    fig = core.draw_room_for_depth([row])
     to_png(fig)  # the labels are set when the figure is rendered
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"
@@ -366,15 +368,20 @@ def test_missing_data_gives_none_and_a_reason():
         ("overview", (failed,)),
         ("mode_curves", (failed,)),
         ("decomposition", ([make_record(depth=1)],)),
-        ("floors", ([{"label": "x", "measured": None, "reference": 1.0}],)),
-        ("room_for_depth", ([],)),
-        ("exponents_vs_zeta", ([],)),
     ]:
         fig, why = figures.build(name, *args)
         assert fig is None and why, name
-        entry = figures.figure_entry(name, *args)
-        assert entry["png"] is None and entry["why_missing"] == why and entry["caption"]
-    assert figures.overview([]) is None and figures.floors(None) is None
+        drawn = draw_entry(figures.figure_entry(name, *args))
+        assert drawn.png is None and drawn.why_missing == why and drawn.caption
+    for draw, args in [
+        (core.draw_floors, ([{"label": "x", "measured": None, "reference": 1.0}],)),
+        (core.draw_floors, (None,)),
+        (core.draw_room_for_depth, ([],)),
+        (core.draw_exponents_vs_zeta, ([],)),
+    ]:
+        drawn = draw_entry(FigureEntry("x", lambda: draw(*args), "a caption"))
+        assert drawn.png is None and drawn.why_missing and drawn.caption == "a caption"
+    assert figures.overview([]) is None
     assert figures.mode_curves([{**make_record(), "mode_losses": None}]) is None
 
 
@@ -386,7 +393,7 @@ def test_bad_input_raises_value_error_naming_the_parameter():
     with pytest.raises(ValueError, match=r"records\[0\]\.config"):
         figures.decomposition([{"status": "ok"}])
     with pytest.raises(ValueError, match=r"rows\[0\]"):
-        figures.floors([1.0])
+        core.draw_floors([1.0])
     with pytest.raises(ValueError, match="name"):
         figures.build("nope")
     with pytest.raises(ValueError, match="fits"):

@@ -7,10 +7,11 @@ from synthetic import curve
 from depthscale.derivations.analysis import curves
 from depthscale.derivations.analysis.reference_values import LINEAR_EASY_EXPONENTS
 from depthscale.derivations.claims import Evidence, evaluate_claims
-from depthscale.derivations.report import figures
 from depthscale.derivations.claims.linear_optimum import OptimumNumbers, optimum_exponent
-from depthscale.studies.linear_start.theory import NAME, load_reference, optimum_at, reference_exponents
+from depthscale.derivations.report.entries import NoFigure
+from depthscale.studies.linear_start.drawings import draw_optimum_vs_depth
 from depthscale.studies.linear_start.sections import figure_rows
+from depthscale.studies.linear_start.theory import NAME, load_reference, optimum_at, reference_exponents
 
 DEPTHS = (1, 2, 4, 8, 16, 32)
 KEY = (2.0, 1.0, 8, 32, "easy-fresh")  # the synthetic records' (a, b, d, P, task)
@@ -108,10 +109,10 @@ def test_figure_draws_every_seed_the_optimum_and_the_laws():
     rows = figure_rows(curves(recs), OptimumNumbers(at_runs=optimum(lambda L: 0.1 * L**-1.5)))
     assert len(rows) == 1 and sorted(rows[0]["seeds"]) == ["0", "1"] and sorted(rows[0]["optimum"]) == list(DEPTHS)
     assert set(rows[0]["laws"]) == {"equal step (optimal step)", "free continuum"}
-    fig, why = figures.build("optimum_vs_depth", rows)
-    assert why == ""
+    fig = draw_optimum_vs_depth(rows)
     ax = fig.axes[0]
     labels = [ln.get_label() for ln in ax.lines]
     assert labels.count("trained, seed 0") == 1 and labels.count("trained, seed 1") == 1
     assert any(lab.startswith("optimum") for lab in labels) and "free continuum" in labels
-    assert figures.build("optimum_vs_depth", [])[0] is None
+    with pytest.raises(NoFigure, match="no linear easy-task curve"):
+        draw_optimum_vs_depth([])

@@ -17,6 +17,7 @@ from PIL import Image
 from tex_compile import compile_tex, needs_pdflatex
 
 from depthscale.derivations.claims.verdicts import ClaimResult
+from depthscale.derivations.report.entries import DrawnFigure, Table
 from depthscale.derivations.report.render import ReportContext, format_value, write_report
 from depthscale.theory.typeset import tex_escape
 
@@ -89,22 +90,22 @@ def make_context(**over) -> ReportContext:
         summary=["First paragraph.", "Second one."],
         derivations=[FakeDerivation()],
         theory_tables=[
-            {
-                "title": "Linear floors",
-                "columns": ["(a,b)", "floor", "n"],
-                "rows": [
+            Table(
+                "Linear floors",
+                ["(a,b)", "floor", "n"],
+                [
                     ["(0,0)", 59.3712, 10240],
                     ["(1,1)", float("nan"), None],
                     ["(2,2)", 0.000123456, np.int64(7)],
                     ["tiny", 123456.0, True],
                 ],
-            }
+            )
         ],
-        results_tables=[{"title": "Fits", "columns": ["series", "L0", "alpha"], "rows": []}],
+        results_tables=[Table("Fits", ["series", "L0", "alpha"], [])],
         figures=[
-            {"name": "overview", "caption": "Loss against depth.", "png": tiny_png("C0")},
-            {"name": "floors", "caption": "Floors.", "png": None, "why_missing": "no floor was measured"},
-            {"name": "modes", "caption": "Per-mode loss.", "png": tiny_png("C3", 4, 3)},
+            DrawnFigure("overview", "Loss against depth.", tiny_png("C0")),
+            DrawnFigure("floors", "Floors.", None, "no floor was measured"),
+            DrawnFigure("modes", "Per-mode loss.", tiny_png("C3", 4, 3)),
         ],
         claims=list(CLAIMS),
         notes=["A note."],
@@ -160,7 +161,7 @@ def test_paths_and_files(report):
     ctx, out, paths, _ = report
     assert paths == {"md": str(out / "report.md"), "html": str(out / "report.html"), "tex": str(out / "report.tex")}
     assert sorted(p.name for p in (out / "figures").iterdir()) == ["modes.png", "overview.png"]
-    assert (out / "figures" / "overview.png").read_bytes() == ctx.figures[0]["png"]
+    assert (out / "figures" / "overview.png").read_bytes() == ctx.figures[0].png
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     umask = os.umask(0o022)
     os.umask(umask)
@@ -225,7 +226,7 @@ def test_embedded_images_decode_as_the_given_pngs(report):
     p = Collector()
     p.feed(texts["html"])
     srcs = [a["src"] for t, a in p.tags if t == "img"]
-    drawn = [f["png"] for f in ctx.figures if f["png"] is not None]
+    drawn = [f.png for f in ctx.figures if f.png is not None]
     assert len(srcs) == len(drawn)
     for src, png in zip(srcs, drawn):
         raw = base64.b64decode(src.split(",", 1)[1], validate=True)
@@ -362,7 +363,7 @@ def test_rebuild_removes_its_own_undrawn_figures_only(tmp_path):
     assert (tmp_path / "figures" / "overview.png").is_file()
     (tmp_path / "figures" / "mine.png").write_bytes(b"user's file")  # not a name of the report's
     (tmp_path / "figures" / "floors.png").write_bytes(tiny_png())  # drawn by an earlier build
-    undrawn = [{**f, "png": None, "why_missing": "gone"} if f["name"] == "overview" else f for f in ctx.figures]
+    undrawn = [replace(f, png=None, why_missing="gone") if f.name == "overview" else f for f in ctx.figures]
     write_report(make_context(figures=undrawn), tmp_path)
     left = listing(tmp_path / "figures")
     assert "overview.png" not in left and "floors.png" not in left
@@ -381,11 +382,9 @@ def test_rebuild_removes_its_own_undrawn_figures_only(tmp_path):
         ({"claims": CLAIMS[:1] + [{"id": "x", "verdict": "pass"}]}, r"claims\[1\]=.*: must be a ClaimResult"),
         ({"claims": CLAIMS[:1] + [CLAIMS[0]]}, r"claims\[1\]\.id"),
         ({"claims": [replace(CLAIMS[0], claim_id=" ")]}, r"claims\[0\]\.id"),
-        ({"figures": [{"name": "../escape", "png": None}]}, r"figures\[0\]\.name"),
-        ({"figures": [{"name": "x", "png": b"GIF89a..."}]}, r"figures\[0\]\.png"),
-        ({"figures": [{"name": "x", "png": None}, {"name": "x", "png": None}]}, r"figures\[1\]\.name"),
-        ({"theory_tables": [{"title": "t", "columns": ["a", "b"], "rows": [[1]]}]}, r"theory_tables\[0\]\.rows\[0\]"),
-        ({"results_tables": [{"title": "t", "columns": [], "rows": []}]}, r"results_tables\[0\]\.columns"),
+        ({"figures": [{"name": "x", "png": None}]}, r"figures\[0\]=.*: must be a DrawnFigure"),
+        ({"figures": [DrawnFigure("x", "", None, "no"), DrawnFigure("x", "", None, "no")]}, r"figures\[1\]\.name"),
+        ({"theory_tables": [{"title": "t", "columns": ["a"], "rows": []}]}, r"theory_tables\[0\]=.*: must be a Table"),
         ({"derivations": [object()]}, r"derivations\[0\]"),
         ({"runtime_seconds": -1.0}, r"ctx\.runtime_seconds"),
         ({"summary": [3]}, r"summary\[0\]"),
@@ -397,6 +396,22 @@ def test_bad_context_raises_naming_the_value_and_writes_nothing(tmp_path, over, 
     with pytest.raises(ValueError, match=name):
         write_report(make_context(**over), out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: DrawnFigure("../escape", "", None, "no"), r"^name='../escape': must be a file-name-safe"),
+        (lambda: DrawnFigure("x", "", b"GIF89a..."), r"^png=b'GIF89a..': must be PNG bytes or None"),
+        (lambda: DrawnFigure("x", "", None), r"^why_missing='': must be the reason"),
+        (lambda: Table("t", ["a", "b"], [[1]]), r"^rows\[0\]=\[1\]: must be a list of 2 cells"),
+        (lambda: Table("t", [], []), r"^columns=\[\]: must be a non-empty list of column names"),
+        (lambda: Table("t", ["a"], "rows"), r"^rows='rows': must be a list of rows"),
+    ],
+)
+def test_a_bad_figure_or_table_is_refused_where_it_is_made(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
 
 
 def test_not_a_context_or_path(tmp_path):

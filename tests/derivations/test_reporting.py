@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from synthetic import curve
 
-from depthscale.derivations.analysis import theory_numbers
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.report.render import MISSING, format_estimate, write_report
 from depthscale.derivations.report.reporting import build_context
@@ -33,12 +32,14 @@ def records():
 @pytest.fixture(scope="module")
 def report(records, tmp_path_factory):
     """One context and its three files, shared by the tests below (building it is the slow part)."""
-    real = theory_numbers.derivation_checks
-    theory_numbers.derivation_checks = lambda: ([], {"fake": [("a step", True)]})
+    from depthscale.studies.core import theory
+
+    real = theory.derivation_checks  # the core study's derivations, checked with SymPy: slow, and not under test here
+    theory.derivation_checks = lambda: ([], {"fake": [("a step", True)]})
     try:
         ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
     finally:
-        theory_numbers.derivation_checks = real
+        theory.derivation_checks = real
     paths = write_report(ctx, tmp_path_factory.mktemp("report"))
     return ctx, {f: open(paths[f]).read() for f in ("md", "html", "tex")}
 
@@ -47,8 +48,8 @@ def test_report_has_every_claim_in_every_format(records, report):
     ctx, texts = report
     ids = [c.id for c in ctx.claims]
     assert len(ids) == len(set(ids)) > 10
-    drawn = [f for f in ctx.figures if f["png"] is not None]
-    assert {f["name"] for f in drawn} >= {"overview", "exponents_vs_zeta", "decomposition"}
+    drawn = [f for f in ctx.figures if f.png is not None]
+    assert {f.name for f in drawn} >= {"overview", "exponents_vs_zeta", "decomposition"}
     md, html, tex = texts["md"], texts["html"], texts["tex"]
     for c in ctx.claims:
         assert c.id.split(" ")[0] in md and c.verdict in md
@@ -58,7 +59,7 @@ def test_report_has_every_claim_in_every_format(records, report):
     (soft,) = [c for c in curves(records) if c.model == "softmax" and c.a == 0.0]
     fit = soft.default_fit()
     assert fit.identified and fit.params["alpha"] == pytest.approx(1.0, abs=0.05)
-    fit_row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == soft.label)
+    fit_row = next(r for r in ctx.results_tables[1].rows if r[0] == soft.label)
     assert fit_row[4] == format_estimate(fit.params["alpha"], fit.se["alpha"])
 
 
@@ -172,7 +173,7 @@ def test_unidentified_fit_shows_no_numbers(records, report):
     (flat,) = [c for c in curves(records) if c.model == "softmax" and c.a == 0.5]
     fit = flat.default_fit()
     assert not fit.identified
-    row = next(r for r in ctx.results_tables[1]["rows"] if r[0] == flat.label)
+    row = next(r for r in ctx.results_tables[1].rows if r[0] == flat.label)
     assert row[2] == "not identified" and row[-1] == fit.reason
     assert all(cell == MISSING for cell in row[3:8])
     (claim,) = [c for c in ctx.claims if c.id == f"softmax-top2-exponent {flat.label}"]

@@ -9,9 +9,10 @@ from synthetic import curve
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
-from depthscale.derivations.claims.registry import Evidence, evaluate_claims
 from depthscale.derivations.claims import protocol_rows
 from depthscale.derivations.claims.protocol_rows import ProtocolFloors
+from depthscale.derivations.claims.registry import Evidence, evaluate_claims
+from depthscale.studies.core.theory import CoreTheory
 
 KEY = (0.5, 0.5, 2, 8, 32)  # (a, b, k, d, P) of the synthetic linear top-2 curve
 (CURVE,) = curves(curve(lambda L: 1.0, model="linear", k=2, a=0.5, b=0.5, depths=(1, 2)))  # any one curve
@@ -23,20 +24,28 @@ def _linear_floor_verdict(theory):
     return next(r.verdict for r in rows if r.id.startswith("linear-floor"))
 
 
+def _core(**numbers):
+    """The core study's theory numbers, as a report keeps them."""
+    return TheoryNumbers(studies={"core": CoreTheory(**numbers)})
+
+
 def test_the_typed_numbers_and_their_mapping_decide_the_same_claim():
     # the runs sit at loss 1.0: a floor of 1.0 passes, 1.3 fails, none leaves the claim not run
-    assert _linear_floor_verdict(TheoryNumbers(floor_context={KEY: (1.0, 0.001)})) == "pass"
-    assert _linear_floor_verdict({"floor_context": {KEY: (1.0, 0.001)}}) == "pass"
-    assert _linear_floor_verdict(TheoryNumbers(floor_context={KEY: (1.3, 0.001)})) == "fail"
-    assert _linear_floor_verdict(TheoryNumbers()) == "not run"
+    assert _linear_floor_verdict(_core(floor_context={KEY: (1.0, 0.001)})) == "pass"
+    assert _linear_floor_verdict({"studies": {"core": CoreTheory(floor_context={KEY: (1.0, 0.001)})}}) == "pass"
+    assert _linear_floor_verdict(_core(floor_context={KEY: (1.3, 0.001)})) == "fail"
+    assert _linear_floor_verdict(_core()) == "not run"
+    assert _linear_floor_verdict(TheoryNumbers()) == "not run"  # the core study's numbers not computed
 
 
 def test_a_misspelled_kind_of_number_is_refused_not_read_as_missing():
     # an untyped dict with "floor_contxt" left the linear-floor claim "not run" without a word
-    with pytest.raises(ValueError, match=r"^theory=\['floor_contxt'\]: must be keys among derivations, slopes"):
+    with pytest.raises(ValueError, match=r"^theory=\['floor_contxt'\]: must be keys among studies$"):
         Evidence([], {"floor_contxt": {KEY: (1.0, 0.001)}})
     with pytest.raises(TypeError, match="floor_contxt"):
         TheoryNumbers(floor_contxt={KEY: (1.0, 0.001)})  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="floor_contxt"):
+        CoreTheory(floor_contxt={KEY: (1.0, 0.001)})  # type: ignore[call-arg]
 
 
 def test_theory_that_is_no_mapping_is_refused_in_one_line():

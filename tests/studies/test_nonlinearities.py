@@ -9,6 +9,7 @@ import pytest
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
 from depthscale.derivations.claims.evidence import Evidence
+from depthscale.derivations.report.entries import draw_entry
 from depthscale.derivations.study import studies
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
 from depthscale.studies.nonlinearities import STUDY, claims, sections, theory
@@ -152,5 +153,5 @@ def test_story_leads_with_the_answer_and_figures_draw():
     story = sections.story(results, ev)
     assert story.answer[0].startswith("Inverse depth (alpha in [0.8, 1.2]) holds for sparsemax")
     assert "softmax: 1 fail" in story.answer[0]
-    figs = sections.sections(ev).figures
-    assert all(f["png"] and f["png"][:4] == b"\x89PNG" for f in figs)
+    figs = [draw_entry(f) for f in sections.sections(ev).figures]
+    assert figs and all(f.png and f.png[:4] == b"\x89PNG" for f in figs)

@@ -1,0 +1,77 @@
+"""The library's tables of simulation results, one :class:`~depthscale.derivations.report.entries.Table`
+each: the loss of every curve at every depth (:func:`runs_table`) and each curve's fitted depth law
+(:func:`fits_table`). A study puts them among its sections' results tables when its report shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..analysis.curve import Curve
+from ..formatting import MISSING, format_estimate, format_interval
+from .entries import Table
+
+
+def runs_table(cs: Sequence[Curve]) -> Table:
+    """Loss against depth, one row per curve and depth: seeds, converged runs, R_L, A_L, C_L and the
+    first layer's top-1 attention mass."""
+    rows = []
+    for c in cs:
+        A, C = c.field_mean("A_L"), c.field_mean("C_L")
+        for j, L in enumerate(c.depths):
+            recs = c.records_at(int(L))
+            conv = sum(bool(r.get("converged")) for r in recs)
+            top1 = np.mean([m[0] for r in recs if (m := r.get("top1_mass"))] or [np.nan])
+            rows.append([c.label, int(L), len(recs), conv, format_estimate(c.mean[j], c.se[j]), A[j], C[j], top1])
+    return Table(
+        "Loss against depth (mean ± s.e. over seeds, fresh evaluation contexts)",
+        ["condition", "L", "seeds", "converged", "R_L", "A_L", "C_L (cross-layer covariance)", "top-1 mass (layer 1)"],
+        rows,
+        "A_L is the mean of the layers' own losses and C_L the mean covariance E[e_l e_m] (l ≠ m) of two "
+        "layers' errors, so R_L = C_L + (A_L - C_L)/L. C_L is negative when layer errors cancel, as in "
+        "linear attention, where each layer corrects what the previous ones left.",
+    )
+
+
+def _fit_row(c: Curve) -> list:
+    f = c.default_fit()
+    law = "L0 + c L^-alpha" if f.kind == "offset_power" else "c L^-alpha"
+    if not f.identified:
+        return [c.label, law, "not identified", MISSING, MISSING, MISSING, MISSING, MISSING, f.reason]
+    p, se = f.params, f.se
+    boot = f.bootstrap.intervals.get("alpha") if f.bootstrap is not None else None
+    return [
+        c.label,
+        law,
+        format_estimate(p["L0"], se["L0"]) if "L0" in p else 0.0,
+        format_estimate(p["c"], se["c"]),
+        format_estimate(p["alpha"], se["alpha"]),
+        f.r2,
+        format_interval(*boot) if boot else MISSING,
+        f.delta_aic_alpha_one,
+        "",
+    ]
+
+
+def fits_table(cs: Sequence[Curve]) -> Table:
+    """Each curve's default fit (``Curve.default_fit``): its law, parameters with s.e., R^2, the
+    bootstrap interval of alpha and delta AIC against alpha = 1, or why it is not identified."""
+    return Table(
+        "Fits: R_L = L0 + c L^-alpha (softmax, linear top-k) and R_L = c L^-alpha (linear easy)",
+        [
+            "condition",
+            "law",
+            "L0",
+            "c",
+            "alpha",
+            "R^2",
+            "alpha 95% (bootstrap over seeds)",
+            "delta AIC (alpha = 1)",
+            "not identified because",
+        ],
+        [_fit_row(c) for c in cs],
+    )
+
+
+__all__ = ["runs_table", "fits_table"]

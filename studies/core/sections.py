@@ -1,0 +1,249 @@
+"""The core study's report pieces: its derivations and theory tables, its results tables, its six
+figures, and its story (the answer from its decided claims, one finding per figure)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from depthscale.derivations.study import (
+    LINEAR_EASY_EXPONENTS,
+    Curve,
+    FigureEntry,
+    Finding,
+    Sections,
+    Story,
+    Table,
+    below_zero,
+    brief,
+    figure_entry,
+    fits_table,
+    format_estimate,
+    results_of,
+    runs_table,
+    tally,
+)
+
+from . import drawings
+from .theory import CoreTheory, numbers, tables
+
+# the reference floors (theory/_choices.py FLOOR_NAMES) the room-for-depth table and figure compare
+# with: the best single temperature head, and the best two-temperature mixture beyond it
+ROOM_FLOORS = ("single", "mixture")
+
+FINDINGS = (
+    Finding(
+        "Depth exponents against zeta",
+        "Fitted exponents of every curve against zeta = (a+b-1)/a: linear attention between zeta and 2 zeta, "
+        "softmax near 1 whatever the spectrum if the paper is right.",
+        "exponents_vs_zeta",
+        ("linear-exponent", "softmax-top2-exponent", "exponent-spread", "topk-slower"),
+    ),
+    Finding(
+        "Shared error and disagreement",
+        "C_L and A_L - C_L against depth: R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data.",
+        "decomposition",
+        ("clt-identity", "clt-convergence"),
+    ),
+    Finding(
+        "Room for depth",
+        "The fitted floor against the best single temperature head and the best two-temperature mixture.",
+        "room_for_depth",
+        ("depth-beats-single", "depth-beats-pair", "softmax-below-linear"),
+    ),
+    Finding(
+        "Modes learned with depth",
+        "Per-mode losses against depth: linear attention learns the modes one after another, softmax in parallel.",
+        "mode_curves",
+        ("linear-sequential-modes", "softmax-parallel-modes"),
+    ),
+    Finding(
+        "Floors",
+        "Trained linear floors against the theory (context covariance), and the paper's top-2 floors recomputed.",
+        "floors",
+        ("linear-floor", "linear-saturation", "floor-reference"),
+    ),
+)
+_FINDING_OF = {f.figure: f.title for f in FINDINGS}
+
+EXPONENTS_CAPTION = (
+    "Fitted depth exponents against zeta = (a+b-1)/a with the lines zeta "
+    "and 2 zeta; crosses are the paper's trained exponents of linear attention on the easy task "
+    "(derivations/reference_values.py)."
+)
+FLOORS_CAPTION = "Measured loss floors against reference or theory values, with error bars; the line is equality."
+ROOM_CAPTION = (
+    "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
+    "two-temperature mixture, per spectrum; right: differences with paired standard errors."
+)
+
+
+# ---------------------------------------------------------------------------------------- tables
+def room_table(cs: list[Curve]) -> Table:
+    """The deepest softmax top-k model against the reference floors of :data:`ROOM_FLOORS` (paired)."""
+    rows = []
+    for c in cs:
+        if c.model != "softmax" or c.task != "topk":
+            continue
+        found = {n: c.floor(n) for n in ROOM_FLOORS}
+        b = {n: v for n, v in found.items() if v is not None}
+        if len(b) < len(ROOM_FLOORS):
+            continue
+        beats = {n: below_zero(b[n].diff) is True for n in ROOM_FLOORS}
+        regime = (
+            "depth beats both"
+            if beats["mixture"]
+            else "depth beats one temperature only"
+            if beats["single"]
+            else "no room used by depth"
+        )
+        j = len(c.depths) - 1
+        rows.append(
+            [
+                c.label,
+                int(c.depths[j]),
+                format_estimate(c.mean[j], c.se[j]),
+                b["single"].loss,
+                format_estimate(b["single"].diff.value, b["single"].diff.se),
+                b["mixture"].loss,
+                format_estimate(b["mixture"].diff.value, b["mixture"].diff.se),
+                regime,
+            ]
+        )
+    return Table(
+        "Room for depth: deepest model against the best temperature-only heads (paired on the same contexts)",
+        ["condition", "L", "R_L", "single head", "R_L - single", "two temperatures", "R_L - two", "regime"],
+        rows,
+    )
+
+
+# --------------------------------------------------------------------------------------- figures
+def _exponent_rows(cs: list[Curve], fits: dict) -> list[dict]:
+    return [
+        {
+            "a": c.a,
+            "b": c.b,
+            "alpha": f.params["alpha"],
+            "alpha_se": f.se["alpha"],
+            "series": f"{c.model} {'easy' if c.easy else f'top-{c.k}'} d={c.d}",
+        }
+        for c in cs
+        if (f := fits.get(c.key)) is not None and c.variant == "base"
+    ]
+
+
+def _floor_rows(cs: list[Curve], th: CoreTheory) -> list[dict]:
+    out = []
+    for c in cs:
+        key = (c.a, c.b, c.k, c.d, c.P)
+        if c.model == "linear" and c.task == "topk" and key in th.floor_context:
+            v, s = th.floor_context[key]
+            out.append(
+                {
+                    "label": f"({c.a:g},{c.b:g}) d={c.d}",
+                    "measured": c.mean[-1],
+                    "measured_se": c.se[-1],
+                    "reference": v,
+                    "reference_se": s,
+                    "group": "trained linear vs context floor",
+                }
+            )
+    for (a, b), (v, s, ref) in th.floor_reference.items():
+        out.append(
+            {
+                "label": f"({a:g},{b:g})",
+                "measured": v,
+                "measured_se": s,
+                "reference": ref,
+                "group": "theory MC vs paper",
+            }
+        )
+    return out
+
+
+def _room_rows(cs: list[Curve], fits: dict) -> list[dict]:
+    out = []
+    for c in cs:
+        if c.model != "softmax" or c.task != "topk" or c.variant != "base":
+            continue
+        bs = {n: c.floor(n) for n in ROOM_FLOORS}
+        if all(v is None for v in bs.values()):
+            continue
+        f = fits.get(c.key)
+        row = {
+            "spectrum": f"({c.a:g},{c.b:g}) top-{c.k} d={c.d}",
+            "L0": f.params["L0"] if f is not None else np.nan,
+            "L0_se": f.se["L0"] if f is not None else np.nan,
+        }
+        for n, fl in bs.items():
+            if fl is not None:
+                row[n], row[n + "_se"] = fl.loss, fl.loss_se
+        out.append(row)
+    return out
+
+
+def figures(ev) -> list[FigureEntry]:
+    """The overview first, then the figures of the findings."""
+    cs, th = list(ev.curves), numbers(ev)
+    fits = {c.key: fit for c in cs if (fit := c.default_fit()).identified}
+    records = [r for c in cs for L in c.depths for r in c.records_at(int(L))]
+    reference = [(a, b, alpha) for (a, b), alpha in LINEAR_EASY_EXPONENTS.items()]
+    own = {
+        "exponents_vs_zeta": (
+            partial(drawings.draw_exponents_vs_zeta, _exponent_rows(cs, fits), reference),
+            EXPONENTS_CAPTION,
+        ),
+        "floors": (partial(drawings.draw_floors, _floor_rows(cs, th)), FLOORS_CAPTION),
+        "room_for_depth": (partial(drawings.draw_room_for_depth, _room_rows(cs, fits)), ROOM_CAPTION),
+    }
+    made = {
+        name: FigureEntry(name, draw, caption, finding=_FINDING_OF.get(name, ""))
+        for name, (draw, caption) in own.items()
+    }
+    for kind in ("mode_curves", "decomposition"):
+        made[kind] = figure_entry(kind, records, finding=_FINDING_OF.get(kind, ""))
+    order = ("exponents_vs_zeta", "mode_curves", "decomposition", "floors", "room_for_depth")
+    return [figure_entry("overview", cs, fits), *(made[n] for n in order)]
+
+
+def sections(ev) -> Sections:
+    th = numbers(ev)
+    cs = list(ev.curves)
+    return Sections(
+        tables=tuple(tables(th)),
+        figures=tuple(figures(ev)),
+        results=(runs_table(cs), fits_table(cs), room_table(cs)),
+        derivations=th.shown,
+    )
+
+
+# ----------------------------------------------------------------------------------------- story
+def story(results, ev) -> Story:
+    """Three to five sentences: the softmax exponent, the linear exponent, the exact identity and the
+    controls, and whether depth beats the temperature-only heads, each with its numbers."""
+    answer = []
+    if soft := results_of(results, "softmax-top2-exponent"):
+        answer.append(
+            "Softmax attention on top-2 (alpha near 1 claimed): " + "; ".join(brief(r) for r in soft[:3]) + "."
+        )
+    if lin := results_of(results, "linear-exponent"):
+        answer.append(
+            f"Linear attention on the easy task, alpha between zeta and 2 zeta: {tally(lin)} "
+            f"({'; '.join(brief(r) for r in lin[:3])})."
+        )
+    ident = results_of(results, "clt-identity")
+    ctrl = results_of(results, "controls-no-depth-gain")
+    if ident or ctrl:
+        parts = [f"the identity R_L = C_L + (A_L - C_L)/L holds to a relative {brief(ident[0])}"] if ident else []
+        parts += [f"controls without layer diversity gain nothing from depth: {tally(ctrl)}"] if ctrl else []
+        answer.append("Measurement checks: " + "; ".join(parts) + ".")
+    single, pair = results_of(results, "depth-beats-single"), results_of(results, "depth-beats-pair")
+    if single or pair:
+        answer.append(
+            f"The deepest model beats the best single temperature head: {tally(single)}; "
+            f"the best two-temperature mixture: {tally(pair)} (paired on the same contexts)."
+        )
+    if not answer:
+        return Story(answer=("No run of the core presets is in this report.",))
+    return Story(answer=tuple(answer[:5]), findings=FINDINGS)
