@@ -179,3 +179,38 @@ def test_unidentified_fit_shows_no_numbers(records, report):
     (claim,) = [c for c in ctx.claims if c.id == f"softmax-top2-exponent {flat.label}"]
     assert claim.verdict == "indicative" and claim.measured is None and "not identified" in claim.reason
     assert "would be" not in claim.reason
+
+
+def test_the_report_holds_what_its_studies_sections_give_and_nothing_of_its_own(records):
+    from matplotlib.figure import Figure
+
+    from depthscale.derivations.report.entries import FigureEntry, NoFigure, Table
+    from depthscale.derivations.study import Finding, Sections, Story, Study
+
+    def nothing():
+        raise NoFigure("nothing to draw")
+
+    def sections(ev):
+        return Sections(
+            tables=(Table("Curves", ["n"], [[len(ev.curves)]]),),
+            figures=(
+                FigureEntry("demo_empty", nothing, "A caption.", "Look at nothing."),
+                FigureEntry("demo_drawn", lambda: Figure(figsize=(2, 1)), "Drawn.", finding="Drawn finding"),
+            ),
+        )
+
+    def story(results, ev):  # the second finding names no figure: the figure that names it is drawn beside it
+        return Story(
+            ("An answer.",),
+            (Finding("Empty", "Its figure is not drawn.", "demo_empty"), Finding("Drawn finding", "S.")),
+        )
+
+    demo = Study(name="demo", question="Is anything measured?", package=__name__, sections=sections, story=story)
+    ctx = build_context(records, title="t", study=demo, floor_contexts=10, reference_contexts=0)
+    # no derivations, theory tables, results tables or figures but the study's own
+    assert ctx.derivations == [] and ctx.results_tables == []
+    assert [(t.title, t.rows) for t in ctx.theory_tables] == [("Curves", ((len(curves(records)),),))]
+    empty, drawn = ctx.figures
+    assert (empty.name, empty.png, empty.why_missing) == ("demo_empty", None, "nothing to draw")
+    assert empty.caption == "A caption. Look at nothing." and drawn.png[:4] == b"\x89PNG"
+    assert [f.figure for f in ctx.story] == ["", "demo_drawn"]
