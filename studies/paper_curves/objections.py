@@ -27,7 +27,9 @@ from depthscale.derivations.study import (
     ClaimResult,
     Curve,
     Estimate,
+    FigureEntry,
     FitResult,
+    Table,
     claim,
     in_range,
     law_rejected,
@@ -221,3 +223,28 @@ def draw_objections(o: Objections):
     ax.set_title("softmax top-2 (0.5,0.5), d = 16, P = 128")
     fig.legend(loc="outside right upper", fontsize=8)
     return fig
+
+
+def objections_section(ev) -> tuple[tuple, tuple]:
+    """``(tables, figures)`` of the objections: the per-depth table and the envelope figure (none without runs)."""
+    o = objections(ev)
+    if not o.by_setting:
+        return (), ()
+    table = Table(
+        "Objections, top-2 (0.5,0.5), d = 16, P = 128, cosine, batch 1024: R_L (mean ± s.e. over seeds, "
+        "seeds in brackets) per setting, and the learning rate the best-rate envelope takes at each depth",
+        ["L", *ORDER, "best rate"],
+        objections_rows(o),
+        note=f"{cost_hours(o):.1f} core-hours of runs (their recorded wall time, one core each). Seeds share "
+        "their evaluation contexts across depths and settings, so differences are paired; the seeds' common "
+        "offsets make the s.e. of one R_L larger than that of a difference.",
+    )
+    figure = FigureEntry(
+        "objections",
+        lambda: draw_objections(o),
+        caption="R_L against depth under each objection (seed means; lines without error bars, since the seeds' "
+        "common offsets of about 0.004 would hide the paired differences), and the best of three learning "
+        "rates per depth (black) with its 1/L guide.",
+        look_at=LOOK_AT,
+    )
+    return (table,), (figure,)

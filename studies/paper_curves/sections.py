@@ -22,6 +22,8 @@ from depthscale.derivations.study import (
 )
 from depthscale.derivations.study import format_estimate as est
 
+from .objections import objections_section
+
 if TYPE_CHECKING:
     from depthscale.sims.records import RunRecord
 
@@ -97,7 +99,8 @@ def sections(ev) -> Sections:
     t = checkpoint_table(ev)
     above = single_excess_rows(ev)
     fig = figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION)
-    return Sections(tables=() if t is None else (t,), figures=(fig,) if above else ())
+    o_tables, o_figures = objections_section(ev)
+    return Sections(tables=(() if t is None else (t,)) + o_tables, figures=((fig,) if above else ()) + o_figures)
 
 
 CONTROL = "ensemble-control"  # the positive control's protocol: inverse depth must be found there
