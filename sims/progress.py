@@ -208,6 +208,11 @@ class RunLines:
         label = run_label(rec.get("config") or {}, rec.get("seed"))
         self._write(f"run {self.count}/{self.total} {rec.get('status')}: {label}")
 
+    def note(self, text: str, due_only: bool = False) -> None:
+        """A line saying ``text``; with ``due_only``, only if none was written for ``heartbeat`` seconds."""
+        if not due_only or self.clock() - self.last >= self.heartbeat:
+            self._write(text)
+
     def beat(self, running) -> None:
         """A line naming the runs in progress (``(config dict, seed)`` pairs) if none was written for
         ``heartbeat`` seconds."""

@@ -302,7 +302,9 @@ class SoftmaxAttention:
                 U = np.ascontiguousarray((xt @ Mcat).reshape(B, L, N))
                 WvWy = Wv @ p["W_y"]  # (Lv, N)
                 gv = WvWy @ p["W_o"]
-                g = np.ascontiguousarray(np.broadcast_to(gv, (L,)), dtype=dt)
+                # a copy: broadcast_to's view is read-only, and a read-only g is another type to numba
+                # (core_pass compiled twice per process, depth 1 or per-layer values against the rest)
+                g = np.array(np.broadcast_to(gv, (L,)), dtype=dt)
                 s = np.zeros((B, L), dtype=dt)
                 dU = np.zeros((B, L, N) if want_grad else (1, 1, 1), dtype=dt)
                 core_pass(

@@ -470,6 +470,8 @@ def sweep(
         return [_checked(key, config, seed, rec) for (key, config), rec in zip(members, value)]
 
     try:
+        if kind == "process" and slots > 1 and run_fn is None and len(jobs) > 1:
+            _warm_workers(ex, jobs, slots, status)
         while queue or pending:
             while queue and len(pending) < window:
                 members, seed = queue[-1]
@@ -566,12 +568,34 @@ def _checked(key, config, seed, value) -> dict:
     return rec
 
 
+def _warm_workers(ex, jobs, slots: int, status: _Status) -> None:
+    """Compile the kernels the jobs call once, spread over the pool's workers, before any run: with an
+    empty kernel cache every worker would otherwise compile all of them at the same time (sims/warm.py).
+    With a warm cache the workers only load them, as their first runs would."""
+    from .warm import units_for, warm_pool
+
+    units = units_for([config for members, _ in jobs for _, config in members])
+
+    def on_wait(seconds: float, left: int) -> None:
+        if seconds >= 3.0:  # only a compilation takes this long
+            status.note(
+                f"compiling the numba kernels on {slots} workers, {left} of {len(units)} parts left "
+                "(once per version of depthscale; `depthscale warm` does it ahead)"
+            )
+
+    try:
+        warm_pool(ex, units, on_wait)
+    except cf.BrokenExecutor as exc:
+        raise _Broken.of(exc) from None
+
+
 class _Status:
     """A progress bar on a terminal or in a notebook; elsewhere, if asked, progress lines (a log file)."""
 
     def __init__(self, total: int, quiet: bool, lines: RunLines | bool = False):
         self.bar = None
         self.lines = None
+        self._noted = False
         if quiet or not total:
             return
         if interactive(sys.stderr):
@@ -592,6 +616,14 @@ class _Status:
         """A heartbeat line naming the runs in flight (``(RunConfig, seed)`` pairs), when due."""
         if self.lines is not None and self.lines.clock() - self.lines.last >= self.lines.heartbeat:
             self.lines.beat((config.to_dict(), seed) for config, seed in running)
+
+    def note(self, text: str) -> None:
+        """``text`` once above the bar; as a progress line when the last line is ``heartbeat`` old."""
+        if self.bar is not None and not self._noted:
+            self.bar.bar.write(f"depthscale: {text}", file=sys.stderr)
+        if self.lines is not None:
+            self.lines.note(text, due_only=self._noted)
+        self._noted = True
 
     def close(self) -> None:
         if self.bar is not None:

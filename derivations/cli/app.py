@@ -19,7 +19,19 @@ import signal
 import sys
 from pathlib import Path
 
-COMMANDS = ("predict", "derive", "simulate", "sweep", "fit", "check", "report", "reproduce", "infer_scale", "store")
+COMMANDS = (
+    "predict",
+    "derive",
+    "simulate",
+    "sweep",
+    "fit",
+    "check",
+    "report",
+    "reproduce",
+    "infer_scale",
+    "store",
+    "warm",
+)
 
 
 class _Parser(argparse.ArgumentParser):
