@@ -10,11 +10,17 @@ from datetime import UTC, datetime
 
 from ...theory._validate import bad_argument
 from ...theory.derivation import Derivation
-from ..claims.verdicts import VERDICTS, ClaimResult, claim_cells
+from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS, ClaimResult, claim_cells
 from ..formatting import format_value
 from .entries import DrawnFigure, Table
 
-LEAD_FIGURES: tuple[str, ...] = ()  # figures shown with the findings when a report has no story
+# when a verdict is pass or fail: the fixed sentence beside every claims table
+RULE_TEXT = (
+    f"A verdict is decided, pass or fail, only when the evidence is decisive (at least {MIN_SEEDS} seeds at every "
+    f"depth, {MIN_DEPTHS} depths spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) "
+    "and the fit behind it is identified; otherwise it is indicative, with the would-be verdict stated when there "
+    "is one."
+)
 
 
 def _now() -> str:
@@ -209,11 +215,37 @@ def template_data(ctx: ReportContext) -> dict:
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     by_name = {f["name"]: f for f in figures}
     story = [_check_finding(f"story[{i}]", f, by_name) for i, f in enumerate(_items("story", ctx.story))]
-    in_story = {s["figure"]["name"] for s in story if s["figure"] is not None}
-    # numbered in reading order: the findings' figures first, then the others
-    ordered = [by_name[s["figure"]["name"]] for s in story if s["figure"] is not None]
-    for n, f in enumerate(ordered + [f for f in figures if f["name"] not in in_story], 1):
+    # a finding whose figure was not drawn is left out: its sentence says what that figure shows
+    story = [s for s in story if s["figure"] is None or s["figure"]["png"] is not None]
+    shown: list[dict] = []  # the drawn figures in reading order: beside their findings, then the rest
+    for s in story:
+        if (f := s["figure"]) is not None and any(f is g for g in shown):
+            s["figure"] = None  # one figure beside its first finding only
+        elif f is not None:
+            shown.append(f)
+    more = [f for f in figures if f["png"] is not None and not any(f is g for g in shown)]
+    for n, f in enumerate(shown + more, 1):  # numbered in the order a reader meets them
         f["number"] = n
+    theory_tables = [_table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))]
+    results_tables = [
+        _table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
+    ]
+    derivations = [
+        _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
+    ]
+    # an empty part is left out, heading and all: a table without rows, a section without content
+    theory_tables = [t for t in theory_tables if t["rows"]]
+    results_tables = [t for t in results_tables if t["rows"]]
+    evidence = [
+        name
+        for name, there in (
+            ("derivations", derivations),
+            ("theory numbers", theory_tables),
+            ("simulation results", results_tables),
+            ("more figures", more),
+        )
+        if there
+    ]
     return {
         "title": ctx.title,
         "subtitle": str(ctx.subtitle or ""),
@@ -225,21 +257,17 @@ def template_data(ctx: ReportContext) -> dict:
         "answer": _texts("answer", ctx.answer),
         "story": story,
         "notes": _texts("notes", ctx.notes),
-        "derivations": [
-            _check_derivation(f"derivations[{i}]", d) for i, d in enumerate(_items("derivations", ctx.derivations))
-        ],
-        "theory_tables": [
-            _table(f"theory_tables[{i}]", t) for i, t in enumerate(_items("theory_tables", ctx.theory_tables))
-        ],
-        "results_tables": [
-            _table(f"results_tables[{i}]", t) for i, t in enumerate(_items("results_tables", ctx.results_tables))
-        ],
+        "derivations": derivations,
+        "theory_tables": theory_tables,
+        "results_tables": results_tables,
         "figures": figures,
-        # shown with the findings: the story's figures, or without a story the lead figures
-        "lead_names": tuple(in_story) if story else LEAD_FIGURES,
+        "more_figures": more,  # drawn, and not beside a finding
+        "not_drawn": [f for f in figures if f["png"] is None],
+        "evidence": evidence,
         "claims": claims,
         "claim_groups": _claim_groups(claims),
         "verdicts": VERDICTS,
         # an error (a claim whose code raised) is named whenever there is one; otherwise the four verdicts
         "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v != "error" or counts[v]),
+        "rule_text": RULE_TEXT,
     }

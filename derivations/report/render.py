@@ -5,13 +5,18 @@ results tables, figures (PNG bytes or the reason they are missing), the claims w
 and notes. :func:`write_report` validates all of it and the output directory, renders the three
 formats in memory and only then writes them, each through a temporary file and a rename:
 
-- ``report.md`` with the figures as PNG files in ``figures/`` beside it;
+- ``report.md`` with the figures as PNG files in ``figures/`` beside it, and ``answer.md``: the
+  answer's paragraphs as ``report.md`` shows them, without a heading, for a study page to include;
 - ``report.html``: figures embedded as base64 data URIs, equations in MathML, CSS inline, a
   content-security policy that forbids every external request;
 - ``report.tex``: an ``article`` with ``graphicx`` that includes ``figures/<name>.png``.
 
-Every claim appears in every format, and a missing figure or an empty table is stated, never
-dropped.
+Every claim appears in every format, and a figure that was not drawn is named with its reason; a
+part with nothing to show (no derivations, a table without rows, a finding whose figure was not
+drawn) is left out, heading and all. Figures are numbered in the order a reader meets them, each
+finding's beside it. A derivation is one line, its result, linking its page of the documentation's
+theory section, and a glossary term links its entry where it first appears in fixed text, a finding
+or a caption (:mod:`depthscale.derivations.report.links`).
 
 Examples
 --------
@@ -37,16 +42,18 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ...theory._choices import FORMATS
 from ...theory._validate import bad_argument as _bad
 from ...theory.derivation import Derivation
+from ...theory.derivation_index import BUILDERS
 from ...theory.render_derivation import DERIVATION_CSS, render_derivation
-from ...theory.typeset import math_mathml, tex_escape
+from ...theory.typeset import math_mathml, prose, tex_escape
 from ..claims.verdicts import VERDICTS, claim_cells
 from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
 from .context import ReportContext, template_data
+from .links import glossary_linker, theory_page
 from .publish import check_folder
 
 __all__ = [
@@ -69,12 +76,12 @@ class _RawTex(str):
 
 # The laws every report refers to, in LaTeX; the HTML report shows them through the one MathML path.
 _EQUATIONS = [
-    ("The fitted depth law", r"R_L = L_0 + c\,L^{-\alpha}"),
+    ("The fitted depth law of the loss R_L", r"R_L = L_0 + c\,L^{-\alpha}"),
     (
-        "The exact ensemble identity (cross-layer error covariance and layer disagreement)",
+        "The exact ensemble identity: C_L the cross-layer error covariance, A_L - C_L the layer disagreement",
         r"R_L = C_L + \frac{A_L - C_L}{L}",
     ),
-    ("The linear-attention depth exponent set by the spectrum", r"\zeta = \frac{a + b - 1}{a}"),
+    ("The linear-attention depth exponent zeta set by the spectrum", r"\zeta = \frac{a + b - 1}{a}"),
 ]
 
 
@@ -146,17 +153,19 @@ def _env(fmt: str) -> jinja2.Environment:
     env.filters["mdcell"] = _md_cell
     env.filters["safe_tex"] = lambda s: _RawTex(s)  # output of a macro, already escaped inside it
     env.filters["b64"] = lambda b: base64.b64encode(b).decode("ascii")
+    env.filters["gloss"] = glossary_linker(fmt)  # one per rendering: it links each term once
     return env
 
 
 def render_report(ctx: ReportContext) -> dict:
-    """Validate ``ctx`` and render it; returns ``{"md", "html", "tex"}`` texts (no file is written).
+    """Validate ``ctx`` and render it; returns ``{"md", "html", "tex", "answer"}`` texts (no file is
+    written; ``answer`` is the content of ``answer.md``, "" when the report has no answer).
 
     Examples
     --------
     >>> texts = render_report(ReportContext(title="t"))
-    >>> "No claims were evaluated" in texts["md"] and texts["html"].startswith("<!DOCTYPE html>")
-    True
+    >>> "## Claims" in texts["md"], texts["html"].startswith("<!DOCTYPE html>")
+    (False, True)
     """
     return _render(ctx)[1]
 
@@ -164,8 +173,14 @@ def render_report(ctx: ReportContext) -> dict:
 def _render(ctx: ReportContext) -> tuple[dict, dict]:
     view = template_data(ctx)
     derivs = view["derivations"]
-    blocks = {fmt: [_fragment(d, fmt) for d in derivs] for fmt in FORMATS}
-    md = _env("md").get_template("report.md.j2").render(**view, equations=_EQUATIONS, derivation_blocks=blocks["md"])
+    blocks = {fmt: [_derivation_block(d, fmt) for d in derivs] for fmt in FORMATS}
+    # rendered as a module: its top-level `answer_text` is the answer exactly as report.md shows it
+    md_page = (
+        _env("md")
+        .get_template("report.md.j2")
+        .make_module(dict(view, equations=_EQUATIONS, derivation_blocks=blocks["md"]))
+    )
+    md = str(md_page)
     html = (
         _env("html")
         .get_template("report.html.j2")
@@ -173,7 +188,9 @@ def _render(ctx: ReportContext) -> tuple[dict, dict]:
             **view,
             equations=[(label, Markup(math_mathml(tex))) for label, tex in _EQUATIONS],
             derivation_css=Markup(DERIVATION_CSS),
-            derivation_blocks=[(t, Markup(f), h) for t, f, h in blocks["html"]],
+            derivation_blocks=[
+                {k: Markup(v) if isinstance(v, str) else v for k, v in b.items()} for b in blocks["html"]
+            ],
         )
     )
     tex = (
@@ -183,10 +200,13 @@ def _render(ctx: ReportContext) -> tuple[dict, dict]:
             **view,
             equations=[(label, _RawTex(tex)) for label, tex in _EQUATIONS],
             verdict_colour=_TEX_COLOURS,
-            derivation_blocks=[(t, _RawTex(f), h) for t, f, h in blocks["tex"]],
+            derivation_blocks=[
+                {k: _RawTex(v) if isinstance(v, str) else v for k, v in b.items()} for b in blocks["tex"]
+            ],
         )
     )
-    return view, {"md": md, "html": html, "tex": tex}
+    answer = str(getattr(md_page, "answer_text", "")).strip()
+    return view, {"md": md, "html": html, "tex": tex, "answer": answer + "\n" if answer else ""}
 
 
 _FRAGMENT = {"md": "to_markdown_fragment", "html": "to_html_fragment", "tex": "to_latex_fragment"}
@@ -197,21 +217,53 @@ _OWN_HEADING = {
 }
 
 
-def _fragment(d, fmt: str) -> tuple[str, str, bool]:
-    """(title, fragment, whether the fragment carries its own heading) of one derivation.
+def _first_sentence(text: str) -> str:
+    """The first sentence of prose with ``$...$`` formulas (a full stop inside a formula does not end it).
 
-    A :class:`~depthscale.theory.derivation.Derivation` is rendered at heading level 3, under
-    "Derivations"; other objects give their own fragments (asked for level 3 if they take one).
+    >>> _first_sentence("$R \\sim 1.5 L$: a law. More.")
+    '$R \\sim 1.5 L$: a law.'
     """
-    if isinstance(d, Derivation):  # its result only: the checked chain lives once, in the docs' theory pages
-        return d.title, render_derivation(d, fmt, fragment=True, level=3, style="result"), True
+    in_math = False
+    for i, ch in enumerate(text):
+        if ch == "$" and (i == 0 or text[i - 1] != "\\"):
+            in_math = not in_math
+        elif ch == "." and not in_math and (i + 1 == len(text) or text[i + 1].isspace()):
+            return text[: i + 1]
+    return text.strip()
+
+
+def _derivation_block(d, fmt: str) -> dict:
+    """One derivation in a report, each text ready for ``fmt``. A registered :class:`~depthscale.theory.derivation.Derivation`
+    (its ``name`` one of ``depthscale derive``'s) is one line: its title linking its theory page,
+    the first sentence of its conclusion and its checks; the checked chain lives once, in the docs.
+    Any other object gives its own fragment (asked for heading level 3 if it takes one)."""
+    if isinstance(d, Derivation) and d.name in BUILDERS:
+        checks = d.check()  # cached: the report's theory numbers checked it already
+        n, ok = len(checks.steps), sum(r.passed for r in checks.steps)
+        verdict = "all passed" if ok == n else f"{n - ok} failed: " + "; ".join(checks.failed())
+        title, href = prose(d.title, fmt), theory_page(d.name, fmt)
+        if fmt == "tex":  # no link in print: the page is named
+            verdict += f"; docs/theory/{d.name}.md, depthscale derive {d.name}"
+        elif fmt == "html":
+            title = f'<a href="{href}">{title}</a>'
+        return {
+            "title": title,
+            "href": href,
+            "result": prose(_first_sentence(d.conclusion), fmt),
+            "checks": prose(f"{n} steps machine-checked, {verdict}", fmt),
+        }
+    if isinstance(d, Derivation):  # not a registered one: its result, typeset here
+        text = render_derivation(d, fmt, fragment=True, level=3, style="result")
+        return {"title": prose(d.title, fmt), "fragment": text, "own_heading": True, "href": ""}
     method = getattr(d, _FRAGMENT[fmt])
     try:
         takes_level = "level" in inspect.signature(method).parameters
     except (TypeError, ValueError):
         takes_level = False
     text = str(method(level=3) if takes_level and fmt != "tex" else method())
-    return str(getattr(d, "title", "") or ""), text, bool(_OWN_HEADING[fmt].match(text))
+    title = str(getattr(d, "title", "") or "")
+    title = {"md": title, "html": str(escape(title)), "tex": tex_escape(title)}[fmt]
+    return {"title": title, "fragment": text, "own_heading": bool(_OWN_HEADING[fmt].match(text)), "href": ""}
 
 
 def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] | None = None) -> dict:
@@ -235,7 +287,8 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
 
     Returns
     -------
-    dict mapping ``"md"``, ``"html"``, ``"tex"`` to the written paths (strings).
+    dict mapping ``"md"``, ``"html"``, ``"tex"`` to the written paths (strings); ``answer.md`` is
+    written beside them when the report has an answer.
 
     Examples
     --------
@@ -256,9 +309,11 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     os.umask(umask)
     files = {f["file"]: f["png"] for f in view["figures"] if f["png"] is not None}
     files.update({f"report.{fmt}": texts[fmt].encode("utf-8") for fmt in ("tex", "md", "html")})
+    if texts["answer"]:  # the answer alone, for a study page to include (pymdownx.snippets)
+        files["answer.md"] = texts["answer"].encode("utf-8")
     files.update(extra_files or {})
     owned = {f"report.{fmt}" for fmt in FORMATS}
-    if (out / "report.md").is_file():  # a rebuild: a figure the old report drew and this one does not goes
-        owned |= {f["file"] for f in view["figures"]}
+    if (out / "report.md").is_file():  # a rebuild: a figure or answer the old report had and this one lacks goes
+        owned |= {f["file"] for f in view["figures"]} | {"answer.md"}
     publish(out, files, owned, 0o666 & ~umask)
     return {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}

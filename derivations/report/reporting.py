@@ -18,7 +18,7 @@ from dataclasses import replace
 from ..analysis.curve import curves
 from ..analysis.theory_numbers import TheoryNumbers
 from ..claims.registry import Evidence, evaluate_claims, registered_claims, study_order
-from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS
+from ..claims.verdicts import VERDICTS
 from ..study import TheoryInputs, report_studies
 from .entries import draw_entry
 from .findings import claim_findings, default_answer, simulation_first
@@ -61,13 +61,13 @@ def build_context(
     drawn = [draw_entry(f) for f in entries]  # each figure drawn once, here
     # the answer and the findings: the study's own story, else its question and how its claims fell
     told = study.story(claims, ev) if study is not None and study.story is not None else None
-    # a finding shows the figure it names, or the figure that names it; one not drawn (no data)
-    # keeps its sentence and shows no empty panel
-    has_png = {d.name for d in drawn if d.png is not None}
+    # a finding shows the figure it names, or the figure that names it (the renderer leaves out a
+    # finding whose figure was not drawn)
+    names = {e.name for e in entries}
     story = []
     for f in told.findings if told else ():
         name = f.figure or next((e.name for e in entries if e.finding and e.finding == f.title), "")
-        story.append(replace(f, figure=name if name in has_png else ""))
+        story.append(replace(f, figure=name if name in names else ""))
     answer = list(told.answer) if told is not None else ([] if study is None else default_answer(claims, study))
     if study is not None and preset in study.presets and (about := study.preset_description(preset)):
         answer.append(about)
@@ -78,10 +78,6 @@ def build_context(
     summary = [
         f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged.",
         "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if v != "error" or n) + ".",
-        f"Verdicts are pass/fail only when the evidence is decisive (at least {MIN_SEEDS} seeds at every depth, "
-        f"{MIN_DEPTHS} depths spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit "
-        "behind them is identified; "
-        "otherwise indicative, with the would-be verdict stated when there is one.",
     ]
     notes = list(notes) + [f"Run {r.get('key')}: {r.get('status')} — {r.get('reason')}" for r in failed]
     return ReportContext(

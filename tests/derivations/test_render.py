@@ -22,6 +22,7 @@ from depthscale.derivations.report.render import ReportContext, format_value, wr
 from depthscale.theory.typeset import tex_escape
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+LINK = re.compile(r"\.\./(glossary/#[a-z_-]+|theory/[a-z]+/)")
 
 
 def tiny_png(colour="C0", w=3.0, h=2.0) -> bytes:
@@ -215,7 +216,10 @@ def test_html_is_self_contained(report):
         assert tag not in ("script", "link", "iframe", "object", "embed", "base")
         for attr in ("src", "href", "srcset", "action", "data"):
             if attr in a:
-                assert a[attr].startswith("data:image/png;base64,") or a[attr].startswith("#"), (tag, attr)
+                ok = a[attr].startswith("data:image/png;base64,") or a[attr].startswith("#")
+                # a link (navigation, not a request) into the documentation site the report is published in
+                ok |= tag == "a" and attr == "href" and bool(LINK.fullmatch(a[attr]))
+                assert ok, (tag, attr, a[attr])
     assert "url(" not in texts["html"] and "@import" not in texts["html"]
     csp = [a for t, a in p.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert csp and "default-src 'none'" in csp[0]["content"]
@@ -236,13 +240,13 @@ def test_embedded_images_decode_as_the_given_pngs(report):
         assert img.format == "PNG" and img.size[0] > 50
 
 
-def test_missing_figure_and_empty_table_are_stated_everywhere(report):
+def test_a_figure_not_drawn_is_named_and_an_empty_table_left_out(report):
     _, _, _, texts = report
     for fmt in ("md", "html", "tex"):
         t = texts[fmt]
-        assert "was not drawn" in t and "no floor was measured" in t, fmt
-        assert "Table empty: no rows" in t, fmt
-        assert "Figure 3 (modes)" in t, fmt
+        assert "The figure floors was not drawn: no floor was measured." in t, fmt
+        assert "Table empty" not in t and "Fits" not in t and "Simulation results" not in t, fmt
+        assert "Figure 2 (modes)" in t and "Figure 3" not in t, fmt  # only drawn figures are numbered
     assert "![Figure 1: overview](figures/overview.png)" in texts["md"]
     assert "figures/floors.png" not in texts["md"] + texts["tex"]
 
@@ -315,19 +319,45 @@ def test_latex_compiles(report):
     assert (out / "report.pdf").stat().st_size > 1000
 
 
-def test_nothing_to_report_is_stated(tmp_path):
+def empty_headings(md: str) -> list[str]:
+    """The Markdown headings with nothing under them before the next heading of their level or above."""
+    lines = [ln for ln in md.splitlines() if ln.strip()]
+    out = []
+    for i, ln in enumerate(lines):
+        if m := re.match(r"(#+) ", ln):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            level = re.match(r"(#+) ", nxt)
+            if nxt == "" or (level and len(level.group(1)) <= len(m.group(1))):
+                out.append(ln)
+    return out
+
+
+def test_an_empty_report_has_no_empty_part(tmp_path):
     paths = write_report(ReportContext(title="Empty"), tmp_path)
-    for fmt, path in paths.items():
-        text = Path(path).read_text(encoding="utf-8")
-        for phrase in (
-            "No derivations were included",
-            "No theory tables were included",
-            "No simulation results were included",
-            "No figures were included",
-            "No claims were evaluated",
-        ):
-            assert phrase in text, (fmt, phrase)
-    assert not (tmp_path / "figures").exists()
+    texts = {fmt: Path(path).read_text(encoding="utf-8") for fmt, path in paths.items()}
+    for fmt, text in texts.items():
+        for phrase in ("No derivations", "No theory tables", "No simulation results", "No figures", "No claims"):
+            assert phrase not in text, (fmt, phrase)
+        for part in ("Answer", "Findings", "Claims", "Summary", "Derivations", "Theory numbers", "More figures"):
+            assert part not in text, (fmt, part)
+    assert empty_headings(texts["md"]) == []
+    assert re.findall(r"<h2[^>]*>([^<]*)", texts["html"]) == ["Notation"]
+    assert re.findall(r"section\*\{([^}]*)\}", texts["tex"]) == ["Notation"]
+    assert not (tmp_path / "figures").exists() and not (tmp_path / "answer.md").exists()
+
+
+def test_a_full_report_has_no_empty_heading(report):
+    _, _, _, texts = report
+    assert empty_headings(texts["md"]) == []
+    assert re.findall(r"<h2[^>]*>([^<]*)", texts["html"]) == [
+        "Claims",
+        "Summary",
+        "Notation",
+        "Derivations",
+        "Theory numbers",
+        "More figures",
+        "Notes",
+    ]
 
 
 def listing(root: Path) -> list:
@@ -490,11 +520,44 @@ def test_runtime_text():
     ]
 
 
+def figure_numbers(text: str) -> list[int]:
+    """The figure numbers in the order they first appear in a rendered report."""
+    seen: list[int] = []
+    for n in re.findall(r"Figure (\d+)", text):
+        if int(n) not in seen:
+            seen.append(int(n))
+    return seen
+
+
 def test_figures_are_numbered_in_reading_order(tmp_path):
-    # a finding's figure comes first in the text, so it is Figure 1 even if listed last
-    ctx = make_context(story=[{"title": "Modes", "sentence": "Modes fall together.", "figure": "modes"}])
-    texts = {k: Path(v).read_text(encoding="utf-8") for k, v in write_report(ctx, tmp_path / "out").items()}
+    # a finding's figure comes first in the text, so it is Figure 1 even if listed last; a second
+    # finding naming it shows it no second time; a finding whose figure was not drawn is left out
+    figures = [*make_context().figures, DrawnFigure("third", "Third.", tiny_png("C2"))]
+    story = [
+        {"title": "Third", "sentence": "The third.", "figure": "third"},
+        {"title": "Floors", "sentence": "Floors meet.", "figure": "floors"},
+        {"title": "Modes", "sentence": "Modes fall together.", "figure": "modes"},
+        {"title": "Modes again", "sentence": "Once more.", "figure": "modes"},
+        {"title": "No figure", "sentence": "Said in words.", "figure": ""},
+    ]
+    paths = write_report(make_context(figures=figures, story=story), tmp_path / "out")
+    texts = {k: Path(v).read_text(encoding="utf-8") for k, v in paths.items()}
     md = texts["md"]
-    assert md.index("Figure 1 (modes)") < md.index("Figure 2 (overview)") < md.index("Figure 3 (floors)")
-    for fmt in ("html", "tex"):
-        assert "Figure 1 (modes)" in texts[fmt] and "Figure 2 (overview)" in texts[fmt], fmt
+    assert md.index("Figure 1 (third)") < md.index("Figure 2 (modes)") < md.index("Figure 3 (overview)")
+    assert md.index("### Modes\n") < md.index("Figure 2 (modes)") < md.index("### Modes again")
+    assert md.count("figures/modes.png") == 1 and "### Floors" not in md and "### No figure" in md
+    for fmt in ("md", "html", "tex"):
+        assert figure_numbers(texts[fmt]) == [1, 2, 3], fmt
+        assert "Floors meet" not in texts[fmt], fmt
+
+
+def test_answer_md_is_the_reports_answer(tmp_path):
+    answer = ["Alpha is 1.02 ± 0.05: inverse depth, indicative.", "The *control* passes (see `C_L`)."]
+    out = tmp_path / "out"
+    write_report(make_context(answer=answer), out)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    shown = md.split("## Answer\n\n", 1)[1].split("\n## ", 1)[0]
+    assert (out / "answer.md").read_text(encoding="utf-8") == shown.strip() + "\n" == "\n\n".join(answer) + "\n"
+    # a rebuild without an answer drops the old answer.md
+    write_report(make_context(), out)
+    assert not (out / "answer.md").exists() and "## Answer" not in (out / "report.md").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import pytest
 from synthetic import curve
 
 from depthscale.derivations.analysis.curve import curves
-from depthscale.derivations.report.render import MISSING, format_estimate, write_report
+from depthscale.derivations.report.render import MISSING, format_estimate, render_report, write_report
 from depthscale.derivations.report.reporting import build_context
 
 
@@ -68,18 +68,15 @@ def test_findings_come_first_then_the_claims_table_then_the_evidence(report):
     run summary, derivations, tables and figures behind it."""
     _, texts = report
     for fmt, marks in (
-        (
-            "md",
-            ("## Findings", "## Claims", "## Summary", "## Derivations", "## Simulation results", "## More figures"),
-        ),
-        ("html", ('id="findings"', 'id="claims"', "<details", 'id="summary"', 'id="derivations"', 'id="results"')),
+        ("md", ("## Findings", "## Claims", "## Summary", "## Notation", "## Simulation results", "## More figures")),
+        ("html", ('id="findings"', 'id="claims"', "<details", 'id="summary"', 'id="notation"', 'id="results"')),
         (
             "tex",
             (
                 "section*{Findings}",
                 "section*{Claims}",
                 "section*{Summary}",
-                "section*{Derivations}",
+                "section*{Notation}",
                 "section*{Simulation results}",
                 "section*{More figures}",
             ),
@@ -92,7 +89,6 @@ def test_findings_come_first_then_the_claims_table_then_the_evidence(report):
 
 
 def test_a_story_leads_with_its_answer_and_puts_each_figure_beside_its_finding(report):
-    from depthscale.derivations.report.render import render_report
     from depthscale.derivations.study import Finding
 
     ctx, _ = report
@@ -132,7 +128,8 @@ def test_a_story_leads_with_its_answer_and_puts_each_figure_beside_its_finding(r
         assert pos == sorted(pos), marks
     # the figure sits in its finding's section (beside its sentence), and is not repeated among the others
     section = html[html.index('<section class="finding-section">') : html.index("</section>")]
-    assert "The fitted exponents against zeta." in section and 'id="fig-exponents_vs_zeta"' in section
+    assert "The fitted exponents against " in section and 'id="fig-exponents_vs_zeta"' in section
+    assert '<a class="term" href="../glossary/#spectrum-exponents-a-b-and-zeta">zeta</a>.' in section
     for text, needle in (
         (md, "figures/exponents_vs_zeta.png"),
         (html, 'id="fig-exponents_vs_zeta"'),
@@ -213,4 +210,8 @@ def test_the_report_holds_what_its_studies_sections_give_and_nothing_of_its_own(
     empty, drawn = ctx.figures
     assert (empty.name, empty.png, empty.why_missing) == ("demo_empty", None, "nothing to draw")
     assert empty.caption == "A caption. Look at nothing." and drawn.png[:4] == b"\x89PNG"
-    assert [f.figure for f in ctx.story] == ["", "demo_drawn"]
+    assert [f.figure for f in ctx.story] == ["demo_empty", "demo_drawn"]
+    # the finding whose figure was not drawn is left out; its figure is named in the notes with its reason
+    md = render_report(ctx)["md"]
+    assert "### Empty" not in md and "Its figure is not drawn." not in md and "### Drawn finding" in md
+    assert "The figure demo_empty was not drawn: nothing to draw." in md.split("## Notes", 1)[1]
