@@ -150,10 +150,13 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .report.figure_drawings import finite_or_nan as finite_or_nan
     from .report.figure_drawings import mappings as mappings
     from .report.figure_drawings import new_figure as new_figure
+    from .report.figure_drawings import palette as palette
+    from .report.figure_drawings import panel_grid as panel_grid
     from .report.figures import figure_entry as figure_entry
     from .report.findings import brief as brief
     from .report.findings import results_of as results_of
     from .report.findings import tally as tally
+    from .report.plots import inverse_depth_guide as inverse_depth_guide
     from .report.plots import legend_below as legend_below
     from .report.plots import plain_log_ticks as plain_log_ticks
     from .report.png import to_png as to_png
@@ -204,8 +207,7 @@ class Sections:
     ``figures``, :class:`~.report.entries.FigureEntry` records (the report draws each once); and
     ``derivations``, :class:`~depthscale.theory.derivation.Derivation` objects the report typesets.
 
-    A table given as a dict ``{"title", "columns", "rows", "note"?}``, or a figure a study drew
-    itself given as ``{"name", "caption", "png", "why_missing"}``, is made into its record here.
+    Anything else in ``tables``, ``results`` or ``figures`` is refused, naming the field and the item.
     """
 
     tables: tuple[Any, ...] = ()
@@ -220,13 +222,11 @@ class Sections:
             value = getattr(self, name)
             if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
                 bad_argument(name, value, "a tuple (or list)")
-        tables = [t if isinstance(t, Table) else Table.from_mapping(t) for t in self.tables]
-        results = [t if isinstance(t, Table) else Table.from_mapping(t) for t in self.results]
-        figures = [f if isinstance(f, FigureEntry) else FigureEntry.from_mapping(f) for f in self.figures]
-        object.__setattr__(self, "tables", tuple(tables))
-        object.__setattr__(self, "results", tuple(results))
-        object.__setattr__(self, "figures", tuple(figures))
-        object.__setattr__(self, "derivations", tuple(self.derivations))
+            object.__setattr__(self, name, tuple(value))
+        for name, kind in (("tables", Table), ("results", Table), ("figures", FigureEntry)):
+            for i, item in enumerate(getattr(self, name)):
+                if not isinstance(item, kind):
+                    bad_argument(f"{name}[{i}]", item, f"a {kind.__name__} record (depthscale.derivations.study)")
 
 
 @dataclass(frozen=True)
@@ -557,8 +557,8 @@ AUTHORING = {
     "report.findings": "brief results_of tally",
     "report.figures": "figure_entry",
     "report.figure_drawings": "as_list depth_axis draw_decomposition draw_mode_curves draw_overview error_bars "
-    "finite_or_nan mappings new_figure",
-    "report.plots": "legend_below plain_log_ticks",
+    "finite_or_nan mappings new_figure palette panel_grid",
+    "report.plots": "inverse_depth_guide legend_below plain_log_ticks",
     "report.png": "to_png",
     "report.tables": "fits_table runs_table",
 }

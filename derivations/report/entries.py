@@ -94,32 +94,6 @@ class FigureEntry:
         """The caption a report prints: what it shows, then what to look at."""
         return " ".join(t for t in (self.caption, self.look_at) if t)
 
-    @classmethod
-    def from_mapping(cls, entry: Mapping) -> FigureEntry:
-        """The record of a figure a study drew itself, given as ``{"name", "caption", "png",
-        "why_missing"}`` (the form of earlier versions): its PNG, or its reason, kept as they are."""
-        if not isinstance(entry, Mapping):
-            bad_argument("figure", entry, 'a FigureEntry or a dict {"name", "caption", "png", "why_missing"}')
-        png, why = entry.get("png"), str(entry.get("why_missing") or "")
-        if png is not None and not (isinstance(png, bytes | bytearray) and bytes(png).startswith(PNG_MAGIC)):
-            bad_argument("png", png if not isinstance(png, bytes | bytearray) else bytes(png[:8]), "PNG bytes or None")
-        return cls(
-            str(entry.get("name")), _Drawn(None if png is None else bytes(png), why), str(entry.get("caption") or "")
-        )
-
-
-@dataclass(frozen=True)
-class _Drawn:
-    """The drawing of a figure that was rendered before it became an entry."""
-
-    png: bytes | None
-    why: str
-
-    def __call__(self) -> bytes:
-        if self.png is None:
-            raise NoFigure(self.why)
-        return self.png
-
 
 @dataclass(frozen=True)
 class DrawnFigure:
@@ -186,21 +160,6 @@ class Table:
     def cells(self) -> list[list[str]]:
         """The rows as text."""
         return [[format_value(v) for v in row] for row in self.rows]
-
-    @classmethod
-    def from_mapping(cls, table: Mapping) -> Table:
-        """The record of a table given as ``{"title", "columns", "rows", "note"?}``."""
-        if not isinstance(table, Mapping):
-            bad_argument("table", table, 'a Table or a dict {"title", "columns", "rows"}')
-        unknown = sorted(str(k) for k in table if k not in ("title", "columns", "rows", "note"))
-        if unknown:
-            bad_argument("table", unknown, "keys among title, columns, rows, note")
-        return cls(
-            str(table.get("title", "")),
-            table.get("columns"),  # type: ignore[arg-type]
-            table.get("rows") or (),
-            str(table.get("note", "") or ""),
-        )
 
 
 __all__ = ["NoFigure", "FigureEntry", "DrawnFigure", "Table", "draw_entry", "PNG_MAGIC"]

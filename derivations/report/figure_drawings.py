@@ -13,12 +13,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from ...theory.spectra import PowerLawSpectrum
 from ..analysis.curve import EASY_TASKS as _EASY
 from ..analysis.curve import Curve, CurveKey, curve_key, curves
 from .entries import NoFigure
-from .plots import legend_below
+from .plots import inverse_depth_guide, legend_below
 from .png import to_png
 
 # ----------------------------------------------------------------------------------------------
@@ -61,24 +62,71 @@ def finite_or_nan(x) -> float:
     return v if math.isfinite(v) else math.nan
 
 
-def _label(key: CurveKey, show: set) -> str:
-    model, variant, task, k, a, b, d, P = key[:8]
-    parts = [f"(a,b)=({a:g},{b:g})"]
-    if "k" in show and task == "topk":
-        parts.append(f"top-{k}")
-    if "task" in show and task != "topk":
-        parts.append(task)
-    if "variant" in show and variant != "base":
-        parts.append(variant)
-    if "dP" in show:
-        parts.append(f"d={d},P={P}")
-    if "model" in show:
-        parts.insert(0, model)
-    return " ".join(parts)
+def _fields(curve: Curve) -> dict[str, str]:
+    """What defines a series beyond its model, as ``{field: text}``: its training protocol (by name when
+    it is one of the named protocols, else its settings one by one), variant, task, spectrum and size."""
+    from ..claims.protocol_rows import protocol_of  # the one rule that names a curve's protocol
+
+    key = curve.key
+    out: dict[str, str] = {}
+    try:
+        protocol = protocol_of(curve) if curve.runs else None
+    except (KeyError, TypeError, AttributeError, StopIteration):
+        protocol = None
+    if protocol is not None:
+        out["protocol"] = f"{protocol.name} protocol"
+    else:
+        for name, value in key.train:
+            out[f"train.{name}"] = f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+        for name in ("width", "init_scale", "dtype", "c_lambda", "c_omega"):
+            value = getattr(key, name)
+            if value is not None:
+                out[name] = f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+        if key.variant != "base":
+            out["variant"] = key.variant
+    out["task"] = f"top-{key.k}" if key.task == "topk" else key.task
+    out["spectrum"] = f"(a,b)=({key.a:g},{key.b:g})"
+    out["size"] = f"d={key.d} P={key.P}"
+    return out
 
 
-def _distinct(keys, idx) -> bool:
-    return len({k[idx] for k in keys}) > 1
+def series_labels(cs) -> tuple[dict, str]:
+    """One legend label per curve of ``cs`` that says only what differs between them (protocol,
+    settings, variant, task, spectrum, size), and the protocol, variant, task, spectrum and size they
+    share (for the figure's title; shared training settings are left out).
+    Curves that would still read alike (a setting not in the key's fields) keep their full label."""
+    fields = {c.key: _fields(c) for c in cs}
+    names: list[str] = []
+    for f in fields.values():
+        names += [n for n in f if n not in names]
+    differ = [n for n in names if len({f.get(n, "") for f in fields.values()}) > 1]
+    shared = [n for n in names if n not in differ]
+    first = next(iter(fields.values()), {})
+    labels = {k: " ".join(f[n] for n in differ if n in f) for k, f in fields.items()}
+    counts = Counter(labels.values())
+    for c in cs:
+        if not labels[c.key] or counts[labels[c.key]] > 1:
+            labels[c.key] = c.label if counts[labels[c.key]] > 1 else (labels[c.key] or c.model)
+    titled = ("protocol", "variant", "task", "spectrum", "size")
+    return labels, " ".join(first[n] for n in shared if n in first and n in titled)
+
+
+def series_colours(labels) -> dict:
+    """One colour per distinct label, in sorted order (tab10, tab20 beyond ten, viridis beyond twenty)."""
+    names = sorted(set(labels))
+    return dict(zip(names, palette(len(names))))
+
+
+def panel_grid(n: int, panel_w: float = 3.8, panel_h: float = 3.2, max_cols: int = 2, **kw):
+    """A figure of ``n`` panels at most ``max_cols`` to a row (at most 7.6 in wide, so that its tick labels
+    stay readable in the site's 690-px column) and its ``n`` axes; the grid's spare axes are removed."""
+    cols = max(1, min(n, max_cols))
+    rows = (n + cols - 1) // cols
+    fig, axes = new_figure(min(panel_w * cols, 7.6), panel_h * rows, rows, cols, **kw)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        fig.delaxes(ax)
+    return fig, flat[:n]
 
 
 def _records(records, converged_only: bool) -> list:
@@ -111,27 +159,6 @@ def _group(recs, field_fn):
             continue
         out[curve_key(r)][int(r["config"]["model"]["depth"])].append((v, r))
     return out
-
-
-def spectrum_colours(keys):
-    """One colour per spectrum (a, b), shared by every panel of a figure."""
-    from matplotlib import colormaps
-
-    spectra = sorted({(k[4], k[5]) for k in keys})
-    cmap = colormaps["tab10"] if len(spectra) <= 10 else colormaps["viridis"]
-    n = max(len(spectra) - 1, 1)
-    return {s: cmap(i if len(spectra) <= 10 else i / n) for i, s in enumerate(spectra)}
-
-
-def _markers(keys):
-    """One marker per everything-but-the-spectrum (model, variant, k, d, P)."""
-    others = sorted({_marker_key(k) for k in keys})
-    shapes = "osD^vP*Xh<>"
-    return {o: shapes[i % len(shapes)] for i, o in enumerate(others)}
-
-
-def _marker_key(key: CurveKey) -> tuple:
-    return (key.model, key.variant, key.k, key.d, key.P)
 
 
 def depth_axis(ax, depths):
@@ -226,13 +253,6 @@ def new_figure(w: float, h: float, rows: int = 1, cols: int = 1, **kw):
     return fig, axes
 
 
-def empty_panel(ax, text: str):
-    """A panel that says why it holds nothing."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
 # ----------------------------------------------------------------------------------------------
 # builders: return a Figure or raise NoFigure(reason)
 
@@ -246,72 +266,53 @@ def _curves(data, converged_only: bool) -> list:
 
 
 def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
-    """Loss against depth, one panel per (model, task kind) that has runs (no empty panel), one legend
-    label per series (series that would read alike are told apart by their settings)."""
+    """Loss against depth, one panel per (model, task kind) that has runs (no empty panel), one colour
+    and one legend label per series (the label says only what differs between series; what they share
+    is in the title), fits dashed, and a dotted 1/L guide through each curve's first and last points."""
     entries = _fit_entries(fits)
-    groups, full = {}, {}
+    groups, by_key = {}, {}
     for c in _curves(records, converged_only):
         ok = np.isfinite(c.mean) & (c.mean > 0)
         if ok.any():
             groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
-            full[c.key] = c.label
+            by_key[c.key] = c
     if not groups:
         raise NoFigure("no finished runs with a positive final loss")
     keys = list(groups)
-    colours, markers = spectrum_colours(keys), _markers(keys)
-    show = (
-        {"k"}
-        | ({"variant"} if _distinct(keys, 1) else set())
-        | ({"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set())
-    )
-    show |= {"task"} if len({k[2] for k in keys if k[2] in _EASY}) > 1 else set()
     panels = [
         (model, kind, mine)
         for model in ("linear", "softmax")
         for kind in ("easy", "difficult")
         if (mine := [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))])
     ]
-    cols = 1 if len(panels) == 1 else 2
-    rows = (len(panels) + cols - 1) // cols
-    fig, axes = new_figure(5.5 * cols, 4.25 * rows, rows, cols)
-    flat = list(axes.flat)
-    for ax in flat[len(panels) :]:
-        fig.delaxes(ax)
-    for ax, (model, kind, mine) in zip(flat, panels):
+    # labels over the whole figure without the model (each panel holds one model): a series keeps its
+    # label and colour in every panel
+    labels, shared = series_labels([by_key[k] for k in keys])
+    colours = series_colours(labels.values())
+    fig, axes = panel_grid(len(panels), 3.8, 3.3)
+    dashed = False
+    for ax, (model, kind, mine) in zip(axes, panels):
         ax.set_title(f"{model} attention, {kind} task")
-        labels = {key: _label(key, show) for key in mine}
-        seen = Counter(labels.values())
-        for key in sorted(mine, key=str):
-            if seen[labels[key]] > 1:  # alike at this level of detail: add the settings that tell them apart
-                settings = full[key].split(" [", 1)
-                labels[key] += f" [{settings[1]}" if len(settings) == 2 else f" ({key.variant})"
-        for key in sorted(mine, key=str):
+        ax.set_yscale("log")
+        for key in sorted(mine, key=lambda k: labels[k]):
             depths, m, se = groups[key]
-            colour = colours[(key.a, key.b)]
-            marker = markers[_marker_key(key)]
+            colour = colours[labels[key]]
             ax.errorbar(
-                depths,
-                m,
-                yerr=error_bars(se),
-                color=colour,
-                marker=marker,
-                ls="-",
-                lw=1.0,
-                ms=4,
-                capsize=2,
+                depths, m, yerr=error_bars(se), color=colour, marker="o", ls="-", lw=1.0, ms=3.5, capsize=2,
                 label=labels[key],
-            )
+            )  # fmt: skip
             fit = next((p for s, p in entries if _match(s, key)), None)
             if fit is not None:
                 grid = np.geomspace(min(depths), max(depths), 100)
                 curve = fit["L0"] + fit["c"] * grid ** (-fit["alpha"])
                 ax.plot(grid[curve > 0], curve[curve > 0], ls="--", lw=1.2, color=colour)
+                dashed = True
+            inverse_depth_guide(ax, depths, m, colour)
         depth_axis(ax, [L for k in mine for L in groups[k][0]])
-        ax.set_yscale("log")
         ax.set_ylabel("loss R_L")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7, loc="best")
-    fig.suptitle("Loss against depth (mean over seeds, error bars one s.e.; fits dashed)")
+    legend_below(fig, extra=[(Line2D([], [], ls="--", color="0.3"), "fitted law (dashed)")] if dashed else ())
+    fig.suptitle("Loss against depth" + (f": {shared}" if shared else ""), fontsize=10)
     return fig
 
 
@@ -328,39 +329,32 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
     groups = _group(recs, modes)
     if not groups:
         raise NoFigure("no runs carry per-mode losses (mode_losses)")
-    fig, axes = new_figure(11, 4.6, 1, 2)
     titles = {"linear": "linear attention (sequential)", "softmax": "softmax attention (parallel)"}
-    drawn = False
-    for j, model in enumerate(("linear", "softmax")):
-        ax = axes[0, j]
-        ax.set_title(titles[model])
+    chosen = []
+    for model in ("linear", "softmax"):
         mine = [k for k in groups if k[0] == model and k[1] == "base"] or [k for k in groups if k[0] == model]
-        if not mine:
-            empty_panel(ax, "no runs with mode losses")
-            continue
-        # The series with most depths, preferring the easy task where the mode picture is exact.
-        key = max(mine, key=lambda k: (len(groups[k]), k[2] in _EASY, -k[4], str(k)))
+        if mine:  # the series with most depths, preferring the easy task where the mode picture is exact
+            chosen.append(max(mine, key=lambda k: (len(groups[k]), k[2] in _EASY, -k[4], str(k))))
+    if not chosen:
+        raise NoFigure("no linear or softmax runs with per-mode losses")
+    fig, axes = panel_grid(len(chosen), 3.8, 3.4)
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    for ax, key in zip(axes, chosen):
         depths = sorted(groups[key])
         r0 = groups[key][depths[0]][0][1]
         t = r0["config"]["task"]
         d = min(len(v) for L in depths for v, _ in groups[key][L])
         ref = PowerLawSpectrum(key.a, key.b, d, float(t.get("c_lambda") or 1.0), float(t.get("c_omega") or 1.0)).weights
         idx = np.unique(np.round(np.geomspace(1, d, min(max_modes, d))).astype(int)) - 1
-        from matplotlib import colormaps
-
-        cmap = colormaps["viridis"]
         lowest = math.inf
-        for n, m in enumerate(idx):
+        for m in idx:
             y = np.array([np.mean([v[m] for v, _ in groups[key][L]]) for L in depths]) / ref[m]
             ok = y > 0
-            ax.plot(
-                np.array(depths)[ok],
-                y[ok],
-                marker="o",
-                ms=3,
-                color=cmap(n / max(len(idx) - 1, 1)),
-                label=f"mode {m + 1}",
-            )
+            # the colour says the mode's place in the spectrum (log k / log d), the same in every panel
+            shade = math.log(m + 1) / math.log(d) if d > 1 else 0.0
+            ax.plot(np.array(depths)[ok], y[ok], marker="o", ms=3, color=cmap(0.9 * shade), label=f"mode {m + 1}")
             lowest = min(lowest, float(np.min(y[ok]))) if np.any(ok) else lowest
         depth_axis(ax, depths)
         ax.set_yscale("log")
@@ -369,11 +363,10 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
             ax.set_ylim(bottom=max(lowest, 1e-6 * ax.get_ylim()[1]) / 2)
         ax.set_ylabel(r"mode loss / $(\lambda_k \omega_k)$")
         ax.grid(True, which="both", alpha=0.25)
-        ax.legend(fontsize=7, title=_label(key, {"k", "task", "dP", "variant"}), title_fontsize=7)
-        drawn = True
-    if not drawn:
-        raise NoFigure("no linear or softmax runs with per-mode losses")
-    fig.suptitle("Per-mode loss against depth (mean over seeds)")
+        task = f"top-{key.k}" if key.task == "topk" else key.task
+        ax.set_title(f"{titles[key.model]}\n{task} (a,b)=({key.a:g},{key.b:g}) d={key.d}", fontsize=9)
+    legend_below(fig)
+    fig.suptitle("Per-mode loss against depth (mean over seeds)", fontsize=10)
     return fig
 
 
@@ -389,113 +382,108 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
     groups = _group(recs, parts)
     if not groups:
         raise NoFigure("no runs of depth >= 2 with finite A_L and C_L")
+    by_key = {c.key: c for c in curves(recs)}
     keys = sorted(groups, key=str)
-    colours, markers = spectrum_colours(keys), _markers(keys)
-    show = {"k"} | ({"model"} if _distinct(keys, 0) else set()) | ({"variant"} if _distinct(keys, 1) else set())
-    show |= {"dP"} if _distinct(keys, 6) or _distinct(keys, 7) else set()
-    fig, axes = new_figure(11, 4.6 + 0.16 * len(keys), 1, 2)
-    any_neg = tied = False
+    labels, shared = series_labels([by_key[k] for k in keys])
+    if len({k.model for k in keys}) > 1:
+        labels = {k: f"{k.model} {lab}" for k, lab in labels.items()}
+    colours = series_colours(labels.values())
+    lines: list[list] = [[], []]  # per panel: (key, depths, mean, se)
+    tied = False
     for key in keys:
         depths = np.array(sorted(groups[key]))
-        colour, marker = colours[(key.a, key.b)], markers[_marker_key(key)]
         R = np.array([np.nanmean([v[2] for v, _ in groups[key][L]]) for L in depths])
         for j in (0, 1):
             vals = [[v[j] for v, _ in groups[key][L]] for L in depths]
             m = np.array([np.mean(v) for v in vals])
             se = np.array([np.std(v, ddof=1) / math.sqrt(len(v)) if len(v) > 1 else math.nan for v in vals])
-            any_neg |= j == 0 and bool(np.any(m <= 0))
             keep = np.ones(len(m), bool)
             if j == 1:  # tied layers disagree by rounding only (1e-15): zero, which a log axis cannot show
                 keep = np.abs(m) > 1e-9 * np.abs(R)
                 tied |= not keep.all()
-            if not keep.any():
-                continue
-            axes[0, j].errorbar(
-                depths[keep],
-                m[keep],
-                yerr=error_bars(list(se[keep])),
-                color=colour,
-                marker=marker,
-                ms=4,
-                capsize=2,
-                lw=1,
-                label=_label(key, show) if j == 0 else None,
-            )
-        axes[0, 0].plot(depths, R, color=colour, ls=":", lw=1)
-    axes[0, 0].set_title(r"cross-layer error covariance $C_L$ (dotted: $R_L$)")
-    axes[0, 1].set_title(r"layer disagreement $A_L - C_L$" + (" (tied layers: 0, not drawn)" if tied else ""))
+            if keep.any():
+                lines[j].append((key, depths[keep], m[keep], se[keep], R))
+    panels = [j for j in (0, 1) if lines[j]]  # no empty panel: tied layers alone have no disagreement
+    fig, axes = panel_grid(len(panels), 3.8, 3.4)
+    titles = (r"shared error $C_L$ (dash-dot: $R_L$)", r"layer disagreement $A_L - C_L$")
     all_depths = [L for key in keys for L in groups[key]]
-    for j, ax in enumerate(axes[0]):
+    for ax, j in zip(axes, panels):
+        any_neg = False
+        for key, depths, m, se, R in lines[j]:
+            colour = colours[labels[key]]
+            ax.errorbar(
+                depths, m, yerr=error_bars(list(se)), color=colour, marker="o", ms=3.5, capsize=2, lw=1,
+                label=labels[key],
+            )  # fmt: skip
+            any_neg |= bool(np.any(m <= 0))
+            if j == 0:
+                ax.plot(depths, R, color=colour, ls="-.", lw=0.9)
+        ax.set_title(titles[j] + (" (tied layers: 0, not drawn)" if j == 1 and tied else ""), fontsize=9)
         depth_axis(ax, all_depths)
-        if j == 1 or not any_neg:
+        if not any_neg:
             ax.set_yscale("log")
+        ax.set_ylabel(("C_L", "A_L - C_L")[j])
         ax.grid(True, which="both", alpha=0.25)
-    legend_below(fig, ncol=min(3, len(keys)), fontsize=7)
-    fig.suptitle(r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth")
+    legend_below(fig)
+    fig.suptitle(
+        r"$R_L = C_L + (A_L - C_L)/L$: the two terms against depth" + (f"\n{shared}" if shared else ""), fontsize=10
+    )
     return fig
 
 
 def draw_excess_vs_depth(
     rows, ylabel: str = "R_L - R_inf (fitted)", empty: str = "no curve with an identified fit", signed: bool = False
 ) -> Figure:
-    """Excess against depth, log-log, one panel per task, one colour per series. ``signed``: points at or below 0 are drawn
-    too, on a symmetric-log axis (linear near 0), instead of being left out and counted."""
+    """Excess against depth, log-log, one panel per task (two to a row), one colour and one legend label
+    per series, and per curve a dotted 1/L guide ``c/L`` through its first point (the excess of an
+    exact ``R_inf + c/L``). ``signed``: points at or below 0 are drawn too, on a symmetric-log axis
+    (linear near 0), instead of being left out and counted in the panel's title."""
     rows = as_list("rows", rows, "dicts with series, task, depths, excess, se")
-    tasks = sorted({str(r.get("task")) for r in rows})
+    per_task: dict = defaultdict(list)
+    for r in rows:
+        L = np.asarray(r["depths"], float)
+        y = np.asarray(r["excess"], float)
+        se = np.asarray(r.get("se", [np.nan] * len(L)), float)
+        # log axes: a point at or below 0 is left out (and counted), unless the axis is signed
+        ok = np.isfinite(y) & ((y > 0) | signed)
+        per_task[str(r.get("task"))].append((str(r.get("series")), L, y, se, ok))
+    tasks = sorted(t for t, got in per_task.items() if any(ok.any() for *_, ok in got))  # no empty panel
     if not tasks:
         raise NoFigure(empty)
-    fig, axes = new_figure(4.4 * len(tasks), 4.2, 1, len(tasks))
-    names = sorted({str(r.get("series")) for r in rows})
+    fig, axes = panel_grid(len(tasks), 3.8, 3.3)
+    names = sorted({name for t in tasks for name, *_ in per_task[t]})
     colours = dict(zip(names, palette(len(names))))
-    for ax, task in zip(axes[0], tasks):
-        Ls_all, ys_all = [], []
-        for r in (r for r in rows if str(r.get("task")) == task):
-            L = np.asarray(r["depths"], float)
-            y = np.asarray(r["excess"], float)
-            se = np.asarray(r.get("se", [np.nan] * len(L)), float)
-            # log axes: a point at or below 0 is left out (and counted), unless the axis is signed
-            ok = np.isfinite(y) & ((y > 0) | signed)
-            ax.errorbar(
-                L[ok],
-                y[ok],
-                yerr=error_bars(se[ok]),
-                marker="o",
-                ms=4,
-                capsize=2,
-                color=colours[str(r["series"])],
-                label=f"{r['series']}"
-                + (f" (alpha={finite_or_nan(r['alpha']):.2f})" if r.get("alpha") is not None else "")
-                + (f" ({int((~ok).sum())} at or below 0, not drawn)" if (~ok).any() else ""),
-            )
-            Ls_all.extend(L[ok])
-            ys_all.extend(y[ok])
-            if ok.any():
-                j = int(np.flatnonzero(ok)[0])
-                guide_at = (L[j], y[j])
-                ax.plot(L, guide_at[1] * guide_at[0] / L, ls=":", lw=0.8, color=colours[str(r["series"])])
-        ax.set_xscale("log")
-        ys = np.abs(np.asarray(ys_all, float))
-        if ys.size and np.all(np.asarray(ys_all) > 0):
+    for ax, task in zip(axes, tasks):
+        drawn = np.concatenate([y[ok] for _, _, y, _, ok in per_task[task]])
+        left_out = sum(int((~ok & np.isfinite(y)).sum()) for _, _, y, _, ok in per_task[task])
+        if np.all(drawn > 0):
             ax.set_yscale("log")
-        else:  # a log axis cannot show 0 or below (nor an empty panel): linear within the smallest |value|
+        else:  # a log axis cannot show 0 or below: linear within the smallest |value|
+            ys = np.abs(drawn)
             ax.set_yscale("symlog", linthresh=float(ys[ys > 0].min()) if np.any(ys > 0) else 1e-3)
             ax.axhline(0.0, color="0.5", lw=0.6)
-        if Ls_all:
-            depth_axis(ax, sorted(set(Ls_all)))
-        ax.set_xlabel("depth L")
+        for name, L, y, se, ok in sorted(per_task[task], key=lambda t: t[0]):
+            if not ok.any():
+                continue
+            colour = colours[name]
+            ax.errorbar(L[ok], y[ok], yerr=error_bars(se[ok]), marker="o", ms=3.5, capsize=2, color=colour, label=name)
+            inverse_depth_guide(ax, L[ok], y[ok], colour, r_inf=0.0)
+        depth_axis(ax, sorted({float(x) for _, L, _, _, ok in per_task[task] for x in L[ok]}))
         ax.set_ylabel(ylabel)
-        ax.set_title(task, fontsize=9)
+        ax.set_title(task + (f" ({left_out} points at or below 0 not drawn)" if left_out else ""), fontsize=9)
         ax.grid(True, which="both", alpha=0.2)
-        ax.legend(fontsize=7)
+    legend_below(fig)
     return fig
 
 
 def palette(n: int) -> list:
-    """``n`` colours of matplotlib's tab10 cycle."""
+    """``n`` distinct colours: matplotlib's tab10, tab20 beyond ten, viridis beyond twenty."""
     import matplotlib
 
-    cmap = matplotlib.colormaps["tab10"]
-    return [cmap(i % 10) for i in range(n)]
+    if n <= 20:
+        cmap = matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
+        return [cmap(i) for i in range(n)]
+    return [matplotlib.colormaps["viridis"](i / (n - 1)) for i in range(n)]
 
 
 __all__ = [
@@ -503,12 +491,13 @@ __all__ = [
     "as_list",
     "mappings",
     "finite_or_nan",
-    "spectrum_colours",
+    "series_labels",
+    "series_colours",
+    "panel_grid",
     "depth_axis",
     "error_bars",
     "to_png",
     "new_figure",
-    "empty_panel",
     "palette",
     "draw_overview",
     "draw_mode_curves",

@@ -46,14 +46,79 @@ def plain_log_ticks(axis, integers: bool = False) -> None:
     axis.set_minor_formatter(fmt if narrow else NullFormatter())
 
 
-def legend_below(fig, ncol: int | None = None, fontsize: float = 8) -> None:
+# The site's content column is 690 px wide and report figures are rendered at 100 dpi: a figure at most
+# 7.6 in wide shrinks by at most 10 %, so 8-pt legend text stays at least 10 px tall there.
+COLUMN_PX = 690
+MIN_LEGEND_PT = 8.0
+GUIDE_GID = "inverse-depth-guide"
+GUIDE_LABEL = "1/L guide (dotted)"
+
+
+def inverse_depth_guide(ax, depths, values, color, r_inf: float | None = None):
+    """Draw the dotted guide ``R_inf + c/L`` over a curve's depths and return it (None when it cannot
+    be drawn: fewer than two finite points).
+
+    ``r_inf`` None: ``R_inf`` and ``c`` put the guide through the curve's first and last finite points;
+    given (a fitted plateau): the guide has that asymptote and passes through the
+    first point. A guide is drawn with ``gid`` :data:`GUIDE_GID`, so that :func:`legend_below` names it
+    once, and a test can find it. Set the axis scales first (a log axis drops values at or below 0).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> line = inverse_depth_guide(ax, [1, 2, 4, 8], [2.0, 1.4, 1.2, 1.1], "k")
+    >>> x, y = line.get_data()
+    >>> bool(np.allclose([y[0], y[-1]], [2.0, 1.1])), line.get_gid() == GUIDE_GID
+    (True, True)
+    """
+    L = np.asarray(depths, dtype=float)
+    y = np.asarray(values, dtype=float)
+    ok = np.isfinite(L) & np.isfinite(y) & (L > 0)
+    if ax.get_yscale() == "log":
+        ok &= y > 0
+    L, y = L[ok], y[ok]
+    if len(L) < 2 or L[0] == L[-1]:
+        return None
+    if r_inf is None:
+        c = (y[0] - y[-1]) / (1 / L[0] - 1 / L[-1])
+        base = y[-1] - c / L[-1]
+    else:
+        base = float(r_inf)
+        c = (y[0] - base) * L[0]
+    grid = np.geomspace(L[0], L[-1], 60)
+    guide = base + c / grid
+    keep = guide > 0 if ax.get_yscale() == "log" else np.isfinite(guide)
+    (line,) = ax.plot(grid[keep], guide[keep], ls=":", lw=1.0, color=color, label="_guide", gid=GUIDE_GID)
+    return line
+
+
+def legend_below(fig, ncol: int | None = None, fontsize: float = MIN_LEGEND_PT, extra=()) -> None:
     """One legend for every panel of ``fig``, under them, so that it covers no data (a label drawn in
-    several panels is named once; ``ncol`` defaults to one row). The figure needs ``layout="constrained"``."""
+    several panels is named once, labels starting with ``_`` are left out; ``ncol`` defaults to as many
+    columns as the figure's width holds). A figure with 1/L guides (:func:`inverse_depth_guide`) gets
+    one entry for them. ``extra``: more ``(handle, label)`` pairs. The figure needs ``layout="constrained"``.
+    """
+    from matplotlib.lines import Line2D
+
+    if fontsize < MIN_LEGEND_PT:
+        bad_argument("fontsize", fontsize, f"at least {MIN_LEGEND_PT:g} pt (readable in the site's column)")
     seen: dict = {}
+    guides = False
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, handle)
-    ncol = ncol or len(seen)
+        guides |= any(ln.get_gid() == GUIDE_GID for ln in ax.lines)
+    for handle, label in extra:
+        seen.setdefault(label, handle)
+    if guides:
+        seen.setdefault(GUIDE_LABEL, Line2D([], [], ls=":", lw=1.0, color="0.3"))
+    if not seen:
+        return
+    if ncol is None:  # as many columns as fit: about 0.6 em per character, plus the handle
+        width_pt = fig.get_figwidth() * 72
+        per = max(len(label) for label in seen) * 0.6 * fontsize + 3.5 * fontsize
+        ncol = max(1, min(len(seen), int(width_pt // per)))
     fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
 
 
@@ -183,4 +248,14 @@ def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
     return ax
 
 
-__all__ = ["LOSS_LAWS", "LAW_LABELS", "plot_curve", "plot_linear_laws", "plain_log_ticks"]
+__all__ = [
+    "LOSS_LAWS",
+    "LAW_LABELS",
+    "COLUMN_PX",
+    "GUIDE_GID",
+    "plot_curve",
+    "plot_linear_laws",
+    "plain_log_ticks",
+    "legend_below",
+    "inverse_depth_guide",
+]

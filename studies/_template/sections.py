@@ -1,35 +1,46 @@
 """The template study's report pieces: one table, one figure and the story that places the figure
 beside its finding.
 
-CHANGE: ``sections(ev)`` returns the study's tables (``{"title", "columns", "rows"}``) and figures
-(``{"name", "caption", "png", "why_missing"}``: a figure the study draws itself, a PNG from
-``to_png``), each left out or explained when the sweep has no data for it; ``story(results, ev)``
-returns the answer (three to five sentences, each with its number) and one finding per figure.
+CHANGE: ``sections(ev)`` returns the study's tables (``Table`` records) and figures (``FigureEntry``
+records: a name, a drawing function the report calls once, a caption and what to look at), a table
+left out and a figure's drawing raising ``NoFigure`` (saying why) when the sweep has no data for it;
+``story(results, ev)`` returns the answer (three to five sentences, each with its number) and one
+finding per figure.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from depthscale.derivations.study import (
     EASY_TASKS,
+    FigureEntry,
     Finding,
+    NoFigure,
     Sections,
     Story,
+    Table,
     brief,
+    depth_axis,
+    inverse_depth_guide,
+    legend_below,
+    new_figure,
     results_of,
     select_curves,
     tally,
-    to_png,
 )
 from depthscale.derivations.study import format_estimate as est
 
 FIGURE = "template_loss"  # CHANGE: the figure's name (a finding refers to it)
 CAPTION = (
     "Trained linear attention on the easy task: the loss R_L against depth L (seed mean, error bars: one "
-    "standard error over seeds), log-log, one line per spectrum. Look at whether each line falls."
+    "standard error over seeds), log-log, one colour per spectrum; dotted: R_inf + c/L through each "
+    "curve's first and last points."
 )
+LOOK_AT = "Look at whether each line falls, and how it bends against its dotted 1/L guide."  # CHANGE
 
 
-def table(ev) -> dict | None:
+def table(ev) -> Table | None:
     """Per linear easy-task curve and depth: the seed-mean loss with its error and the seed count."""
     body = [
         [c.label, int(L), est(c.estimate(j).value, c.estimate(j).se), c.estimate(j).n]
@@ -38,32 +49,33 @@ def table(ev) -> dict | None:
     ]
     if not body:
         return None
-    return {"title": "Template study: loss against depth", "columns": ["curve", "L", "R_L", "seeds"], "rows": body}
+    return Table("Template study: loss against depth", ["curve", "L", "R_L", "seeds"], body)
 
 
-def loss_figure(ev) -> dict:
-    """R_L against depth, one line per curve (a figure of its own: never pyplot's, so a report does
-    not touch a notebook's figures)."""
-    entry: dict = {"name": FIGURE, "caption": CAPTION, "png": None, "why_missing": ""}
-    cs = select_curves(ev, "linear", EASY_TASKS)
+def draw_loss(cs):
+    """R_L against depth, one line per curve, with its 1/L guide (a figure of its own from ``new_figure``,
+    never pyplot's, so a report does not touch a notebook's figures)."""
     if not cs:
-        entry["why_missing"] = "no linear easy-task runs in this sweep"
-        return entry
-    from matplotlib.figure import Figure
+        raise NoFigure("no linear easy-task runs in this sweep")
+    fig, axes = new_figure(6.4, 4.2)
+    ax = axes[0, 0]
+    ax.set_yscale("log")
+    for i, c in enumerate(cs):
+        ax.errorbar(c.depths, c.mean, yerr=c.error_bar, marker="o", ms=4, capsize=3, color=f"C{i}", label=c.label)
+        inverse_depth_guide(ax, c.depths, c.mean, f"C{i}")
+    depth_axis(ax, [int(L) for c in cs for L in c.depths])
+    ax.set_ylabel("loss R_L")
+    legend_below(fig)  # under the panel: a legend never covers the data
+    return fig
 
-    fig = Figure(figsize=(5.0, 3.6))
-    ax = fig.add_subplot()
-    for c in cs:
-        ax.errorbar(c.depths, c.mean, yerr=c.error_bar, marker="o", capsize=3, label=c.label)
-    ax.set(xscale="log", yscale="log", xlabel="depth L", ylabel="R_L")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    entry["png"] = to_png(fig)
-    return entry
+
+def loss_figure(ev) -> FigureEntry:
+    """The figure's record: drawn later, once, by the report."""
+    return FigureEntry(FIGURE, partial(draw_loss, select_curves(ev, "linear", EASY_TASKS)), CAPTION, LOOK_AT)
 
 
 def sections(ev) -> Sections:
-    """The table (left out without runs) and the figure (its entry says why when it has no data)."""
+    """The table (left out without runs) and the figure (its drawing says why when it has no data)."""
     t = table(ev)
     return Sections(tables=(t,) if t else (), figures=(loss_figure(ev),))
 

@@ -11,7 +11,16 @@ from collections.abc import Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from depthscale.derivations.study import NoFigure, as_list, error_bars, finite_or_nan, mappings, new_figure
+from depthscale.derivations.study import (
+    NoFigure,
+    as_list,
+    error_bars,
+    finite_or_nan,
+    legend_below,
+    mappings,
+    new_figure,
+    panel_grid,
+)
 from depthscale.theory.spectra import PowerLawSpectrum
 
 
@@ -49,7 +58,7 @@ def draw_exponents_vs_zeta(rows, reference=None) -> Figure:
             pts["paper"].append((z, alpha, math.nan, (a, b)))
     if not any(name != "paper" for name in pts):
         raise NoFigure("no fitted exponents with a defined zeta = (a + b - 1)/a (needs a > 0 and a + b > 1)")
-    fig, axes = new_figure(6.5, 5)
+    fig, axes = new_figure(6.4, 4.8)
     ax = axes[0, 0]
     z_all = [p[0] for v in pts.values() for p in v]
     zs = np.linspace(0, max(z_all) * 1.1, 50)
@@ -69,7 +78,7 @@ def draw_exponents_vs_zeta(rows, reference=None) -> Figure:
     ax.set_xlim(0, None)
     ax.set_ylim(0, None)
     ax.grid(True, alpha=0.25)
-    ax.legend(fontsize=8)
+    legend_below(fig)
     ax.set_title("Depth exponents against the spectrum")
     return fig
 
@@ -96,7 +105,7 @@ def draw_floors(rows) -> Figure:
             )
     if not pts:
         raise NoFigure("no floor with both a measured and a reference value")
-    fig, axes = new_figure(6.5, 5.5)
+    fig, axes = new_figure(6.4, 5.2)
     ax = axes[0, 0]
     allv = np.array([v for p in pts.values() for q in p for v in q[:2]])
     positive = bool(np.all(allv > 0))
@@ -129,9 +138,14 @@ def draw_floors(rows) -> Figure:
     ax.set_xlabel("reference / theory floor")
     ax.set_ylabel("measured floor")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=8)
+    legend_below(fig)
     ax.set_title("Loss floors against the reference values")
     return fig
+
+
+SINGLE, MIXTURE = "best single temperature", "best two temperatures"
+# one colour per floor: a reference floor and L0's difference from it share it across the two panels
+_ROOM_COLOURS = {"fitted floor $L_0$": "C0", SINGLE: "C1", MIXTURE: "C2"}
 
 
 def draw_room_for_depth(rows) -> Figure:
@@ -152,7 +166,8 @@ def draw_room_for_depth(rows) -> Figure:
             good.append(r)
     if not good:
         raise NoFigure("no spectrum with a fitted floor L0 and a reference floor")
-    fig, axes = new_figure(11, 4.6, 1, 2)
+    # stacked: the spectra's names under each panel need the column's whole width
+    fig, axes = panel_grid(2, 6.4, 3.1, max_cols=1)
     names = [str(r.get("spectrum", r.get("label", i))) for i, r in enumerate(good)]
     losses = [
         (
@@ -164,19 +179,16 @@ def draw_room_for_depth(rows) -> Figure:
         )
         for off, field, label, marker in (
             (-0.15, "L0", "fitted floor $L_0$", "o"),
-            (0.0, "single", "best single temperature", "s"),
-            (0.15, "mixture", "best two temperatures", "D"),
+            (0.0, "single", SINGLE, "s"),
+            (0.15, "mixture", MIXTURE, "D"),
         )
     ]
     vals = [finite_or_nan(r.get(f)) for r in good for f in ("L0", "single", "mixture")]
     log = all(v > 0 for v in vals if math.isfinite(v))  # spectra differ by orders of magnitude
-    _spectrum_panel(axes[0, 0], names, losses, "loss", "fitted and reference floors", log=log)
+    _spectrum_panel(axes[0], names, losses, "loss", "fitted and reference floors", log=log)
     unpaired = False
     diffs = []
-    for off, field, label, marker in (
-        (-0.1, "single", "$L_0$ - single", "s"),
-        (0.1, "mixture", "$L_0$ - mixture", "D"),
-    ):
+    for off, field, label, marker in ((-0.1, "single", SINGLE, "s"), (0.1, "mixture", MIXTURE, "D")):
         ys, ses = [], []
         for r in good:
             diff, dse = finite_or_nan(r.get(field + "_diff")), finite_or_nan(r.get(field + "_diff_se"))
@@ -188,10 +200,11 @@ def draw_room_for_depth(rows) -> Figure:
             ys.append(diff)
             ses.append(dse)
         diffs.append((off, label, marker, ys, ses))
-    title = "paired differences" + (" (some unpaired: independent s.e.)" if unpaired else "")
-    _spectrum_panel(axes[0, 1], names, diffs, "difference (below 0: depth beats the reference floor)", title)
-    axes[0, 1].axhline(0, color="0.3", lw=1)
-    fig.suptitle("Room for depth: fitted floor against temperature-only heads")
+    title = "$L_0$ minus each reference floor, paired" + (" (some unpaired: independent s.e.)" if unpaired else "")
+    _spectrum_panel(axes[1], names, diffs, "$L_0$ - floor (< 0: depth wins)", title)
+    axes[1].axhline(0, color="0.3", lw=1)
+    legend_below(fig)
+    fig.suptitle("Room for depth: fitted floor against temperature-only heads", fontsize=10)
     return fig
 
 
@@ -202,11 +215,13 @@ def _spectrum_panel(ax, names, series, ylabel: str, title: str, log: bool = Fals
     for off, label, marker, y, se in series:
         y, se = np.array(y), np.array(se)
         ok = np.isfinite(y)
-        ax.errorbar(x[ok] + off, y[ok], yerr=error_bars(se[ok]), ls="none", marker=marker, ms=5, capsize=3, label=label)
-    ax.set_xticks(x, names, rotation=20, fontsize=8)
+        ax.errorbar(
+            x[ok] + off, y[ok], yerr=error_bars(se[ok]), ls="none", marker=marker, ms=5, capsize=3,
+            color=_ROOM_COLOURS[label], label=label,
+        )  # fmt: skip
+    ax.set_xticks(x, names, rotation=15, fontsize=8)
     if log:
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.grid(True, axis="y", alpha=0.25)
-    ax.legend(fontsize=8)

@@ -75,8 +75,26 @@ EXPONENTS_CAPTION = (
 FLOORS_CAPTION = "Measured loss floors against reference or theory values, with error bars; the line is equality."
 ROOM_CAPTION = (
     "Fitted floor L0 against two reference floors, the best single temperature-only head and the best "
-    "two-temperature mixture, per spectrum; right: differences with paired standard errors."
+    "two-temperature mixture, per spectrum; below: L0 minus each floor, with paired standard errors."
 )
+OVERVIEW_CAPTION = (
+    "Loss against depth for linear and softmax attention on the easy and difficult tasks, log-log, mean "
+    "over seeds with one-s.e. error bars, one colour per series; fitted laws dashed; dotted: R_inf + c/L "
+    "through each curve's first and last points."
+)
+DECOMPOSITION_CAPTION = (
+    "The shared error C_L (mean E[e_l e_m] over pairs of layers; negative when layer errors cancel, as in "
+    "linear attention), with R_L dash-dotted, and the layers' disagreement A_L - C_L against depth "
+    "(R_L = C_L + (A_L - C_L)/L), one colour per series."
+)
+LOOK_AT = {  # what to look at in each figure, one sentence
+    "overview": "Look at whether each softmax curve bends away from its dotted 1/L guide towards a plateau.",
+    "exponents_vs_zeta": "Look at whether the fitted exponents sit between the zeta and 2 zeta lines.",
+    "mode_curves": "Look at the order in which the modes fall: one after another (linear) or together (softmax).",
+    "decomposition": "Look at whether the disagreement A_L - C_L stays flat with depth, as the 1/L law needs.",
+    "floors": "Look at how far each point sits from the equality line, against its error bars.",
+    "room_for_depth": "Look at whether the lower panel's points sit below zero, where depth beats the reference floor.",
+}
 
 
 # ---------------------------------------------------------------------------------------- tables
@@ -198,13 +216,22 @@ def figures(ev) -> list[FigureEntry]:
         "room_for_depth": (partial(drawings.draw_room_for_depth, _room_rows(cs, fits)), ROOM_CAPTION),
     }
     made = {
-        name: FigureEntry(name, draw, caption, finding=_FINDING_OF.get(name, ""))
+        name: FigureEntry(name, draw, caption, LOOK_AT[name], finding=_FINDING_OF.get(name, ""))
         for name, (draw, caption) in own.items()
     }
-    for kind in ("mode_curves", "decomposition"):
-        made[kind] = figure_entry(kind, records, finding=_FINDING_OF.get(kind, ""))
+    made["mode_curves"] = figure_entry(
+        "mode_curves", records, look_at=LOOK_AT["mode_curves"], finding=_FINDING_OF.get("mode_curves", "")
+    )
+    made["decomposition"] = figure_entry(
+        "decomposition",
+        records,
+        caption=DECOMPOSITION_CAPTION,
+        look_at=LOOK_AT["decomposition"],
+        finding=_FINDING_OF.get("decomposition", ""),
+    )
     order = ("exponents_vs_zeta", "mode_curves", "decomposition", "floors", "room_for_depth")
-    return [figure_entry("overview", cs, fits), *(made[n] for n in order)]
+    overview = figure_entry("overview", cs, fits, caption=OVERVIEW_CAPTION, look_at=LOOK_AT["overview"])
+    return [overview, *(made[n] for n in order)]
 
 
 def sections(ev) -> Sections:

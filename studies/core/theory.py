@@ -88,8 +88,8 @@ def numbers(ev) -> CoreTheory:
 
 def tables(th: CoreTheory) -> list[Table]:
     """The linear-law tables, the aggregation models, the linear floors and the paper's floors."""
-    out = [Table.from_mapping(t) for t in linear_table(th.spectra, th.d_linear)]
-    out.append(Table.from_mapping(clt_table()))
+    out = [Table(**t) for t in linear_table(th.spectra, th.d_linear)]
+    out.append(Table(**clt_table()))
     if th.floor:
         out.append(
             Table(

@@ -16,6 +16,7 @@ from depthscale.derivations.study import (
     OptimumNumbers,
     Sections,
     Story,
+    Table,
     brief,
     optimum_numbers_of,
     optimum_of,
@@ -23,11 +24,11 @@ from depthscale.derivations.study import (
     tally,
 )
 
-from .drawings import CAPTION, draw_optimum_vs_depth
+from .drawings import CAPTION, LOOK_AT, draw_optimum_vs_depth
 from .theory import REFERENCE_DEPTHS
 
 
-def theory_tables(numbers: OptimumNumbers) -> list:
+def theory_tables(numbers: OptimumNumbers) -> list[Table]:
     """The optimum at the runs' scale and the exponents at d = 128, P = 1024, as report tables."""
     out = []
     rows = [
@@ -37,24 +38,22 @@ def theory_tables(numbers: OptimumNumbers) -> list:
     ]
     if rows:
         out.append(
-            {
-                "title": f"Best depth-L polynomial in S = X^T X / P on the easy task (Monte Carlo, {numbers.contexts} fitting + "
+            Table(
+                f"Best depth-L polynomial in S = X^T X / P on the easy task (Monte Carlo, {numbers.contexts} fitting + "
                 f"{numbers.contexts} evaluation contexts): held-out loss and in-sample bound, and the best equal-step predictor",
-                "columns": ["(a,b)", "task", "d", "P", "L", "optimum", "s.e.", "in-sample", "equal steps", "s.e."],
-                "rows": rows,
-            }
+                ["(a,b)", "task", "d", "P", "L", "optimum", "s.e.", "in-sample", "equal steps", "s.e."],
+                rows,
+            )
         )
     ref = numbers.reference
     if ref:
         out.append(
-            {
-                "title": f"Exponent of the optimum at d={REFERENCE_D}, P={REFERENCE_P}, c L^-alpha over "
+            Table(
+                f"Exponent of the optimum at d={REFERENCE_D}, P={REFERENCE_P}, c L^-alpha over "
                 f"L={list(REFERENCE_DEPTHS)}, against the paper's Table 2",
-                "columns": ["(a,b)", "zeta", "optimum alpha", "s.e.", "in-sample alpha", "paper"],
-                "rows": [
-                    [f"({a:g},{b:g})", (a + b - 1) / a, al, se, ai, p] for (a, b), (al, se, ai, p, _) in ref.items()
-                ],
-            }
+                ["(a,b)", "zeta", "optimum alpha", "s.e.", "in-sample alpha", "paper"],
+                [[f"({a:g},{b:g})", (a + b - 1) / a, al, se, ai, p] for (a, b), (al, se, ai, p, _) in ref.items()],
+            )
         )
     return out
 
@@ -91,7 +90,7 @@ def sections(ev) -> Sections:
     """The optimum's tables and the figure of trained runs against it (left out without linear easy runs)."""
     numbers = optimum_numbers_of(ev)
     rows = figure_rows(ev.curves, numbers)
-    fig = FigureEntry("linear_optimum", partial(draw_optimum_vs_depth, rows), CAPTION)
+    fig = FigureEntry("linear_optimum", partial(draw_optimum_vs_depth, rows), CAPTION, LOOK_AT)
     return Sections(tables=tuple(theory_tables(numbers)), figures=(fig,) if rows else ())
 
 

@@ -3,26 +3,42 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 
-from depthscale.derivations.study import Finding, Sections, Story, legend_below, plain_log_ticks, to_png
+from matplotlib.lines import Line2D
+
+from depthscale.derivations.study import (
+    FigureEntry,
+    Finding,
+    NoFigure,
+    Sections,
+    Story,
+    Table,
+    inverse_depth_guide,
+    legend_below,
+    panel_grid,
+    plain_log_ticks,
+)
 from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.attention_maps import ATTENTIONS
 
 from .theory import DEEP, FLOOR_NAMES, rows
 
+FLOOR_COLUMNS = ("single", "convex", "signed mixture")
 COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
 
 LOSS_CAPTION = (
-    "R_L against depth under the cosine protocol, one panel per task, one line per nonlinearity (seed "
+    "R_L against depth under the cosine protocol, one panel per task, one colour per nonlinearity (seed "
     "mean, error bars over seeds); the dashed line of the same colour is that nonlinearity's convex "
-    "floor, the best non-negative mixture of its temperature heads. Look at whether any line keeps "
-    "falling like 1/L, and where each ends against its own floor."
+    "floor, the best non-negative mixture of its temperature heads; the dotted line is R_inf + c/L "
+    "through the curve's first and last points."
 )
+LOSS_LOOK = "Look at whether any line follows its dotted 1/L guide, and where each ends against its own dashed floor."
 SHARED_CAPTION = (
-    "The two terms of R_L = C_L + (A_L - C_L)/L under the cosine protocol: top row the shared error C_L, "
-    "bottom row the layers' disagreement A_L - C_L (log scale), one line per nonlinearity. The "
-    "central-limit mechanism needs the bottom row flat; look at its slopes."
+    "The two terms of R_L = C_L + (A_L - C_L)/L under the cosine protocol, one row per task: left the "
+    "shared error C_L, right the layers' disagreement A_L - C_L (log scale), one colour per nonlinearity."
 )
+SHARED_LOOK = "Look at the slopes in the right-hand panels: the central-limit mechanism needs them flat."
 
 
 def _by_task(ev):
@@ -34,14 +50,6 @@ def _by_task(ev):
     return {key[-1]: rs for key, rs in sorted(out.items())}
 
 
-def _axes(rows_: int, cols: int, w: float, h: float):
-    """A figure of its own (never pyplot's: a report must not touch a notebook's figures or backend)."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(w, h), layout="constrained")
-    return fig, fig.subplots(rows_, cols, squeeze=False, sharex=True)
-
-
 def _log_axes(ax, log_y: bool) -> None:
     """Depth on a log-2 axis labelled 1, 2, 4, ...; a log y axis labelled with plain numbers."""
     ax.set_xscale("log", base=2)
@@ -51,57 +59,71 @@ def _log_axes(ax, log_y: bool) -> None:
         plain_log_ticks(ax.yaxis)
 
 
-def loss_figure(ev) -> dict:
-    """``R_L`` against L per task, one line per nonlinearity, its own convex floor dashed."""
-    tasks = _by_task(ev)
-    entry: dict = {"name": "nonlinearities_loss", "caption": LOSS_CAPTION, "png": None, "why_missing": ""}
+def _task_title(task: str, rs) -> str:
+    """A panel's title: the task and the maps it holds (not one map's name)."""
+    return f"{task}: {len(rs)} map{'s' if len(rs) > 1 else ''}"
+
+
+def draw_loss(tasks: dict):
+    """``R_L`` against L per task (two panels to a row), one colour per nonlinearity, its own convex
+    floor dashed, a dotted 1/L guide through each curve's first and last points."""
     if not tasks:
-        entry["why_missing"] = "no cosine-protocol runs of the study"
-        return entry
-    fig, axes = _axes(1, len(tasks), 4.2 * len(tasks), 3.6)
-    for ax, (task, rs) in zip(axes[0], tasks.items()):
+        raise NoFigure("no cosine-protocol runs of the study")
+    fig, axes = panel_grid(len(tasks), 3.8, 3.1)
+    for ax, (task, rs) in zip(axes, tasks.items()):
+        _log_axes(ax, log_y=True)
         for r in rs:
             c, col = r.curve, COLOURS[r.attention]
             ax.errorbar(c.depths, c.mean, yerr=c.error_bar, color=col, marker="o", ms=3, lw=1.2, label=r.attention)
+            inverse_depth_guide(ax, c.depths, c.mean, col)
             if "convex" in r.floors:
                 ax.axhline(r.floors["convex"][0], color=col, ls="--", lw=0.8)
-        _log_axes(ax, log_y=True)
-        ax.set_title(task)
+        plain_log_ticks(ax.yaxis)
+        ax.set_title(_task_title(task, rs), fontsize=9)
         ax.set_xlabel("depth L")
-    axes[0][0].set_ylabel("test loss R_L")
-    legend_below(fig)
-    entry["png"] = to_png(fig)
-    return entry
+        ax.set_ylabel("test loss R_L")
+    legend_below(fig, extra=[(Line2D([], [], ls="--", lw=0.8, color="0.3"), "own convex floor (dashed)")])
+    return fig
 
 
-def shared_figure(ev) -> dict:
-    """``C_L`` (top) and ``A_L - C_L`` (bottom) against L per task, one line per nonlinearity."""
-    tasks = _by_task(ev)
-    entry: dict = {"name": "nonlinearities_terms", "caption": SHARED_CAPTION, "png": None, "why_missing": ""}
+def draw_terms(tasks: dict):
+    """``C_L`` (left) and ``A_L - C_L`` (right) against L, one row per task, one colour per nonlinearity."""
     if not tasks:
-        entry["why_missing"] = "no cosine-protocol runs of the study"
-        return entry
-    fig, axes = _axes(2, len(tasks), 4.2 * len(tasks), 6.2)
+        raise NoFigure("no cosine-protocol runs of the study")
+    fig, axes = panel_grid(2 * len(tasks), 3.8, 2.7)
     for j, (task, rs) in enumerate(tasks.items()):
+        left, right = axes[2 * j], axes[2 * j + 1]
+        _log_axes(left, log_y=False)
+        _log_axes(right, log_y=True)
         for r in rs:
             c, col = r.curve, COLOURS[r.attention]
             keep = c.depths >= 2
-            axes[0][j].plot(c.depths[keep], c.field_mean("C_L")[keep], color=col, marker="o", ms=3, label=r.attention)
+            left.plot(c.depths[keep], c.field_mean("C_L")[keep], color=col, marker="o", ms=3, label=r.attention)
             gap = c.field_mean("gap")[keep]
             pos = gap > 0
-            axes[1][j].plot(c.depths[keep][pos], gap[pos], color=col, marker="o", ms=3)
-        axes[0][j].set_title(task)
-        axes[1][j].set_xlabel("depth L")
-        _log_axes(axes[0][j], log_y=False)
-        _log_axes(axes[1][j], log_y=True)
-    axes[0][0].set_ylabel("shared error C_L")
-    axes[1][0].set_ylabel("disagreement A_L - C_L")
+            right.plot(c.depths[keep][pos], gap[pos], color=col, marker="o", ms=3, label=r.attention)
+        plain_log_ticks(right.yaxis)
+        left.set_title(f"{task}: shared error", fontsize=9)
+        right.set_title(f"{task}: disagreement", fontsize=9)
+        left.set_ylabel("C_L")
+        right.set_ylabel("A_L - C_L")
+        for ax in (left, right):
+            ax.set_xlabel("depth L")
     legend_below(fig)
-    entry["png"] = to_png(fig)
-    return entry
+    return fig
 
 
-def table(ev) -> dict | None:
+def loss_figure(ev) -> FigureEntry:
+    """``R_L`` against L per task, one line per nonlinearity, its own convex floor dashed."""
+    return FigureEntry("nonlinearities_loss", partial(draw_loss, _by_task(ev)), LOSS_CAPTION, LOSS_LOOK)
+
+
+def shared_figure(ev) -> FigureEntry:
+    """``C_L`` and ``A_L - C_L`` against L per task, one line per nonlinearity."""
+    return FigureEntry("nonlinearities_terms", partial(draw_terms, _by_task(ev)), SHARED_CAPTION, SHARED_LOOK)
+
+
+def table(ev) -> Table | None:
     """Per nonlinearity, protocol and task: alpha, R_1, R_deepest, C_deepest, its floors."""
     rs = rows(ev)
     if not rs:
@@ -123,22 +145,11 @@ def table(ev) -> dict | None:
                 *(est(*r.floors[n]) if n in r.floors else "—" for n in FLOOR_NAMES),
             ]
         )
-    return {
-        "title": "Nonlinearity study: fit, losses and each nonlinearity's own reference floors",
-        "columns": [
-            "attention",
-            "protocol",
-            "task",
-            "alpha",
-            "R_1",
-            "R_deepest",
-            "C_deepest",
-            "single",
-            "convex",
-            "signed mixture",
-        ],
-        "rows": body,
-    }
+    return Table(
+        "Nonlinearity study: fit, losses and each nonlinearity's own reference floors",
+        ["attention", "protocol", "task", "alpha", "R_1", "R_deepest", "C_deepest", *FLOOR_COLUMNS],
+        body,
+    )
 
 
 def sections(ev) -> Sections:

@@ -32,7 +32,9 @@ from depthscale.derivations.study import (
     Table,
     claim,
     in_range,
+    inverse_depth_guide,
     law_rejected,
+    legend_below,
 )
 from depthscale.derivations.study import format_estimate as est
 
@@ -212,16 +214,14 @@ def draw_objections(o: Objections):
             ax.plot(c.depths, c.mean, color=colours[name], marker="o", ms=3, lw=1, label=name)
     if (env := o.envelope) is not None:
         ax.plot(env.depths, env.mean, color="black", lw=2.2, marker="s", ms=4, label="best rate per depth", zorder=5)
-        L = np.geomspace(env.depths[0], env.depths[-1], 100)
-        c = (env.mean[0] - env.mean[-1]) / (1 / env.depths[0] - 1 / env.depths[-1])
-        ax.plot(L, env.mean[-1] + c * (1 / L - 1 / env.depths[-1]), color="black", ls=":", lw=1.2, label="1/L guide")
+        inverse_depth_guide(ax, env.depths, env.mean, "black")
     ax.set_xscale("log", base=2)
     ax.set_xticks([int(x) for x in sorted({int(L) for c in o.by_setting.values() for L in c.depths})])
     ax.set_xticklabels([str(t) for t in ax.get_xticks().astype(int)])
     ax.set_xlabel("depth L")
     ax.set_ylabel("test loss R_L")
     ax.set_title("softmax top-2 (0.5,0.5), d = 16, P = 128")
-    fig.legend(loc="outside right upper", fontsize=8)
+    legend_below(fig)
     return fig
 
 

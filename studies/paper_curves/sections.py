@@ -12,6 +12,7 @@ from depthscale.derivations.study import (
     Finding,
     Sections,
     Story,
+    Table,
     brief,
     curves,
     figure_entry,
@@ -30,11 +31,13 @@ if TYPE_CHECKING:
 CAPTION = (
     "Paper-curves study: R_L minus the best single temperature head on the same contexts against depth, "
     "log-log (symmetric-log, linear near 0, when some depth is at or below the head), one colour per "
-    "setting; dotted lines are L^-1 through each curve's first point (docs/studies/paper-curves.md)."
+    "setting; dotted: c/L through each curve's first point, as if the head were the plateau "
+    "(docs/studies/paper-curves.md)."
 )
+LOOK_AT = "Look at whether the one-layer points start above zero and fall along their dotted 1/L guides."
 
 
-def checkpoint_table(ev) -> dict | None:
+def checkpoint_table(ev) -> Table | None:
     """The depth law at each training checkpoint: ``R_L = R_inf + c L^-alpha`` fitted to the losses the
     runs had after s steps (all depths, seed means), with the mean disagreement ``A_L - C_L``."""
     body = []
@@ -69,11 +72,11 @@ def checkpoint_table(ev) -> dict | None:
             )
     if not body:
         return None
-    return {
-        "title": "Depth law at training checkpoints: R_L = R_inf + c L^-alpha after s steps",
-        "columns": ["protocol", "task", "step", "depths", "alpha", "R_inf", "R_1", "mean A_L - C_L"],
-        "rows": body,
-    }
+    return Table(
+        "Depth law at training checkpoints: R_L = R_inf + c L^-alpha after s steps",
+        ["protocol", "task", "step", "depths", "alpha", "R_inf", "R_1", "mean A_L - C_L"],
+        body,
+    )
 
 
 def single_excess_rows(ev) -> list[dict]:
@@ -98,7 +101,7 @@ def sections(ev) -> Sections:
     """The checkpoint table and the excess-over-the-single-head figure (each left out without data)."""
     t = checkpoint_table(ev)
     above = single_excess_rows(ev)
-    fig = figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION)
+    fig = figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION, look_at=LOOK_AT)
     o_tables, o_figures = objections_section(ev)
     return Sections(tables=(() if t is None else (t,)) + o_tables, figures=((fig,) if above else ()) + o_figures)
 

@@ -6,6 +6,7 @@ from depthscale.derivations.study import (
     Finding,
     Sections,
     Story,
+    Table,
     brief,
     figure_entry,
     protocol_rows,
@@ -18,13 +19,14 @@ from depthscale.sims.reference_floors import FLOOR_NAMES
 
 CAPTION = (
     "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one "
-    "panel per task, one colour per training protocol; dotted lines are L^-1 through each curve's first "
-    "point (docs/studies/protocols.md)."
+    "panel per task, one colour per training protocol; dotted: c/L through each curve's first point, the "
+    "excess of R_inf + c/L with the fitted R_inf (docs/studies/protocols.md)."
 )
+LOOK_AT = "Look at whether any protocol's points run parallel to its dotted 1/L guide; flattening means no 1/L law."
 
 
 # ------------------------------------------------------------------------------------------------ report pieces
-def table(ev) -> dict | None:
+def table(ev) -> Table | None:
     """The study's table: per protocol and task, (alpha, R_inf, c) with errors, the floors and diagnostics."""
     rs = protocol_rows(ev)
     if not rs:
@@ -47,9 +49,9 @@ def table(ev) -> dict | None:
                 r.similarity,
             ]
         )
-    return {
-        "title": "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
-        "columns": [
+    return Table(
+        "Protocol study: R_L = R_inf + c L^-alpha per training protocol, reference floors and diagnostics",
+        [
             "protocol",
             "task",
             "alpha",
@@ -63,8 +65,8 @@ def table(ev) -> dict | None:
             "mean A_L - C_L",
             "q-k similarity (deepest)",
         ],
-        "rows": body,
-    }
+        body,
+    )
 
 
 def figure_rows(ev) -> list[dict]:
@@ -92,7 +94,7 @@ def sections(ev) -> Sections:
     t = table(ev)
     if t is None:
         return Sections()
-    fig = figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION)
+    fig = figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION, look_at=LOOK_AT)
     return Sections(tables=(t,), figures=(fig,))
 
 
