@@ -571,20 +571,22 @@ def _checked(key, config, seed, value) -> dict:
 def _warm_workers(ex, jobs, slots: int, status: _Status) -> None:
     """Compile the kernels the jobs call once, spread over the pool's workers, before any run: with an
     empty kernel cache every worker would otherwise compile all of them at the same time (sims/warm.py).
-    With a warm cache the workers only load them, as their first runs would."""
-    from .warm import units_for, warm_pool
+    Nothing when the cache holds them all."""
+    from .warm import missing, units_for, warm_pool
 
-    units = units_for([config for members, _ in jobs for _, config in members])
+    units = missing(units_for([config for members, _ in jobs for _, config in members]))
+    if not units:
+        return
 
-    def on_wait(seconds: float, left: int) -> None:
-        if seconds >= 3.0:  # only a compilation takes this long
-            status.note(
-                f"compiling the numba kernels on {slots} workers, {left} of {len(units)} parts left "
-                "(once per version of depthscale; `depthscale warm` does it ahead)"
-            )
+    def say(left: int) -> str:
+        return (
+            f"compiling the numba kernels on {slots} workers, {left} of {len(units)} parts left "
+            "(once per version of depthscale; `depthscale warm` does it ahead)"
+        )
 
+    status.note(say(len(units)))
     try:
-        warm_pool(ex, units, on_wait)
+        warm_pool(ex, units, lambda seconds, left: status.note(say(left)))
     except cf.BrokenExecutor as exc:
         raise _Broken.of(exc) from None
 

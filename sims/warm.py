@@ -108,6 +108,57 @@ def _kernels():
     return [v for m in mods for v in vars(m).values() if isinstance(v, Dispatcher)]
 
 
+_TOP = {  # the kernel that calls the rest of a unit: its cache entry stands for the unit's
+    "data": ("tasks", "_contexts"),
+    "linear": ("linear_kernels", "linear_pass"),
+    ("softmax", "two", False): ("softmax_kernels", "core_pass"),
+    ("softmax", "two", True): ("softmax_kernels", "ctx_pass"),
+    ("softmax", "single", False): ("softmax_kernels", "single_pass"),
+    ("heads", "softmax"): ("temperature_heads", "_head_outputs"),
+    ("heads", "map"): ("temperature_heads", "_map_head_outputs"),
+}
+
+
+def missing(units) -> list[Unit]:
+    """The units whose kernels are not in the on-disk cache for this source and dtype (to compile).
+
+    Read from numba's cache index (its private API: if that changes, every unit counts as missing,
+    and compiling ahead only loads what is there).
+    """
+    import importlib
+
+    out = []
+    for u in units:
+        key = {"softmax": (u.kind, u.stream, u.context_update), "heads": (u.kind, u.attention)}.get(u.kind, u.kind)
+        module, name = _TOP[key]
+        try:
+            kernel = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+            index = kernel._cache._cache_file._load_index()  # {} when absent or stale
+            cached = any(u.dtype in str(k[0]) for k in index)
+        except Exception:
+            cached = False
+        if not cached:
+            out.append(u)
+    return out
+
+
+def compile_ahead(units, workers: int) -> list[dict]:
+    """Compile ``units`` in a pool of ``workers`` fresh processes (spawned), so this process only loads
+    them; nothing when fewer than two units are missing from the cache or ``workers < 2``."""
+    from .jit import cache_usable
+
+    todo = missing(units)
+    if workers < 2 or len(todo) < 2 or not cache_usable():
+        return []
+    from .sweeps import make_executor
+
+    ex, _, close = make_executor("process", min(workers, len(todo)))
+    try:
+        return warm_pool(ex, todo)
+    finally:
+        close()
+
+
 def kernel_counts() -> tuple[int, int]:
     """``(compiled, loaded)``: kernel signatures this process has compiled and loaded from the cache."""
     compiled = loaded = 0

@@ -3,6 +3,7 @@ sweep's workers, warmed first, compile nothing more; a progress log hears about 
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -83,4 +84,20 @@ def test_a_progress_log_notes_the_compilation_once_a_heartbeat():
     lines.note("compiling", due_only=True)  # within the heartbeat: nothing
     now[0] = 31.0
     lines.note("compiling", due_only=True)
-    assert log.getvalue().splitlines() == ["depthscale: compiling (0 s elapsed)", "depthscale: compiling (31 s elapsed)"]
+    assert log.getvalue().splitlines() == [
+        "depthscale: compiling (0 s elapsed)",
+        "depthscale: compiling (31 s elapsed)",
+    ]
+
+
+def test_a_unit_is_missing_until_compiled_into_the_cache(tmp_path):
+    # a fresh process on an empty cache folder; the temperature heads are the quickest unit to compile
+    code = (
+        "from depthscale.sims.warm import Unit, compile_unit, missing\n"
+        "u = Unit('heads')\n"
+        "print(len(missing([u, Unit('data')])), compile_unit(u)['compiled'] > 0, len(missing([u])))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split() == ["2", "True", "0"]

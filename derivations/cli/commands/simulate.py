@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from ....sims.threads import check_threads
@@ -133,6 +134,11 @@ def handle(args) -> int:
         numba.set_num_threads(threads)
     from ....sims.measure import LOSS_KEYS
     from ....sims.runner import run
+    from ....sims.warm import compile_ahead, units_for
+
+    # with an empty kernel cache, its parts compiled side by side on the cores (each in its own
+    # process) rather than one after another here
+    compile_ahead(units_for([config]), min(numba.get_num_threads(), os.cpu_count() or 1))
 
     # with a spare core, the next training batch is generated while the model computes
     record = run(config, seed, progress=not args.quiet and sys.stderr.isatty(), prefetch=numba.get_num_threads() > 1)
