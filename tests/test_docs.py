@@ -218,3 +218,18 @@ def test_every_glossary_link_names_a_glossary_heading():
         + (re.findall(r"\]\(#([^)\s]+)\)", glossary) if page.name == "glossary.md" else [])
     ]
     assert links and [link for link in links if link[1] not in anchors] == []
+
+
+def test_a_reports_answer_md_can_be_included_into_a_study_page_and_is_no_page_itself():
+    """docs/studies/*.md include a report's answer with ``--8<-- "NAME-report/answer.md"``: the
+    snippets extension resolves that path from the docs folder, fails the build when it is missing,
+    and the file itself is left out of the site's pages (it is in no nav)."""
+    from pathspec.gitignore import GitIgnoreSpec
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    (snippets,) = [e["pymdownx.snippets"] for e in config["markdown_extensions"] if "pymdownx.snippets" in e]
+    assert [(ROOT / p).resolve() for p in snippets["base_path"]] == [(ROOT / config["docs_dir"]).resolve()]
+    assert snippets["check_paths"] is True
+    excluded = GitIgnoreSpec.from_lines(config["exclude_docs"].splitlines())
+    assert excluded.match_file("nonlinearities-report/answer.md")
+    assert not excluded.match_file("nonlinearities-report/report.md") and not excluded.match_file("studies/core.md")
