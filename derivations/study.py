@@ -138,6 +138,18 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .formatting import format_interval as format_interval
     from .formatting import format_percent as format_percent
     from .formatting import format_value as format_value
+    from .report.answers import answer_word as answer_word
+    from .report.answers import estimate_text as estimate_text
+    from .report.answers import in_these_settings as in_these_settings
+    from .report.answers import joint_answer as joint_answer
+    from .report.answers import number_word as number_word
+    from .report.answers import quote as quote
+    from .report.answers import settings_by as settings_by
+    from .report.answers import short_label as short_label
+    from .report.answers import short_tally as short_tally
+    from .report.answers import strength as strength
+    from .report.answers import strongest as strongest
+    from .report.answers import verdict_phrase as verdict_phrase
     from .report.entries import FigureEntry as FigureEntry
     from .report.entries import NoFigure as NoFigure
     from .report.entries import Table as Table
@@ -553,6 +565,8 @@ AUTHORING = {
     "protocol_curves protocol_floors protocol_of protocol_rows row_label task_label",
     "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision in_range unidentified within",
     "formatting": "format_estimate format_interval format_percent format_value",
+    "report.answers": "answer_word estimate_text in_these_settings joint_answer number_word quote settings_by short_label "
+    "short_tally strength strongest verdict_phrase",
     "report.entries": "FigureEntry NoFigure Table",
     "report.findings": "brief results_of tally",
     "report.figures": "figure_entry",
