@@ -449,7 +449,10 @@ def draw_excess_vs_depth(
         per_task[str(r.get("task"))].append((str(r.get("series")), L, y, se, ok))
     tasks = sorted(t for t, got in per_task.items() if any(ok.any() for *_, ok in got))  # no empty panel
     if not tasks:
-        raise NoFigure(empty)
+        below = sum(int((~ok & np.isfinite(y)).sum()) for got in per_task.values() for _, _, y, _, ok in got)
+        raise NoFigure(
+            f"every excess is at or below 0 ({below} points): nothing to draw on a log axis" if below else empty
+        )
     fig, axes = panel_grid(len(tasks), 3.8, 3.3)
     names = sorted({name for t in tasks for name, *_ in per_task[t]})
     colours = dict(zip(names, palette(len(names))))

@@ -128,7 +128,7 @@ def test_checkpoint_table_fits_the_law_of_each_step():
     laws = {1000: lambda L: 3.0 + 2.0 / L**0.5, 4000: lambda L: 2.0 + 1.0 / L}
     recs = _records(P["default-N16"], laws[4000], checkpoints=laws)
     t = paper_sections.checkpoint_table(_evidence(recs, FLOORS, {}))
-    by_step = {row[2]: row for row in t["rows"]}
+    by_step = {row[2]: row for row in t.rows}
     assert set(by_step) == {1000, 4000}
     for s, alpha in ((1000, 0.5), (4000, 1.0)):
         a = float(by_step[s][4].split(" ± ")[0])
@@ -152,12 +152,14 @@ def test_single_excess_rows_and_figure():
     assert figures.build("signed_excess_vs_depth", [])[0] is None
 
 
-@pytest.mark.parametrize("name", ["signed_excess_vs_depth", "excess_vs_depth"])
-def test_excess_figures_draw_when_no_depth_is_above_zero(name):
-    """Deep models below the head (every excess <= 0) must still give a picture, not a log-scale error."""
+def test_excess_figures_when_no_depth_is_above_zero():
+    """Deep models below the head (every excess <= 0): the signed figure still draws (not a log-scale
+    error); the log-log one has no point to draw, so it is left out with its reason, not drawn empty."""
     from depthscale.derivations.report import figures
     from depthscale.derivations.report.entries import draw_entry
 
     rows = [{"series": "cosine", "task": "top-2", "depths": [1, 2, 4], "excess": [0.0, -0.01, -0.03], "se": [0.01] * 3}]
-    drawn = draw_entry(figures.figure_entry(name, rows))  # draws the figure into PNG bytes
+    drawn = draw_entry(figures.figure_entry("signed_excess_vs_depth", rows))  # draws the figure into PNG bytes
     assert drawn.png[:4] == b"\x89PNG" and drawn.why_missing == ""
+    drawn = draw_entry(figures.figure_entry("excess_vs_depth", rows))
+    assert drawn.png is None and drawn.why_missing.startswith("every excess is at or below 0 (3 points)")

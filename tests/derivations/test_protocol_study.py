@@ -182,7 +182,7 @@ def test_study_table_and_figure():
 
     ev = _evidence()
     t = protocol_table.table(ev)
-    assert len(t["rows"]) == 5 and all(len(r) == len(t["columns"]) for r in t["rows"])
+    assert len(t.rows) == 5 and all(len(r) == len(t.columns) for r in t.rows)
     rows = protocol_table.figure_rows(ev)
     assert {r["series"] for r in rows} == set(LAWS)
     for r in rows:  # the plotted excess is the curve's mean minus its fitted plateau
