@@ -3,6 +3,7 @@ figures, and its story (the answer from its decided claims, one finding per figu
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial
 
 import numpy as np
@@ -15,14 +16,19 @@ from depthscale.derivations.study import (
     Sections,
     Story,
     Table,
+    answer_word,
     below_zero,
-    brief,
     figure_entry,
     fits_table,
     format_estimate,
+    joint_answer,
+    quote,
     results_of,
     runs_table,
-    tally,
+    settings_by,
+    short_tally,
+    strongest,
+    verdict_phrase,
 )
 
 from . import drawings
@@ -247,30 +253,39 @@ def sections(ev) -> Sections:
 
 # ----------------------------------------------------------------------------------------- story
 def story(results, ev) -> Story:
-    """Three to five sentences: the softmax exponent, the linear exponent, the exact identity and the
-    controls, and whether depth beats the temperature-only heads, each with its numbers."""
+    """The answer to both halves of the question in the study's settings: the linear exponent against
+    [zeta, 2 zeta] and the softmax top-2 exponent against 1, each by its tally and clearest result, then
+    the measurement checks and whether depth beats the temperature-only heads, by their tallies."""
+    lin, soft = results_of(results, "linear-exponent"), results_of(results, "softmax-top2-exponent")
     answer = []
-    if soft := results_of(results, "softmax-top2-exponent"):
+    if lin or soft:
+        groups = {
+            "linear": [c for c in ev.curves if c.model == "linear" and c.variant == "base" and c.easy],
+            "softmax": [c for c in ev.curves if c.model == "softmax" and c.variant == "base" and c.k == 2],
+        }
+        word = joint_answer(answer_word(lin) if lin else None, answer_word(soft) if soft else None)
+        parts, shown = [], []
+        for rs, what in (
+            (lin, "linear attention's exponent between zeta and 2 zeta"),
+            (soft, "softmax's top-2 exponent near 1"),
+        ):
+            if rs:
+                parts.append(f"{what} {verdict_phrase(rs, 'spectra')}")
+                c = Counter(r.verdict for r in rs)  # the clearest result of the more frequent decided verdict
+                if r := strongest(rs, "fail" if c["fail"] > c["pass"] else "pass"):
+                    shown.append(quote(r, "alpha"))
         answer.append(
-            "Softmax attention on top-2 (alpha near 1 claimed): " + "; ".join(brief(r) for r in soft[:3]) + "."
+            f"{word}: {settings_by(groups, lin + soft)}, "
+            + "; ".join(parts)
+            + "."
+            + (f" Clearest: {'; '.join(shown)}." if shown else "")
         )
-    if lin := results_of(results, "linear-exponent"):
-        answer.append(
-            f"Linear attention on the easy task, alpha between zeta and 2 zeta: {tally(lin)} "
-            f"({'; '.join(brief(r) for r in lin[:3])})."
-        )
-    ident = results_of(results, "clt-identity")
-    ctrl = results_of(results, "controls-no-depth-gain")
-    if ident or ctrl:
-        parts = [f"the identity R_L = C_L + (A_L - C_L)/L holds to a relative {brief(ident[0])}"] if ident else []
-        parts += [f"controls without layer diversity gain nothing from depth: {tally(ctrl)}"] if ctrl else []
-        answer.append("Measurement checks: " + "; ".join(parts) + ".")
     single, pair = results_of(results, "depth-beats-single"), results_of(results, "depth-beats-pair")
     if single or pair:
         answer.append(
-            f"The deepest model beats the best single temperature head: {tally(single)}; "
-            f"the best two-temperature mixture: {tally(pair)} (paired on the same contexts)."
+            f"Does the deepest softmax model beat the best single temperature head? {short_tally(single)}. "
+            f"The best two-temperature mixture? {short_tally(pair)}."
         )
     if not answer:
         return Story(answer=("No run of the core presets is in this report.",))
-    return Story(answer=tuple(answer[:5]), findings=FINDINGS)
+    return Story(answer=tuple(answer), findings=FINDINGS)

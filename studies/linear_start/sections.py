@@ -9,6 +9,7 @@ import numpy as np
 
 from depthscale.derivations.study import (
     EASY_TASKS,
+    OPTIMUM_RTOL,
     REFERENCE_D,
     REFERENCE_P,
     FigureEntry,
@@ -17,11 +18,16 @@ from depthscale.derivations.study import (
     Sections,
     Story,
     Table,
-    brief,
+    answer_word,
+    in_these_settings,
+    joint_answer,
     optimum_numbers_of,
     optimum_of,
+    quote,
     results_of,
-    tally,
+    short_tally,
+    strongest,
+    verdict_phrase,
 )
 
 from .drawings import CAPTION, LOOK_AT, draw_optimum_vs_depth
@@ -94,22 +100,60 @@ def sections(ev) -> Sections:
     return Sections(tables=tuple(theory_tables(numbers)), figures=(fig,) if rows else ())
 
 
+def _where(r) -> str:
+    """``(2,1) at L = 8``: a linear-optimum condition in a few words."""
+    c = r.condition
+    return f"({c.a:g},{c.b:g}) at L = {c.depth}" if c.a is not None and c.depth is not None else c.label
+
+
+def _starts(cs) -> str:
+    """How the curves' runs started: the small start (the paper's model) or the Jacobi steps."""
+    names = {"base": "the small start", "jacobi-init": "the Jacobi start"}
+    got = list(dict.fromkeys(names.get(c.variant, c.variant) for c in cs))
+    return " or ".join(got)
+
+
 def story(results, ev) -> Story:
-    """The answer: how close trained linear attention comes to the best depth-L predictor of its class,
-    and whether that optimum has the paper's exponent, with the numbers."""
-    answer = []
-    if opt := results_of(results, "linear-optimum"):
-        ratios = [r.measured / r.expected for r in opt if r.measured is not None and isinstance(r.expected, float)]
-        spread = f"; trained / optimum from {min(ratios):.3g} to {max(ratios):.3g}" if ratios else ""
-        answer.append(
-            f"Trained linear attention against the best depth-L polynomial in S at its own (d, P, L): {tally(opt)} "
-            f"over {len(opt)} depths and spectra{spread}."
-        )
-    if exp := results_of(results, "linear-exponent-finite"):
-        shown = "; ".join(brief(r) for r in exp[:3])
-        answer.append(f"The optimum's own exponent at d = 128, P = 1024 against the paper's: {tally(exp)} ({shown}).")
-    if not answer:
+    """The answer to both halves of the question, in the study's settings: whether trained linear attention
+    reaches the optimum of its class (the tally over depths and spectra, its clearest pass and fail) and
+    whether the optimum has the paper's exponent (its tally, or why it is not in the report)."""
+    opt = results_of(results, "linear-optimum")
+    exp = results_of(results, "linear-exponent-finite")
+    if not opt and not exp:
         return Story(answer=("No linear easy-task run and no reference optimum are in this report.",))
+    answer = []
+    word = joint_answer(answer_word(opt) if opt else None, answer_word(exp) if exp else None)
+    if opt:
+        cs = [
+            c
+            for c in ev.curves
+            if c.model == "linear" and c.task in EASY_TASKS and c.variant in ("base", "jacobi-init")
+        ]
+        start = f" from {_starts(cs)}" if cs else ""
+        first = (
+            f"{word}: {in_these_settings(cs, opt)}, whether trained linear attention{start} comes within "
+            f"{OPTIMUM_RTOL * 100:g} % of the best depth-L predictor of its class "
+            f"{verdict_phrase(opt, 'depths and spectra')}."
+        )
+        shown = []
+        for side, what in (("pass", "clearest pass"), ("fail", "clearest fail")):
+            r = strongest(opt, side)
+            if r is None and (r := strongest(opt, "indicative", side)) is not None:
+                what = "nearest would-be pass" if side == "pass" else "farthest would-be fail"
+            if r is not None:
+                shown.append(f"{what}, {quote(r, f'R_{r.condition.depth}', _where(r), against=True)}")
+        if shown:
+            text = "; ".join(shown)
+            first += f" {text[0].upper()}{text[1:]}."
+        answer.append(first)
+    exponent = "The optimum's exponent at the paper's scale against the paper's"
+    if exp:
+        text = f"{exponent}: {short_tally(exp)}"
+        if (r := strongest(exp, "fail") or strongest(exp, "pass")) is not None:
+            text += f"; clearest, {quote(r, 'alpha', against=True)}"
+        answer.append(text + ".")
+    elif skipped := [r for r in results if r.claim_id == "linear-exponent-finite"]:
+        answer.append(f"{exponent} is not in this report ({skipped[0].reason}).")
     findings = (
         Finding(
             "Trained runs against the optimum",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import partial
 
 from matplotlib.lines import Line2D
@@ -14,15 +14,22 @@ from depthscale.derivations.study import (
     Sections,
     Story,
     Table,
+    answer_word,
+    in_these_settings,
     inverse_depth_guide,
     legend_below,
     panel_grid,
     plain_log_ticks,
+    quote,
+    results_of,
+    short_tally,
+    strongest,
+    verdict_phrase,
 )
 from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.attention_maps import ATTENTIONS
 
-from .theory import DEEP, FLOOR_NAMES, rows
+from .theory import DEEP, FLOOR_NAMES, rows, study_curves
 
 FLOOR_COLUMNS = ("single", "convex", "signed mixture")
 COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
@@ -157,47 +164,46 @@ def sections(ev) -> Sections:
     return Sections(tables=(t,) if t else (), figures=(loss_figure(ev), shared_figure(ev)))
 
 
-def _count(results, claim_id: str, attention: str | None = None) -> dict:
-    out: dict = defaultdict(int)
-    for r in results:
-        if r.claim_id == claim_id and (attention is None or r.condition.variant == attention):
-            out[r.verdict] += 1
-    return out
-
-
-def _tally(counts: dict) -> str:
-    return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()) if n) or "none decided"
-
-
 def story(results, ev) -> Story:
-    """The answer from the decided claims: inverse depth per nonlinearity, the disagreement, and the
-    cross-nonlinearity comparisons, each with its numbers."""
-    answer = []
-    inv = {a: _count(results, "nonlin-inverse-depth", a) for a in ATTENTIONS}
-    tried = [a for a in ATTENTIONS if sum(inv[a].values())]
-    if not tried:
+    """The answer from the decided claims: whether any nonlinearity gives inverse depth (the tally over
+    every curve, in the study's settings), its clearest fail and best candidate, then whether a sparse
+    map lowers the shared error and whether depth gains more than under softmax, each by its
+    clearest result. The claims table lists every comparison."""
+    inv = results_of(results, "nonlin-inverse-depth")
+    if not inv:
         return Story(answer=("No run of the nonlinearity study is in this store yet.",))
-    passes = [a for a in tried if inv[a].get("pass")]
-    answer.append(
-        "Inverse depth (alpha in [0.8, 1.2]) "
-        + (f"holds for {', '.join(passes)} on some task" if passes else "holds under no nonlinearity")
-        + f": per nonlinearity, {'; '.join(f'{a}: {_tally(inv[a])}' for a in tried)}."
+    where = in_these_settings([c for _, _, c in study_curves(ev.curves)], inv)
+    passing = list(dict.fromkeys(r.condition.variant for r in inv if r.verdict == "pass"))
+    lo, hi = inv[0].expected
+    first = (
+        f"{answer_word(inv)}: {where}, inverse depth (alpha in [{lo:g}, {hi:g}]) "
+        f"{verdict_phrase(inv, 'curves')}" + (f"; it holds under {', '.join(passing)}" if passing else "") + "."
     )
-    dis = [r for r in results if r.claim_id == "nonlin-disagreement" and r.measured is not None]
-    if dis:
-        growth = [1 - r.measured for r in dis]
-        answer.append(
-            f"The layers' disagreement A_L - C_L goes as L^{min(growth):.2f} to L^{max(growth):.2f} "
-            f"over {len(dis)} curves, where the central-limit mechanism needs it flat (L^0)."
-        )
-    for cid, what in (
-        ("nonlin-sparse-shared-error", f"a sparse map lowers the shared error C_{DEEP} below softmax's"),
-        ("nonlin-depth-gains-more", f"depth gains more (R_1 - R_{DEEP}) than under softmax"),
+    undecided = [r for r in inv if r.verdict == "indicative"]
+    if unfitted := sum(r.measured is None for r in undecided):
+        first = first[:-1] + f"; {unfitted} of the {len(undecided)} undecided have no identified fit."
+    shown = []
+    if (best := strongest(inv, "pass")) is not None:
+        shown.append(f"clearest pass, {quote(best, 'alpha')}")
+    if (worst := strongest(inv, "fail")) is not None:
+        shown.append(f"clearest fail, {quote(worst, 'alpha')}")
+    if shown:
+        text = "; ".join(shown)
+        first += f" {text[0].upper()}{text[1:]}."
+    answer = [first]
+    why = []
+    for cid, question in (
+        ("nonlin-sparse-shared-error", f"Does a sparse map lower the shared error C_{DEEP} below softmax's?"),
+        ("nonlin-depth-gains-more", f"Does depth gain more (R_1 - R_{DEEP}) than under softmax?"),
     ):
-        rs = [r for r in results if r.claim_id == cid and r.measured is not None]
-        if rs:
-            cells = "; ".join(f"{r.condition.label}: {est(r.measured, r.error)} ({r.verdict})" for r in rs)
-            answer.append(f"Whether {what}: {cells}.")
+        if rs := results_of(results, cid):
+            text = f"{question} {short_tally(rs)}"
+            c = Counter(r.verdict for r in rs)  # the clearest result of the more frequent decided verdict
+            if r := strongest(rs, "fail" if c["fail"] > c["pass"] else "pass"):
+                text += f"; clearest, {quote(r)}"
+            why.append(text + ".")
+    if why:
+        answer.append(" ".join(why))
     findings = (
         Finding(
             "Loss against depth, per nonlinearity",
@@ -212,4 +218,4 @@ def story(results, ev) -> Story:
             ("nonlin-disagreement", "nonlin-sparse-shared-error"),
         ),
     )
-    return Story(answer=tuple(answer[:5]), findings=findings)
+    return Story(answer=tuple(answer), findings=findings)

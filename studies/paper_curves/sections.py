@@ -13,13 +13,19 @@ from depthscale.derivations.study import (
     Sections,
     Story,
     Table,
-    brief,
+    answer_word,
     curves,
     figure_entry,
+    in_these_settings,
+    number_word,
+    protocol_curves,
     protocol_rows,
+    quote,
     results_of,
-    tally,
+    short_tally,
+    strongest,
     task_label,
+    verdict_phrase,
 )
 from depthscale.derivations.study import format_estimate as est
 
@@ -110,29 +116,43 @@ CONTROL = "ensemble-control"  # the positive control's protocol: inverse depth m
 
 
 def story(results, ev) -> Story:
-    """The answer: the positive control first, then real training, the one-layer model against the
-    single head and the top-16 signed floor, each with its numbers."""
+    """The answer: whether real training gives inverse depth (the tally over its settings, in the study's
+    settings, with the clearest pass and fail), what the positive control gives, whether the one-layer
+    model starts above the single head as the paper's did, and the top-16 signed floor."""
     inv = results_of(results, "protocol-inverse-depth")
     if not inv:
         return Story(answer=("No paper-curves run is in this store.",))
     control = [r for r in inv if r.condition.label.startswith(CONTROL + " ")]
     trained = [r for r in inv if r not in control]
-    answer = []
+    rows = [(p, c) for p, c in protocol_curves(ev.curves) if p.name != CONTROL]
+    names = list(dict.fromkeys(p.name for p, _ in rows))
+    more = f"{number_word(len(names))} ways of training" if names else ""
+    where = in_these_settings([c for _, c in rows], trained or inv, training=False, more=more)
+    lo, hi = inv[0].expected
+    first = f"{answer_word(trained)}: {where}, inverse depth (alpha in [{lo:g}, {hi:g}]) under real training "
+    first += verdict_phrase(trained, "settings")
+    shown = [f"clearest {v}, {quote(r, 'alpha')}" for v in ("pass", "fail") if (r := strongest(trained, v)) is not None]
+    answer = [first + (f"; {'; '.join(shown)}." if shown else ".")]
+    more_text = []
     if control:
-        answer.append(
-            "The positive control (L independently trained one-layer models averaged) gives inverse depth: "
-            + "; ".join(brief(r) for r in control)
-            + "."
+        text = "The positive control, L independently trained one-layer models averaged, " + verdict_phrase(
+            control, "settings"
         )
-    passes = [r for r in trained if r.verdict == "pass"]
-    answer.append(
-        f"Real training gives it in {len(passes)} of {len(trained)} settings ({tally(trained)})"
-        + (f": {'; '.join(brief(r) for r in passes[:3])}." if passes else ".")
-    )
-    if shallow := results_of(results, "protocol-shallow-above-single"):
-        answer.append(f"The one-layer model lies above the best single temperature head (paired): {tally(shallow)}.")
+        if r := strongest(control, "pass") or strongest(control, "fail"):
+            text += f"; clearest, {quote(r, 'alpha')}"
+        more_text.append(text + ".")
+    if shallow := results_of(
+        results, "protocol-shallow-above-single", lambda r: not r.condition.label.startswith(CONTROL)
+    ):
+        more_text.append(
+            f"Does the one-layer model start above the best single temperature head, as the paper's did? {short_tally(shallow)}."
+        )
     for r in results_of(results, "top16-signed-floor"):
-        answer.append(f"On top-16, no variant's deep model reaches the signed floor: {brief(r)}, relative to it.")
+        more_text.append(
+            f"On top-16 the deep model's excess over the signed floor, relative to it: {quote(r, label='')}."
+        )
+    if more_text:
+        answer.append(" ".join(more_text))
     findings = (
         Finding(
             "Excess over the single head against depth",
@@ -148,4 +168,4 @@ def story(results, ev) -> Story:
             ("protocol-inverse-depth",),
         ),
     )
-    return Story(answer=tuple(answer[:5]), findings=findings)
+    return Story(answer=tuple(answer), findings=findings)

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from depthscale.derivations.study import (
     Finding,
     Sections,
     Story,
     Table,
-    brief,
+    answer_word,
     figure_entry,
+    in_these_settings,
+    number_word,
+    protocol_curves,
     protocol_rows,
+    quote,
     results_of,
-    tally,
+    short_label,
+    short_tally,
+    strongest,
     task_label,
+    verdict_phrase,
 )
 from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.reference_floors import FLOOR_NAMES
@@ -99,31 +108,33 @@ def sections(ev) -> Sections:
 
 
 def story(results, ev) -> Story:
-    """The answer from the decided claims: inverse depth per protocol, the disagreement's growth, the
-    convex floor and the reference floor approached, each with its numbers."""
+    """The answer from the decided claims: whether any protocol gives inverse depth (the tally over its
+    protocol-task curves, in the study's settings, with the clearest pass and fail), then the premise
+    behind it, the layers' disagreement, by its tally and clearest result."""
     inv = results_of(results, "protocol-inverse-depth")
     if not inv:
         return Story(answer=("No protocol-study run is in this store.",))
-    passes = [r for r in inv if r.verdict == "pass"]
-    answer = [
-        "R_L - R_inf falls as L^-alpha with alpha in [0.8, 1.2] "
-        + (
-            f"under {len(passes)} protocol-task pair(s) ({'; '.join(brief(r) for r in passes[:3])})"
-            if passes
-            else "under no protocol"
+    rows = protocol_curves(ev.curves)
+    names = list(dict.fromkeys(p.name for p, _ in rows))
+    protocols = f"{number_word(len(names))} protocols ({', '.join(names)})" if names else ""
+    where = in_these_settings([c for _, c in rows], inv, training=False, more=protocols)
+    lo, hi = inv[0].expected
+    passing = list(dict.fromkeys(short_label(r) for r in inv if r.verdict == "pass"))
+    first = (
+        f"{answer_word(inv)}: {where}, inverse depth (alpha in [{lo:g}, {hi:g}]) "
+        f"{verdict_phrase(inv, 'protocol-task curves')}" + (f"; it holds under {', '.join(passing)}" if passing else "")
+    )
+    shown = [f"clearest {v}, {quote(r, 'alpha')}" for v in ("pass", "fail") if (r := strongest(inv, v)) is not None]
+    answer = [first + (f"; {'; '.join(shown)}." if shown else ".")]
+    if dis := results_of(results, "protocol-disagreement"):
+        text = (
+            "Does the disagreement term (A_L - C_L)/L fall as 1/L, as the central-limit mechanism needs? "
+            + short_tally(dis)
         )
-        + f" of {len(inv)} tested ({tally(inv)})."
-    ]
-    if dis := [r for r in results_of(results, "protocol-disagreement") if r.measured is not None]:
-        growth = [1 - r.measured for r in dis]
-        answer.append(
-            f"The layers' disagreement A_L - C_L grows with depth as L^{min(growth):.2f} to L^{max(growth):.2f} "
-            f"over {len(dis)} curves ({tally(dis)} for 'flat'), where the central-limit mechanism needs it flat."
-        )
-    if beats := results_of(results, "protocol-beats-convex"):
-        answer.append(f"At L >= 32 the trained model beats the convex temperature floor: {tally(beats)} (paired).")
-    if cos := results_of(results, "protocol-cosine-not-inverse"):
-        answer.append(f"Cosine-decayed training is not inverse depth: {'; '.join(brief(r) for r in cos[:3])}.")
+        c = Counter(r.verdict for r in dis)
+        if r := strongest(dis, "fail" if c["fail"] > c["pass"] else "pass"):
+            text += f"; clearest, {quote(r, 'alpha')}"
+        answer.append(text + ".")
     findings = (
         Finding(
             "Excess over the plateau against depth",

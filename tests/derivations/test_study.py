@@ -130,10 +130,10 @@ def test_the_four_studies_report_together_in_the_registry_order():
 @pytest.mark.parametrize(
     "report, study, needles",
     [
-        ("protocol-report", "protocols", ["R_L - R_inf falls as L^-alpha", "grows with depth as L^"]),
-        ("curves-report", "paper-curves", ["The positive control", "ensemble-control", "Real training gives it in"]),
-        ("linear-start-report", "linear-start", ["trained / optimum from"]),
-        ("cpu-report", "core", ["Softmax attention on top-2", "Linear attention on the easy task"]),
+        ("protocol-report", "protocols", ["inverse depth (alpha in [0.8, 1.2])", "Does the disagreement term"]),
+        ("curves-report", "paper-curves", ["The positive control", "ensemble-control", "under real training"]),
+        ("linear-start-report", "linear-start", ["best depth-L predictor of its class"]),
+        ("cpu-report", "core", ["linear attention's exponent", "softmax's top-2 exponent"]),
     ],
 )
 def test_each_study_answers_from_its_stored_claims(report, study, needles):
