@@ -41,6 +41,8 @@ class ReportContext:
     story : the findings of the study, each shown as a section with its figure beside it: objects
         with ``title``, ``sentence``, ``figure`` (the name of one of ``figures``, or "") and
         ``claim_ids`` (a :class:`~depthscale.derivations.study.Finding`), or dicts with those keys.
+        A finding whose figure was not drawn is left out (its sentence says what the figure shows);
+        a figure named by two findings is shown beside the first.
     findings : ``(family, paragraph)`` pairs: what each claim found, in words; shown after the
         answer when there is no story.
     summary : paragraphs of plain text (Markdown allowed in the .md output).
@@ -49,9 +51,12 @@ class ReportContext:
         ``to_markdown_fragment()``, ``to_html_fragment()`` (MathML) and ``to_latex_fragment()``
         whose fragments are inserted as they are.
     theory_tables, results_tables : :class:`~depthscale.derivations.report.entries.Table` records;
-        numbers are shown with 4 significant digits, None and nan as an em dash.
+        numbers are shown with 4 significant digits, None and nan as an em dash; a table without
+        rows is left out.
     figures : :class:`~depthscale.derivations.report.entries.DrawnFigure` records (a figure entry
-        drawn by :func:`~depthscale.derivations.report.entries.draw_entry`), their names unique.
+        drawn by :func:`~depthscale.derivations.report.entries.draw_entry`), their names unique. The
+        drawn ones are numbered in the order a reader meets them (beside their findings first, then
+        the rest in this order); one not drawn is named with its reason in the notes.
     claims : :class:`~depthscale.derivations.claims.verdicts.ClaimResult` objects (a stored claims.json
         loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); the full
         table comes last, grouped by claim.
