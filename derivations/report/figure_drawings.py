@@ -90,25 +90,46 @@ def _fields(curve: Curve) -> dict[str, str]:
     return out
 
 
+_SETTINGS = ("train.", "width", "init_scale", "dtype", "c_lambda", "c_omega")
+
+
 def series_labels(cs) -> tuple[dict, str]:
     """One legend label per curve of ``cs`` that says only what differs between them (protocol,
-    settings, variant, task, spectrum, size), and the protocol, variant, task, spectrum and size they
-    share (for the figure's title; shared training settings are left out).
-    Curves that would still read alike (a setting not in the key's fields) keep their full label."""
+    settings, variant, task, spectrum, size), and the text they share (for the figure's title): the
+    protocol, variant, task, spectrum and size all curves share, and the training settings most curves
+    share ("unless labelled"), which a curve's label then names only where it departs from them.
+    Curves of different models may share a label (each model has its own panels); curves of one model
+    that would still read alike keep their full label."""
     fields = {c.key: _fields(c) for c in cs}
     names: list[str] = []
     for f in fields.values():
         names += [n for n in f if n not in names]
-    differ = [n for n in names if len({f.get(n, "") for f in fields.values()}) > 1]
-    shared = [n for n in names if n not in differ]
-    first = next(iter(fields.values()), {})
-    labels = {k: " ".join(f[n] for n in differ if n in f) for k, f in fields.items()}
-    counts = Counter(labels.values())
+    setting = [n for n in names if n.startswith(_SETTINGS)]
+    common, spread = {}, []  # settings curves disagree on: most share one value, or none does
+    for n in setting:
+        values = Counter(f[n] for f in fields.values() if n in f)
+        if len(values) > 1:
+            (value, count), total = values.most_common(1)[0], sum(values.values())
+            if count > total / 2:
+                common[n] = value
+            else:
+                spread.append(n)
+    differ = [n for n in names if n in spread or n not in setting and len({f.get(n, "") for f in fields.values()}) > 1]
+    labels = {}
     for c in cs:
-        if not labels[c.key] or counts[labels[c.key]] > 1:
-            labels[c.key] = c.label if counts[labels[c.key]] > 1 else (labels[c.key] or c.model)
+        f = fields[c.key]
+        own = [f[n] for n in names if n in common and n in f and f[n] != common[n]]
+        labels[c.key] = " ".join([*(f[n] for n in differ if n in f), *own]) or c.model
+    counts = Counter((c.model, labels[c.key]) for c in cs)
+    for c in cs:
+        if counts[(c.model, labels[c.key])] > 1:
+            labels[c.key] = c.label
+    first = next(iter(fields.values()), {})
     titled = ("protocol", "variant", "task", "spectrum", "size")
-    return labels, " ".join(first[n] for n in shared if n in first and n in titled)
+    shared = " ".join(first[n] for n in names if n in titled and n not in differ and n in first)
+    if common:
+        shared += ("; " if shared else "") + " ".join(common.values()) + " unless labelled"
+    return labels, shared
 
 
 def series_colours(labels) -> dict:
@@ -270,14 +291,15 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     and one legend label per series (the label says only what differs between series; what they share
     is in the title), fits dashed, and a dotted 1/L guide through each curve's first and last points."""
     entries = _fit_entries(fits)
-    groups, by_key = {}, {}
+    groups, by_key, single = {}, {}, 0
     for c in _curves(records, converged_only):
         ok = np.isfinite(c.mean) & (c.mean > 0)
-        if ok.any():
+        if ok.sum() >= 2:  # a curve against depth needs two depths
             groups[c.key] = (c.depths[ok], c.mean[ok], c.error_bar[ok])
             by_key[c.key] = c
+        single += int(ok.sum() == 1)
     if not groups:
-        raise NoFigure("no finished runs with a positive final loss")
+        raise NoFigure("no curve with a positive final loss at two depths or more")
     keys = list(groups)
     panels = [
         (model, kind, mine)
@@ -312,7 +334,8 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
         ax.set_ylabel("loss R_L")
         ax.grid(True, which="both", alpha=0.25)
     legend_below(fig, extra=[(Line2D([], [], ls="--", color="0.3"), "fitted law (dashed)")] if dashed else ())
-    fig.suptitle("Loss against depth" + (f": {shared}" if shared else ""), fontsize=10)
+    left_out = f" ({single} single-depth curve{'s' if single > 1 else ''} not drawn)" if single else ""
+    fig.suptitle("Loss against depth" + (f": {shared}" if shared else "") + left_out, fontsize=9, wrap=True)
     return fig
 
 
@@ -418,7 +441,7 @@ def draw_decomposition(records, converged_only: bool = False) -> Figure:
             any_neg |= bool(np.any(m <= 0))
             if j == 0:
                 ax.plot(depths, R, color=colour, ls="-.", lw=0.9)
-        ax.set_title(titles[j] + (" (tied layers: 0, not drawn)" if j == 1 and tied else ""), fontsize=9)
+        ax.set_title(titles[j] + ("\n(tied layers: 0, not drawn)" if j == 1 and tied else ""), fontsize=9)
         depth_axis(ax, all_depths)
         if not any_neg:
             ax.set_yscale("log")
