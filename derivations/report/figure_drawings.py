@@ -140,10 +140,12 @@ def series_colours(labels) -> dict:
 
 def panel_grid(n: int, panel_w: float = 3.8, panel_h: float = 3.2, max_cols: int = 2, **kw):
     """A figure of ``n`` panels at most ``max_cols`` to a row (at most 7.6 in wide, so that its tick labels
-    stay readable in the site's 690-px column) and its ``n`` axes; the grid's spare axes are removed."""
+    stay readable in the site's 690-px column; a single panel 6.4 in) and its ``n`` axes; the grid's spare
+    axes are removed."""
     cols = max(1, min(n, max_cols))
     rows = (n + cols - 1) // cols
-    fig, axes = new_figure(min(panel_w * cols, 7.6), panel_h * rows, rows, cols, **kw)
+    # one panel alone takes 6.4 in, room for its legend's columns
+    fig, axes = new_figure(6.4 if n == 1 else min(panel_w * cols, 7.6), panel_h * rows, rows, cols, **kw)
     flat = list(axes.flat)
     for ax in flat[n:]:
         fig.delaxes(ax)

@@ -119,6 +119,9 @@ def legend_below(fig, ncol: int | None = None, fontsize: float = MIN_LEGEND_PT, 
         width_pt = fig.get_figwidth() * 72
         per = max(len(label) for label in seen) * 0.6 * fontsize + 3.5 * fontsize
         ncol = max(1, min(len(seen), int(width_pt // per)))
+    # the legend takes room under the panels: grow the figure by its rows, so that the panels keep theirs
+    rows = -(-len(seen) // ncol)
+    fig.set_figheight(fig.get_figheight() + rows * fontsize * 1.45 / 72 + 0.1)
     fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
 
 
