@@ -28,7 +28,8 @@ def report_from_records(
     :class:`~depthscale.derivations.study.Study`): the claims and sections of its ``report_studies``
     (default: every registered study).
 
-    Returns ``{"paths": {"md", "html", "tex", "claims": path text}, "claims": [ClaimResult.to_dict()]}``.
+    Returns ``{"paths": {"md", "html", "tex", "claims", and "answer" when the report has one: path
+    text}, "claims": [ClaimResult.to_dict()]}``.
     """
     from ...sims.threads import one_blas_thread
     from .render import write_report

@@ -220,8 +220,8 @@ _OWN_HEADING = {
 def _first_sentence(text: str) -> str:
     """The first sentence of prose with ``$...$`` formulas (a full stop inside a formula does not end it).
 
-    >>> _first_sentence("$R \\sim 1.5 L$: a law. More.")
-    '$R \\sim 1.5 L$: a law.'
+    >>> _first_sentence("$R = 1.5 L$: a law. More.")
+    '$R = 1.5 L$: a law.'
     """
     in_math = False
     for i, ch in enumerate(text):
@@ -287,8 +287,8 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
 
     Returns
     -------
-    dict mapping ``"md"``, ``"html"``, ``"tex"`` to the written paths (strings); ``answer.md`` is
-    written beside them when the report has an answer.
+    dict mapping ``"md"``, ``"html"``, ``"tex"`` to the written paths (strings), and ``"answer"``
+    to ``answer.md`` beside them when the report has an answer.
 
     Examples
     --------
@@ -316,4 +316,5 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     if (out / "report.md").is_file():  # a rebuild: a figure or answer the old report had and this one lacks goes
         owned |= {f["file"] for f in view["figures"]} | {"answer.md"}
     publish(out, files, owned, 0o666 & ~umask)
-    return {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}
+    paths = {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}
+    return paths | ({"answer": str(out / "answer.md")} if "answer.md" in files else {})

@@ -554,10 +554,10 @@ def test_figures_are_numbered_in_reading_order(tmp_path):
 def test_answer_md_is_the_reports_answer(tmp_path):
     answer = ["Alpha is 1.02 ± 0.05: inverse depth, indicative.", "The *control* passes (see `C_L`)."]
     out = tmp_path / "out"
-    write_report(make_context(answer=answer), out)
+    assert write_report(make_context(answer=answer), out)["answer"] == str(out / "answer.md")
     md = (out / "report.md").read_text(encoding="utf-8")
     shown = md.split("## Answer\n\n", 1)[1].split("\n## ", 1)[0]
     assert (out / "answer.md").read_text(encoding="utf-8") == shown.strip() + "\n" == "\n\n".join(answer) + "\n"
     # a rebuild without an answer drops the old answer.md
-    write_report(make_context(), out)
+    assert "answer" not in write_report(make_context(), out)
     assert not (out / "answer.md").exists() and "## Answer" not in (out / "report.md").read_text(encoding="utf-8")
