@@ -18,7 +18,6 @@ from dataclasses import replace
 from ..analysis.curve import curves
 from ..analysis.theory_numbers import TheoryNumbers
 from ..claims.registry import Evidence, evaluate_claims, registered_claims, study_order
-from ..claims.verdicts import VERDICTS
 from ..study import TheoryInputs, report_studies
 from .entries import draw_entry
 from .findings import claim_findings, default_answer, simulation_first
@@ -74,10 +73,9 @@ def build_context(
     n_ok = sum(r.get("status") == "ok" for r in records)
     n_conv = sum(bool(r.get("converged")) for r in records)
     failed = [r for r in records if r.get("status") != "ok"]
-    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
+    # the claims' tally is the claims section's first line; the summary counts the runs
     summary = [
-        f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged.",
-        "Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if v != "error" or n) + ".",
+        f"{len(records)} runs in the store: {n_ok} finished, {n_conv} converged, {len(failed)} failed or diverged."
     ]
     notes = list(notes) + [f"Run {r.get('key')}: {r.get('status')} — {r.get('reason')}" for r in failed]
     return ReportContext(
