@@ -4,8 +4,8 @@ beside its finding.
 CHANGE: ``sections(ev)`` returns the study's tables (``Table`` records) and figures (``FigureEntry``
 records: a name, a drawing function the report calls once, a caption and what to look at), a table
 left out and a figure's drawing raising ``NoFigure`` (saying why) when the sweep has no data for it;
-``story(results, ev)`` returns the answer (three to five sentences, each with its number) and one
-finding per figure.
+``story(results, ev)`` returns the answer (its first sentence answers the question with the tally
+behind it and says "in these settings"; under about 120 words) and one finding per figure.
 """
 
 from __future__ import annotations
@@ -20,14 +20,17 @@ from depthscale.derivations.study import (
     Sections,
     Story,
     Table,
-    brief,
+    answer_word,
     depth_axis,
+    in_these_settings,
     inverse_depth_guide,
     legend_below,
     new_figure,
+    quote,
     results_of,
     select_curves,
-    tally,
+    strongest,
+    verdict_phrase,
 )
 from depthscale.derivations.study import format_estimate as est
 
@@ -81,15 +84,16 @@ def sections(ev) -> Sections:
 
 
 def story(results, ev) -> Story:
-    """The answer from the decided claim, then the finding the figure shows."""
+    """The answer to the study's question in its first sentence: yes, no or partly with the tally of
+    the verdicts behind it, in the settings of its curves, then the clearest pass and fail with their
+    numbers (the claims table lists every condition); then the finding the figure shows."""
     deeper = results_of(results, "template-deeper-is-lower")
     if not deeper:
         return Story(answer=("No linear easy-task runs are in this store.",))
-    answer = (
-        f"The deepest model against the one-layer model, R_L - R_1 per spectrum ({tally(deeper)}): "
-        + "; ".join(brief(r) for r in deeper)
-        + ".",
-    )
+    where = in_these_settings(select_curves(ev, "linear", EASY_TASKS), deeper)
+    first = f"{answer_word(deeper)}: {where}, whether the deepest model beats the one-layer model {verdict_phrase(deeper, 'spectra')}"
+    shown = [f"clearest {v}, {quote(r, 'R_L - R_1')}" for v in ("pass", "fail") if (r := strongest(deeper, v))]
+    answer = (first + (f"; {'; '.join(shown)}." if shown else "."),)
     finding = Finding(
         "Loss against depth",
         "R_L of each spectrum against depth, with the seeds' error bars.",
