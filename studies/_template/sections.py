@@ -91,7 +91,8 @@ def story(results, ev) -> Story:
     if not deeper:
         return Story(answer=("No linear easy-task runs are in this store.",))
     where = in_these_settings(select_curves(ev, "linear", EASY_TASKS), deeper)
-    first = f"{answer_word(deeper)}: {where}, whether the deepest model beats the one-layer model {verdict_phrase(deeper, 'spectra')}"
+    tally = verdict_phrase(deeper, "spectra")
+    first = f"{answer_word(deeper)}: {where}, whether the deepest model beats the one-layer model {tally}"
     shown = [f"clearest {v}, {quote(r, 'R_L - R_1')}" for v in ("pass", "fail") if (r := strongest(deeper, v))]
     answer = (first + (f"; {'; '.join(shown)}." if shown else "."),)
     finding = Finding(
