@@ -167,7 +167,11 @@ def _law_note(law) -> str:
 
 def _cost_note(curves: list) -> str:
     secs = sum(float(r.get("wall_seconds") or 0.0) for c in curves for r in c.runs.values())
-    return f"; {len(curves)} curve(s), {sum(len(c.runs) for c in curves)} runs, {secs / 3600:.1f} core-hours" if secs else ""
+    return (
+        f"; {len(curves)} curve(s), {sum(len(c.runs) for c in curves)} runs, {secs / 3600:.1f} core-hours"
+        if secs
+        else ""
+    )
 
 
 # ------------------------------------------------------------------------------------------------ report pieces

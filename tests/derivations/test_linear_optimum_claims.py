@@ -112,7 +112,12 @@ def test_figure_draws_every_seed_the_optimum_and_the_laws():
     fig = draw_optimum_vs_depth(rows)
     ax = fig.axes[0]
     labels = [ln.get_label() for ln in ax.lines]
-    assert labels.count("trained, seed 0") == 1 and labels.count("trained, seed 1") == 1
+    # one line per seed under one legend label; each line holds its seed's losses
+    seeds = [ln for ln in ax.lines if ln.get_label() == "trained (each seed)"]
+    assert len(seeds) == 2
+    drawn = sorted(tuple(np.round(ln.get_ydata(), 12)) for ln in seeds)
+    expected = sorted(tuple(np.round(c.loss[i], 12)) for c in curves(recs) for i in range(len(c.seeds)))
+    assert drawn == expected
     assert any(lab.startswith("optimum") for lab in labels) and "free continuum" in labels
     with pytest.raises(NoFigure, match="no linear easy-task curve"):
         draw_optimum_vs_depth([])
