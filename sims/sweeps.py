@@ -568,6 +568,22 @@ def _checked(key, config, seed, value) -> dict:
     return rec
 
 
+def compile_ahead(units, workers: int) -> list[dict]:
+    """Compile ``units`` in a pool of ``workers`` fresh processes (spawned), so this process only loads
+    them; nothing when fewer than two units are missing from the cache or ``workers < 2``."""
+    from .jit import cache_usable
+    from .warm import missing, warm_pool
+
+    todo = missing(units)
+    if workers < 2 or len(todo) < 2 or not cache_usable():
+        return []
+    ex, _, close = make_executor("process", min(workers, len(todo)))
+    try:
+        return warm_pool(ex, todo)
+    finally:
+        close()
+
+
 def _warm_workers(ex, jobs, slots: int, status: _Status) -> None:
     """Compile the kernels the jobs call once, spread over the pool's workers, before any run: with an
     empty kernel cache every worker would otherwise compile all of them at the same time (sims/warm.py).

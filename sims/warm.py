@@ -142,23 +142,6 @@ def missing(units) -> list[Unit]:
     return out
 
 
-def compile_ahead(units, workers: int) -> list[dict]:
-    """Compile ``units`` in a pool of ``workers`` fresh processes (spawned), so this process only loads
-    them; nothing when fewer than two units are missing from the cache or ``workers < 2``."""
-    from .jit import cache_usable
-
-    todo = missing(units)
-    if workers < 2 or len(todo) < 2 or not cache_usable():
-        return []
-    from .sweeps import make_executor
-
-    ex, _, close = make_executor("process", min(workers, len(todo)))
-    try:
-        return warm_pool(ex, todo)
-    finally:
-        close()
-
-
 def kernel_counts() -> tuple[int, int]:
     """``(compiled, loaded)``: kernel signatures this process has compiled and loaded from the cache."""
     compiled = loaded = 0

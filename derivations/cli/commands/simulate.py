@@ -134,7 +134,8 @@ def handle(args) -> int:
         numba.set_num_threads(threads)
     from ....sims.measure import LOSS_KEYS
     from ....sims.runner import run
-    from ....sims.warm import compile_ahead, units_for
+    from ....sims.sweeps import compile_ahead
+    from ....sims.warm import units_for
 
     # with an empty kernel cache, its parts compiled side by side on the cores (each in its own
     # process) rather than one after another here
