@@ -313,8 +313,9 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
         files["answer.md"] = texts["answer"].encode("utf-8")
     files.update(extra_files or {})
     owned = {f"report.{fmt}" for fmt in FORMATS}
-    if (out / "report.md").is_file():  # a rebuild: a figure or answer the old report had and this one lacks goes
-        owned |= {f["file"] for f in view["figures"]} | {"answer.md"}
+    if (old := out / "report.md").is_file():  # a rebuild: a figure or answer the old report had and this one lacks goes
+        shown = set(re.findall(r"\((figures/[A-Za-z0-9_.-]+\.png)\)", old.read_text("utf-8", errors="replace")))
+        owned |= {f["file"] for f in view["figures"]} | shown | {"answer.md"}
     publish(out, files, owned, 0o666 & ~umask)
     paths = {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}
     return paths | ({"answer": str(out / "answer.md")} if "answer.md" in files else {})

@@ -232,7 +232,7 @@ def draw_objections(o: Objections):
 def objections_section(ev) -> tuple[tuple, tuple]:
     """``(tables, figures)`` of the objections: the per-depth table and the envelope figure (none without runs)."""
     o = objections(ev)
-    if not o.by_setting:
+    if set(o.by_setting) <= {"lr=3e-3"}:  # the base setting alone (any cosine top-2 (0.5,0.5) store): no objection run
         return (), ()
     table = Table(
         "Objections, top-2 (0.5,0.5), d = 16, P = 128, cosine, batch 1024: R_L (mean ± s.e. over seeds, "

@@ -561,3 +561,11 @@ def test_answer_md_is_the_reports_answer(tmp_path):
     # a rebuild without an answer drops the old answer.md
     assert "answer" not in write_report(make_context(), out)
     assert not (out / "answer.md").exists() and "## Answer" not in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_rebuild_drops_the_figures_the_old_report_showed_and_this_one_does_not(tmp_path):
+    write_report(make_context(), tmp_path)
+    mine = tmp_path / "figures" / "mine.png"
+    mine.write_bytes(tiny_png("C1"))  # the user's own file, named by no report
+    write_report(make_context(figures=[DrawnFigure("overview", "Loss against depth.", tiny_png("C0"))]), tmp_path)
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["mine.png", "overview.png"]
