@@ -28,9 +28,19 @@ WIDTH, SCREEN, TALL = 1280, 800, 16000
 
 def _render(html: Path, png: Path, height: int) -> Image.Image:
     subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         f"--window-size={WIDTH},{height}", f"--screenshot={png}", html.as_uri()],
-        check=True, capture_output=True, timeout=120,
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size={WIDTH},{height}",
+            f"--screenshot={png}",
+            html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     return Image.open(png).convert("RGB")
 
@@ -78,7 +88,9 @@ def main(argv=None) -> int:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"{'report':28s} {'whole':>7s} {'to first figure':>16s} {'before claims':>14s}   (screens of {WIDTH}x{SCREEN})")
+    print(
+        f"{'report':28s} {'whole':>7s} {'to first figure':>16s} {'before claims':>14s}   (screens of {WIDTH}x{SCREEN})"
+    )
     for report in sorted(ROOT.glob("docs/*-report/report.html")):
         r = measure(report, out)
         cells = [f"{r.get(k, float('nan')):.1f}" for k in ("whole", "to first figure", "before claims")]

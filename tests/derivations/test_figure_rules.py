@@ -50,7 +50,7 @@ def problems(fig: Figure) -> list[str]:
     to_png(fig)  # lays out and draws the figure as the report does
     renderer = fig.canvas.get_renderer()
     out = []
-    w, h = fig.get_figwidth(), fig.get_figheight()
+    w = fig.get_figwidth()
     if w > MAX_WIDTH_IN + 1e-9:
         out.append(f"{w:g} in wide: shrunk to {COLUMN_PX} px its text is unreadable")
     axes = [ax for ax in fig.axes if ax.get_visible()]

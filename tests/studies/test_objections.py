@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from depthscale.derivations.study import Curve, curves  # noqa: F401  (curves: the public door)
 from depthscale.derivations.analysis.curve import CurveKey
+from depthscale.derivations.study import Curve
 from depthscale.studies.paper_curves import objections as ob
 
 DEPTHS = [1, 2, 4, 16, 64]
