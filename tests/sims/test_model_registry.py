@@ -177,6 +177,7 @@ def test_simulate_runs_a_model_from_a_packages_entry_point(monkeypatch, capsys):
 
 
 @needs_jax
+@pytest.mark.slow  # a vmapped program compiles once more (about 10 s): CI's budget
 def test_seeds_in_one_vmapped_program_are_the_seeds_trained_alone():
     # seeds that stop at different steps (two diverge early, one converges): a seed that stops is masked off
     from depthscale.sims import jax_engine
