@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The README's times: its main job cold (an empty numba cache, as on a fresh machine) and warm, and
-# its test command, each with the machine's load average before it and the CPU seconds it used.
-# Run from the repository root of a fresh clone with its venv active (the install is not timed).
+# The README's times and the first run's compile cost: `depthscale simulate` (the README's small
+# config) and the main job, each with an EMPTY numba cache (NUMBA_CACHE_DIR a fresh folder, as on a
+# fresh machine) and again warm; `depthscale warm` on an empty cache and the same two commands after
+# it; then the test command. Each line: wall and CPU seconds (the command and every process it
+# waits for) and the load average before it. On a shared machine compare CPU seconds and ratios;
+# wall times wait for cores. Run from the repository root of a fresh clone with its venv active (the
+# install is not timed). The compile per kernel and per process of one command:
+# python benchmarks/numba_compile.py -- simulate ... (its --runs 2 gives cold, then warm).
 set -euo pipefail
 out=$(mktemp -d)
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -10,10 +15,24 @@ timed() {  # label, command...
     local before; before=$(load)
     /usr/bin/time -f "%e %U %S" -o "$out/t" "$@" >"$out/log" 2>&1 || { tail -5 "$out/log"; exit 1; }
     read -r wall user sys <"$out/t"
-    printf '%-28s wall %7.1f s  cpu %7.1f s  load before %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$before"
+    printf '%-34s wall %7.1f s  cpu %7.1f s  load before %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$before"
 }
+simulate=(depthscale simulate --model softmax --task topk --k 2 --d 8 --P 64 --depth 4 --steps 300 --json)
+main=(depthscale reproduce --preset smoke)
+echo "$(nproc) cores; $(python -c 'import numba; print("numba", numba.__version__)')"
+
 cache=$(mktemp -d)
-NUMBA_CACHE_DIR=$cache timed "main job, cold cache" depthscale reproduce --preset smoke --out "$out/r1"
-NUMBA_CACHE_DIR=$cache timed "main job, warm cache" depthscale reproduce --preset smoke --out "$out/r2"
-timed "test command (pytest -q)" python -m pytest -q -p no:cacheprovider
-grep -E "passed|failed" "$out/log" | tail -1
+NUMBA_CACHE_DIR=$cache timed "simulate, empty cache" "${simulate[@]}"
+NUMBA_CACHE_DIR=$cache timed "simulate, warm cache" "${simulate[@]}"
+cache=$(mktemp -d)
+NUMBA_CACHE_DIR=$cache timed "main job, empty cache" "${main[@]}" --out "$out/r1"
+NUMBA_CACHE_DIR=$cache timed "main job, warm cache" "${main[@]}" --out "$out/r2"
+cache=$(mktemp -d)
+NUMBA_CACHE_DIR=$cache timed "depthscale warm, empty cache" depthscale warm
+NUMBA_CACHE_DIR=$cache timed "depthscale warm, again" depthscale warm
+NUMBA_CACHE_DIR=$cache timed "simulate, after warm" "${simulate[@]}"
+NUMBA_CACHE_DIR=$cache timed "main job, after warm" "${main[@]}" --out "$out/r3"
+if [ "${1:-}" != "--no-tests" ]; then
+    timed "test command (pytest -q)" python -m pytest -q -p no:cacheprovider
+    grep -E "passed|failed" "$out/log" | tail -1
+fi

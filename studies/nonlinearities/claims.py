@@ -54,7 +54,7 @@ def _law_rejected(r: Row) -> tuple[bool, str]:
     tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
-    family="claims",
+    family="nonlinearities",
 )
 def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """Decided by the fitted alpha when the fit is identified and precise; otherwise it fails when the
@@ -86,7 +86,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     tolerance="t-test, 95 %",
     expected=ALPHA_RANGE,
     missing=NO_RUNS,
-    family="claims",
+    family="nonlinearities",
 )
 def disagreement(claim: Claim, ev) -> list[ClaimResult]:
     """Fitted over L >= 2 as a pure power law; the detail gives the disagreement's own exponent
@@ -129,7 +129,7 @@ def _floor_claim(claim: Claim, ev, name: str, depth_of) -> list[ClaimResult]:
     "The one-layer model beats its own best single temperature-only head (paired)",
     tolerance="< 0, paired t-test",
     missing="no one-layer runs with stored errors and floors",
-    family="claims",
+    family="nonlinearities",
 )
 def one_layer_head(claim: Claim, ev) -> list[ClaimResult]:
     """R_1 minus the single head of the same nonlinearity on the same evaluation contexts: pass below
@@ -143,7 +143,7 @@ def one_layer_head(claim: Claim, ev) -> list[ClaimResult]:
     "temperature heads (paired)",
     tolerance="< 0, paired t-test",
     missing="no deep runs with stored errors and floors",
-    family="claims",
+    family="nonlinearities",
 )
 def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     """At the deepest depth trained: pass below the floor by t s.e., fail above it by t s.e."""
@@ -155,7 +155,7 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
     f"The deepest model reaches its own nonlinearity's signed floor (within {SIGNED_RTOL:.0%}, paired)",
     tolerance=f"{SIGNED_RTOL:.0%}, t-test",
     missing="no deep runs with stored errors and floors",
-    family="claims",
+    family="nonlinearities",
 )
 def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
     """``R_L - signed`` relative to the floor: pass when below 3 % by t s.e., fail when above it by t s.e."""
@@ -194,7 +194,7 @@ def _pair_label(r: Row):
     f"A sparse nonlinearity lowers the shared error C_{DEEP} below softmax's (same tasks, seeds and contexts)",
     tolerance="< 0, t-test",
     missing=f"no sparsemax or entmax15 runs at L = {DEEP} beside softmax ones",
-    family="claims",
+    family="nonlinearities",
 )
 def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
     """Per protocol and task, ``C_64(sparse) - C_64(softmax)`` per seed, pooled over the
@@ -222,7 +222,7 @@ def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
     f"Depth gains more than under softmax: R_1 - R_{DEEP} is larger (paired, same contexts)",
     tolerance="> 0, paired t-test",
     missing=f"no runs at L = 1 and {DEEP} beside softmax ones",
-    family="claims",
+    family="nonlinearities",
 )
 def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
     """Per nonlinearity, protocol and task: ``(R_1 - R_64) - (R_1 - R_64)_softmax`` from
