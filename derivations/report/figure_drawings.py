@@ -288,6 +288,18 @@ def _curves(data, converged_only: bool) -> list:
     return curves(_records(items, converged_only))
 
 
+def _panel_maps(model: str, keys) -> str:
+    """What a panel of the model ``model`` holds: "softmax attention", or the attention maps by name
+    when its curves use others (a softmax-family model's variant names its map)."""
+    from ...sims.attention_registry import attention_names
+
+    maps = sorted({k.variant for k in keys if k.variant in attention_names() and k.variant != "softmax"})
+    if not maps:
+        return f"{model} attention"
+    shown = (["softmax"] if any(k.variant not in maps for k in keys) else []) + maps
+    return "attention: " + ", ".join(shown)
+
+
 def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     """Loss against depth, one panel per (model, task kind) that has runs (no empty panel), one colour
     and one legend label per series (the label says only what differs between series; what they share
@@ -316,7 +328,7 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     fig, axes = panel_grid(len(panels), 3.8, 3.3)
     dashed = False
     for ax, (model, kind, mine) in zip(axes, panels):
-        ax.set_title(f"{model} attention, {kind} task")
+        ax.set_title(f"{_panel_maps(model, mine)}, {kind} task")
         ax.set_yscale("log")
         for key in sorted(mine, key=lambda k: labels[k]):
             depths, m, se = groups[key]

@@ -289,3 +289,15 @@ def test_sections_take_records_only_and_refuse_anything_else_naming_the_field():
         with pytest.raises(ValueError, match=rf"^{field}\[0\]=.*: must be a (Table|FigureEntry) record") as err:
             Sections(**{field: (value,)})
         assert "\n" not in str(err.value)
+
+
+def test_an_overview_panel_is_titled_by_the_maps_it_holds():
+    from depthscale.derivations.analysis.curve import CurveKey
+    from depthscale.derivations.report.figure_drawings import _panel_maps
+
+    def key(variant):
+        return CurveKey("softmax", variant, "topk", 2, 0.0, 0.0, 16, 128, None, None, None, None, None, ())
+
+    assert _panel_maps("softmax", [key("base"), key("tied")]) == "softmax attention"
+    assert _panel_maps("softmax", [key("base"), key("sparsemax"), key("relu")]) == "attention: softmax, relu, sparsemax"
+    assert _panel_maps("softmax", [key("sigmoid")]) == "attention: sigmoid"
