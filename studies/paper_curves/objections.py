@@ -110,6 +110,7 @@ def objections(ev) -> Objections:
 
 
 SETTINGS = ("best rate", "N=2d", "20,000 steps")
+LABEL = "softmax top-2 (a,b)=(0.5,0.5) d=16 P=128"  # the claim rows' condition, before the setting
 
 
 @claim(
@@ -152,7 +153,7 @@ def inverse_depth_under_objections(claim: Claim, ev) -> list[ClaimResult]:
         )
         if name == "best rate":
             det += "; rate per depth " + ", ".join(f"L={L}: {r:g}" for L, r in o.chosen.items())
-        out.append(claim.decided(name, ok, backing, det + _cost_note(backing), INVERSE_DEPTH, a, None))
+        out.append(claim.decided(f"{LABEL}, {name}", ok, backing, det + _cost_note(backing), INVERSE_DEPTH, a, None))
     return out
 
 

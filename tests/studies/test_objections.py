@@ -26,7 +26,7 @@ def _curve(lr: float, alpha: float, shift: float, seeds: int = 3, width=None, st
 def _evaluate(cs):
     ev = SimpleNamespace(curves=cs)
     claim = ob.inverse_depth_under_objections
-    return ob.objections(ev), {r.condition.label: r for r in claim.evaluate(claim, ev)}
+    return ob.objections(ev), {r.condition.label.split(", ")[-1]: r for r in claim.evaluate(claim, ev)}
 
 
 def test_envelope_takes_the_lowest_rate_at_each_depth():
