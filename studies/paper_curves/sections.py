@@ -151,6 +151,11 @@ def story(results, ev) -> Story:
         more_text.append(
             f"On top-16 the deep model's excess over the signed floor, relative to it: {quote(r, label='')}."
         )
+    if objected := [r for r in results_of(results, "objections-inverse-depth") if r.verdict != "not run"]:
+        more_text.append(
+            "Under the obvious objections on top-2 (0.5,0.5) (the best of three learning rates per depth, width "
+            f"2d, 20,000 steps where run), inverse depth: {short_tally(objected)}."
+        )
     if more_text:
         answer.append(" ".join(more_text))
     findings = (
@@ -166,6 +171,13 @@ def story(results, ev) -> Story:
             "R_L - R_inf per setting with L^-1 guides: the control runs parallel to them, real training flattens.",
             "protocol_excess",
             ("protocol-inverse-depth",),
+        ),
+        Finding(
+            "The objections: other learning rates, twice the width",
+            "R_L against depth under each objection and the best of three learning rates per depth: the cpu "
+            "preset's rate is the best at most depths, and no setting bends like its 1/L guide.",
+            "objections",
+            ("objections-inverse-depth",),
         ),
     )
     return Story(answer=tuple(answer), findings=findings)
