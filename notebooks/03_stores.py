@@ -13,7 +13,7 @@
 # %% [markdown]
 # # The committed results stores as tables: a claim re-decided, a report figure rebuilt
 #
-# `results/cpu.sqlite` (the `cpu` preset, 133 runs) and `results/protocol.sqlite` (the protocol
+# `results/cpu.sqlite` (the `cpu` preset, 178 runs) and `results/protocol.sqlite` (the protocol
 # study, 180 runs) hold every run record the reports in `docs/` were built from. `to_frame` reads
 # a store read-only (SQLite `mode=ro`, immutable while no sweep writes to it): nothing here changes
 # a byte of either file. It needs pandas (`pip install "depthscale[pandas]"`).

@@ -139,7 +139,7 @@ def test_compact_store_keeps_every_run_and_drops_the_parameters(tmp_path):
             np.testing.assert_array_equal(got["sq_err"].astype(np.float64), _float16_reference(errors))
         assert b.load_arrays("b-0") is None and b.load_arrays("c-0") is None
         meta = dict(b._conn.execute("SELECT name, value FROM meta"))
-        assert "theta" in meta["compacted"] and meta["schema_version"] == "1"
+        assert "theta" in meta["compacted"] and meta["schema_version"] == "2"
     with Store(dst, mode="write") as st:  # a compact store is an ordinary store: a sweep can continue it
         st.put({"key": "d-0", "config": {}, "seed": 0, "status": "ok"})
         assert len(st) == 5
