@@ -655,8 +655,8 @@ def _settings(record: RunRecord) -> dict:
     """The settings beyond the label's that define a curve: training, width, initialisation, dtype, scales."""
     c = record["config"]
     m, t = c["model"], c["task"]
-    return {
-        **(c.get("train") or {}),
+    return {  # a field added later, at its default, tells no curve apart (a record from before it lacks it)
+        **without_later_defaults(c.get("train") or {}),
         "init_scale": m.get("init_scale"),
         "width": m.get("width"),
         "dtype": m.get("dtype"),

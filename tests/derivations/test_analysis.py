@@ -127,3 +127,7 @@ def test_a_field_added_later_at_its_default_does_not_split_a_curve():
     # the same rule as the run's hash, which never saw the field at its default
     base = RunConfig.from_dict(rec(1, {})["config"])
     assert config_hash(base) == config_hash(RunConfig.from_dict(rec(1, {"checkpoints_from": 0})["config"]))
+    # nor tells two curves apart in their labels: only the learning rate differs
+    older, newer = rec(1, {"lr": 0.003}), rec(1, {"lr": 0.01, "checkpoints_from": 0})
+    newer["key"] = "k1b-0"
+    assert sorted(c.label.split("[")[1] for c in curves([older, newer])) == ["lr=0.003]", "lr=0.01]"]
