@@ -111,9 +111,7 @@ def _pack_arrays(arrays: dict, schema: int = 2) -> bytes:
         np.savez_compressed(buf, **named)
         return buf.getvalue()
     header = json.dumps([[k, a.dtype.str, list(a.shape)] for k, a in named.items()]).encode()
-    planes = [
-        np.ascontiguousarray(a).view(np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes() for a in named.values()
-    ]
+    planes = [np.ascontiguousarray(a).view(np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes() for a in named.values()]
     payload = len(header).to_bytes(4, "little") + header + b"".join(planes)
     return ARRAYS_MAGIC + lzma.compress(payload, format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
 
@@ -266,7 +264,9 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     assert versions is not None  # read whenever meta is
     schema, have = versions
     if schema not in SCHEMA_VERSIONS:
-        raise ValueError(f"store={name!r}: schema version {schema} is not supported (expected one of {SCHEMA_VERSIONS})")
+        raise ValueError(
+            f"store={name!r}: schema version {schema} is not supported (expected one of {SCHEMA_VERSIONS})"
+        )
     if mode == "write" and contexts is not None and have != contexts:
         raise ValueError(contexts_mismatch(name, have))
     return True

@@ -173,9 +173,9 @@ def story(results, ev) -> Story:
             ("protocol-inverse-depth",),
         ),
         Finding(
-            "The objections: other learning rates, twice the width",
-            "R_L against depth under each objection and the best of three learning rates per depth: the cpu "
-            "preset's rate is the best at most depths, and no setting bends like its 1/L guide.",
+            "The objections: other learning rates, twice the width, 20,000 steps",
+            "R_L against depth under each objection, and the best of three learning rates per depth with its "
+            "1/L guide.",
             "objections",
             ("objections-inverse-depth",),
         ),

@@ -45,8 +45,7 @@ def test_strings_keep_numpys_container():
 
 
 @pytest.mark.parametrize(
-    "cut, match",
-    [(lambda b: b[:-40], "damaged"), (lambda b: ARRAYS_MAGIC + b"\x00garbage", "damaged")],
+    "cut, match", [(lambda b: b[:-40], "damaged"), (lambda b: ARRAYS_MAGIC + b"\x00garbage", "damaged")]
 )
 def test_a_damaged_blob_is_named(tmp_path, cut, match):
     path = tmp_path / "s.sqlite"
