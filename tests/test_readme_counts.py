@@ -7,7 +7,7 @@ the CI's "two commands" (the Quick start's blocks, verbatim in ``.ci/run``), and
 the study answers that a preset's grid fixes: the protocols study's five protocols and 15 curves, the
 nonlinearities study's 20 curves, 8 sparse-map pairs and 16 paired comparisons.
 
-Not checked here: the number of tests (2,074) and of slow checks (35) need pytest to collect the
+Not checked here: the numbers of tests and of slow checks need pytest to collect the
 whole suite, which imports every module (``python -m pytest --collect-only -q``, with and without
 ``-m slow``; the lead recounts them with each release); the verdict counts ("5 of 20", "15 of 15")
 come from the committed reports, not from the tree; the times come from benchmarks/readme_times.sh
