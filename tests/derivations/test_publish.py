@@ -187,12 +187,13 @@ def test_the_current_directory_is_refused(tmp_path, monkeypatch):
 REBUILD = textwrap.dedent(
     """
     import os, sys
+    from depthscale.derivations.report.entries import DrawnFigure
     from depthscale.derivations.report.render import ReportContext, write_report
 
     out, title, png, at = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     with open(png, "rb") as fh:
         png = fh.read()
-    figures = [{"name": n, "caption": n, "png": png} for n in ("overview", "floors", "modes")]
+    figures = [DrawnFigure(n, n, png) for n in ("overview", "floors", "modes")]
     ctx = ReportContext(title=title, figures=figures, created="fixed")
     if at:  # die at the at-th write barrier or rename, as a kill -9 between two system calls would
         calls = []
