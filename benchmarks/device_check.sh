@@ -1,32 +1,42 @@
 #!/usr/bin/env bash
-# The JAX engine on a device machine (an accelerator with JAX already installed), in under 10 minutes
-# (the timeouts below sum to 570 s, the install takes seconds):
-# installs depthscale without dependencies over the existing JAX, runs the cross-engine tests
-# (numba against JAX, float64; the device data generator against make_batch; vmapped seeds), the
-# vmapped-seeds timing (benchmarks/jax_seeds.py) and the engine benchmark, and prints the numbers
-# and the device.
-# Needs numpy, scipy, numba, sympy, mpmath, matplotlib, tqdm, jinja2, threadpoolctl, pytest, optax
-# there already (nothing is downloaded). Usage, from the repository root:
-#     bash benchmarks/device_check.sh            # writes into ${OUT:-/tmp}/device_check/
-set -u
-out="${OUT:-/tmp}/device_check"
-mkdir -p "$out"
-python - <<'PY'
-import importlib.util, jax
-missing = [m for m in ("numba", "scipy", "sympy", "mpmath", "matplotlib", "tqdm", "jinja2", "threadpoolctl", "optax", "pytest")
-           if importlib.util.find_spec(m) is None]
+# The JAX engine on a machine with an accelerator, in under 8 minutes (the two timeouts below sum to
+# 450 s; the install takes seconds). From the repository root, with JAX (and its accelerator plugin),
+# optax, numba, numpy, scipy, sympy, mpmath, matplotlib, jinja2, tqdm and threadpoolctl installed there
+# (nothing is downloaded):
+#     bash benchmarks/device_check.sh
+# 1. installs depthscale without dependencies over the machine's own packages;
+# 2. checks the engine on the device (benchmarks/scale_rung.py --check): float64 loss and gradient of
+#    the JAX engine against the numba engine at d = 16, P = 128, L = 1, 4, 16, and 40 steps on the same
+#    batches ending at the same parameters;
+# 3. times the scale study's paper-scale rung (scale_rung.py --time): d = 128, P = 1,024, batch 1024,
+#    float64, 200 cosine steps at L = 1, 8 and 64, one seed alone and three vmapped in one program, each
+#    after a block that compiles it, and projects the scale-gpu preset's training time from them.
+# What it prints goes to the terminal and, when OUT names a folder, to $OUT/device_check.txt, with every
+# number in $OUT/device_check.json; docs/benchmarks.md says where the numbers are recorded.
+set -u -o pipefail
+log=/dev/null
+json=()
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
+    log="$OUT/device_check.txt"
+    json=(--json-file "$OUT/device_check.json")
+fi
+{
+    python - <<'PY'
+import importlib.util
+need = ("jax", "optax", "numba", "numpy", "scipy", "sympy", "mpmath", "matplotlib", "jinja2", "tqdm", "threadpoolctl")
+missing = [m for m in need if importlib.util.find_spec(m) is None]
+import jax
 print("jax", jax.__version__, "devices:", jax.devices())
 print("missing (install them first):", missing or "none")
 PY
-pip install --no-deps --no-build-isolation -e . >"$out/install.log" 2>&1 || { tail -20 "$out/install.log"; exit 1; }
-echo "== cross-engine tests, device data and vmapped seeds (tests/sims/test_jax_engine.py, test_jax_tasks.py, test_model_registry.py)"
-timeout 210 python -m pytest -q -p no:cacheprovider tests/sims/test_jax_engine.py tests/sims/test_jax_tasks.py \
-    tests/sims/test_model_registry.py 2>&1 | tail -5 | tee "$out/tests.txt"
-echo "== seeds vmapped against a loop, data generated on the device (a paper-sized batch)"
-timeout 90 python benchmarks/jax_seeds.py --seeds 8 --d 16 --P 128 --depth 16 --batch 1024 --steps 64 \
-    --dtype float32 | tee "$out/seeds.txt"
-echo "== engine benchmark, JAX on its default device (the accelerator), numba on all cores"
-timeout 180 python benchmarks/engines.py --threads 0 --seconds 0.5 | tee "$out/engines.txt"
-echo "== the same with both engines on one CPU thread"
-timeout 90 python benchmarks/engines.py --sizes 16x128 --seconds 0.5 | tee "$out/engines_cpu1.txt"
-echo "results in $out"
+    pip install -q --no-deps --no-build-isolation -e . 2>&1 | grep -v "^WARNING: Running pip as" || true
+    python -c "import depthscale; print('depthscale', depthscale.__version__)" || exit 1
+    echo "== the JAX engine against the numba engine on this device (float64)"
+    timeout 150 python benchmarks/scale_rung.py --check
+    check=$?
+    echo "== the paper-scale rung: d = 128, P = 1,024, batch 1024, L = 1, 8, 64"
+    timeout 300 python benchmarks/scale_rung.py --time --steps 200 --depths 1,8,64 --seeds 3 ${json[@]+"${json[@]}"}
+    timed=$?
+    echo "check exit status $check, timing exit status $timed (124: stopped by its timeout)"
+} 2>&1 | tee "$log"

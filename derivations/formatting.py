@@ -82,4 +82,39 @@ def format_interval(lo, hi) -> str:
     return f"[{format_value(lo)}, {format_value(hi)}]"
 
 
-__all__ = ["MISSING", "format_value", "format_estimate", "format_percent", "format_interval"]
+def growth_text(quantity: str, exponent, ok: bool | None, band: str) -> str:
+    """How ``quantity`` changes with depth, worded from the verdict and the measured sign, so that a
+    pass never reads "grows" and a fail never reads "flat".
+
+    ``exponent`` is the measured power of depth, ``quantity ~ L^g`` (an
+    :class:`~depthscale.derivations.analysis.estimate.Estimate`: its value, standard error and 95 %
+    margin); ``ok`` the verdict on ``quantity`` being flat: True when the test puts ``g`` inside the
+    band of flat (``band`` says which), False when wholly outside, None when undecided.
+
+    Examples
+    --------
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> g = Estimate(0.13, 0.066, 3, "fit", 5)
+    >>> growth_text("A_L - C_L", g, True, "alpha in [0.8, 1.2]")
+    'A_L - C_L flat within the band (alpha in [0.8, 1.2]), rising slightly as L^0.13 ± 0.066'
+    >>> growth_text("A_L - C_L", Estimate(-0.5, 0.05, 3, "fit", 5), False, "alpha in [0.8, 1.2]")
+    'A_L - C_L shrinks as L^-0.50 ± 0.05, outside the band of flat (alpha in [0.8, 1.2])'
+    >>> growth_text("A_L - C_L", Estimate(0.1, 0.3, 3, "fit", 5), None, "alpha in [0.8, 1.2]")
+    'A_L - C_L changes as L^0.10 ± 0.3 (rising or falling: not resolved); flat (alpha in [0.8, 1.2]) undecided'
+    """
+    g, se = float(exponent.value), float(exponent.se)
+    margin = float(getattr(exponent, "margin", math.inf))
+    power = f"L^{g:.2f}" + (f" ± {se:.2g}" if math.isfinite(se) else "")
+    if ok is True:
+        slope = "steady" if g == 0 else ("rising slightly" if g > 0 else "falling slightly")
+        return f"{quantity} flat within the band ({band}), {slope} as {power}"
+    resolved = math.isfinite(margin) and abs(g) > margin  # the 95 % interval of g excludes 0
+    if resolved or ok is False:
+        way = "grows" if g > 0 else "shrinks"
+        if ok is False:
+            return f"{quantity} {way} as {power}, outside the band of flat ({band})"
+        return f"{quantity} {way} as {power}; flat ({band}) undecided"
+    return f"{quantity} changes as {power} (rising or falling: not resolved); flat ({band}) undecided"
+
+
+__all__ = ["MISSING", "format_value", "format_estimate", "format_percent", "format_interval", "growth_text"]

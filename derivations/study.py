@@ -57,7 +57,6 @@ ValueError: name='Demo': must be lower case letters, digits and hyphens, startin
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -95,6 +94,18 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .analysis.theory_numbers import floors as floors
     from .analysis.theory_numbers import linear_table as linear_table
     from .analysis.theory_numbers import slopes as slopes
+    from .analysis.trend import Trend as Trend
+    from .analysis.trend import TrendPoint as TrendPoint
+    from .analysis.trend import comparable_groups as comparable_groups
+    from .analysis.trend import fit_trend as fit_trend
+    from .analysis.trend import trend_points as trend_points
+    from .claims.calibration import CalibrationRates as CalibrationRates
+    from .claims.calibration import NoiseModel as NoiseModel
+    from .claims.calibration import SeedPlan as SeedPlan
+    from .claims.calibration import calibrate as calibrate
+    from .claims.calibration import noise_model as noise_model
+    from .claims.calibration import plan as plan
+    from .claims.calibration import synthetic_curve as synthetic_curve
     from .claims.claim import Claim as Claim
     from .claims.claim import claim as claim
     from .claims.claim import evaluated_with as evaluated_with
@@ -104,9 +115,11 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.generic import FLOOR_RTOL as FLOOR_RTOL
     from .claims.generic import IDENTITY_TOL as IDENTITY_TOL
     from .claims.generic import INVERSE_DEPTH as INVERSE_DEPTH
+    from .claims.generic import LawVerdict as LawVerdict
     from .claims.generic import disagreement_fit as disagreement_fit
     from .claims.generic import floor_agreement as floor_agreement
     from .claims.generic import identity_residuals as identity_residuals
+    from .claims.generic import inverse_depth_verdict as inverse_depth_verdict
     from .claims.linear_optimum import OPTIMUM_RTOL as OPTIMUM_RTOL
     from .claims.linear_optimum import OptimumKey as OptimumKey
     from .claims.linear_optimum import OptimumNumbers as OptimumNumbers
@@ -131,13 +144,16 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.verdicts import Condition as Condition
     from .claims.verdicts import below_zero as below_zero
     from .claims.verdicts import decision as decision
+    from .claims.verdicts import decision_p as decision_p
     from .claims.verdicts import in_range as in_range
+    from .claims.verdicts import log_ratio as log_ratio
     from .claims.verdicts import unidentified as unidentified
     from .claims.verdicts import within as within
     from .formatting import format_estimate as format_estimate
     from .formatting import format_interval as format_interval
     from .formatting import format_percent as format_percent
     from .formatting import format_value as format_value
+    from .formatting import growth_text as growth_text
     from .report.answers import answer_word as answer_word
     from .report.answers import estimate_text as estimate_text
     from .report.answers import in_these_settings as in_these_settings
@@ -171,6 +187,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .report.plots import inverse_depth_guide as inverse_depth_guide
     from .report.plots import legend_below as legend_below
     from .report.plots import plain_log_ticks as plain_log_ticks
+    from .report.plots import plot_trend as plot_trend
     from .report.png import to_png as to_png
     from .report.tables import fits_table as fits_table
     from .report.tables import runs_table as runs_table
@@ -241,6 +258,9 @@ class Sections:
                     bad_argument(f"{name}[{i}]", item, f"a {kind.__name__} record (depthscale.derivations.study)")
 
 
+MAX_PRIMARY = 5  # a study decides a few things; the rest of its claims are exploratory
+
+
 @dataclass(frozen=True)
 class Study:
     """One study: its question, its presets, its claims, the theory numbers it needs and its story.
@@ -272,6 +292,10 @@ class Study:
     contexts : mapping
         ``{preset: (floor contexts, reference contexts)}`` of the theory Monte Carlo in a report of
         that preset; a preset not named gets :data:`DEFAULT_CONTEXTS`.
+    primary : tuple of str
+        The ids of its primary claims (at most :data:`MAX_PRIMARY`, each one of ``claims``): what the
+        study was run to decide. Its reports list them first; every other claim there is exploratory
+        and says so.
     """
 
     name: str
@@ -284,9 +308,10 @@ class Study:
     story: Callable[[list, Any], Story] | None = None
     report_studies: tuple[str, ...] = ()
     contexts: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    primary: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("presets", "claims", "report_studies"):  # sequences, kept as tuples (a str is refused)
+        for name in ("presets", "claims", "report_studies", "primary"):  # sequences, kept as tuples (a str is refused)
             value = getattr(self, name)
             if isinstance(value, str | bytes) or not isinstance(value, Iterable):
                 bad_argument(name, value, "a tuple (or list)")
@@ -325,6 +350,8 @@ class Study:
         unknown = sorted(set(self.contexts) - set(self.presets))
         if unknown:
             bad_argument("contexts", unknown, f"presets of the study ({', '.join(self.presets) or 'none'})")
+        if len(self.primary) > MAX_PRIMARY or not set(self.primary) <= set(ids):
+            bad_argument("primary", self.primary, f"at most {MAX_PRIMARY} ids of the study's own claims")
 
     def preset_path(self, preset: str) -> Traversable:
         """The TOML file of one of its presets (package data of the study's package)."""
@@ -378,22 +405,15 @@ def reload_studies() -> None:
     _registry.cache_clear()
 
 
-def _load(ep: metadata.EntryPoint) -> Study:
-    """The Study of one registry line; raises ``ValueError`` saying why it cannot be used."""
-    try:
-        obj = ep.load()
-    except (Exception, SystemExit) as exc:  # a third party's import: any error, or an exit, is its own
-        raise ValueError(f"{type(exc).__name__}: {_first_line(exc)}") from None
+def _study_of(ep: metadata.EntryPoint, obj: Any, found: Mapping[str, Study]) -> Study:
+    """The Study of one registry line (``obj``: what it names) beside the studies accepted so far;
+    raises ``ValueError`` saying why it cannot be used."""
     if not isinstance(obj, Study):
         raise ValueError(f"names a {type(obj).__name__}, not a Study record")
     if obj.name != ep.name:
         raise ValueError(f"names the study {obj.name!r}; the entry point must have that name")
+    _check_unique({**found, ep.name: obj}, new=ep.name)
     return obj
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
 
 
 def _builtin_first(ep: metadata.EntryPoint) -> tuple[bool, str]:
@@ -405,18 +425,11 @@ def _builtin_first(ep: metadata.EntryPoint) -> tuple[bool, str]:
 @cache
 def _registry() -> tuple[dict[str, Study], dict[str, str]]:
     """The registry and the lines left out, read once (:func:`reload_studies` reads it again)."""
-    found: dict[str, Study] = {}
-    broken: dict[str, str] = {}
-    where: dict[str, str] = {}
-    for ep in sorted(_entry_points(), key=_builtin_first):
-        where[ep.name] = f"{ep.name} = {ep.value!r}"
-        try:
-            obj = _load(ep)
-            _check_unique({**found, ep.name: obj}, new=ep.name)
-        except ValueError as exc:
-            broken[ep.name] = str(exc)
-            continue
-        found[ep.name] = obj
+    from ..sims.plugins import read_plugins, warn_left_out
+
+    lines = read_plugins(sorted(_entry_points(), key=_builtin_first), _study_of)
+    found: dict[str, Study] = lines.loaded
+    broken = lines.broken
     changed = True
     while changed:  # report_studies may name a study that did not load (or was left out just now)
         changed = False
@@ -426,10 +439,7 @@ def _registry() -> tuple[dict[str, Study], dict[str, str]]:
                 broken[name] = f"report_studies names {missing[0]!r}, which is not a registered study that loads"
                 del found[name]
                 changed = True
-    for name in broken:
-        sys.stderr.write(
-            f"depthscale: warning: study plugin {where[name]} ({ENTRY_POINT_GROUP}) left out: {broken[name]}\n"
-        )
+    warn_left_out("study plugin", ENTRY_POINT_GROUP, lines)
     return dict(sorted(found.items())), broken
 
 
@@ -555,16 +565,18 @@ AUTHORING = {
     "analysis.goodness_of_fit": "LOF_LEVEL LackOfFit lack_of_fit law_rejected least_rejected_law",
     "analysis.reference_values": "LINEAR_EASY_EXPONENTS REFERENCE_D REFERENCE_P",
     "analysis.theory_numbers": "clt_table derivation_checks floor_reference floors linear_table slopes",
+    "analysis.trend": "Trend TrendPoint comparable_groups fit_trend trend_points",
+    "claims.calibration": "CalibrationRates NoiseModel SeedPlan calibrate noise_model plan synthetic_curve",
     "claims.claim": "Claim claim evaluated_with",
     "claims.evidence": "Evidence select_curves",
     "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "
-    "floor_agreement identity_residuals",
+    "floor_agreement identity_residuals LawVerdict inverse_depth_verdict",
     "claims.linear_optimum": "OPTIMUM_RTOL OptimumKey OptimumNumbers near_optimum optimum_exponent optimum_limit_note "
     "optimum_numbers_of optimum_of",
     "claims.protocol_rows": "ProtocolFloors ProtocolRow budget_decided budget_note gather_protocol_floors "
     "protocol_curves protocol_floors protocol_of protocol_rows row_label task_label",
-    "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision in_range unidentified within",
-    "formatting": "format_estimate format_interval format_percent format_value",
+    "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision decision_p in_range log_ratio unidentified within",
+    "formatting": "format_estimate format_interval format_percent format_value growth_text",
     "report.answers": "answer_word estimate_text in_these_settings joint_answer number_word quote settings_by short_label "
     "short_tally strength strongest verdict_phrase",
     "report.entries": "FigureEntry NoFigure Table",
@@ -572,7 +584,7 @@ AUTHORING = {
     "report.figures": "figure_entry",
     "report.figure_drawings": "as_list depth_axis draw_decomposition draw_mode_curves draw_overview error_bars "
     "finite_or_nan mappings new_figure palette panel_grid",
-    "report.plots": "inverse_depth_guide legend_below plain_log_ticks",
+    "report.plots": "inverse_depth_guide legend_below plain_log_ticks plot_trend",
     "report.png": "to_png",
     "report.tables": "fits_table runs_table",
 }
@@ -582,6 +594,7 @@ _AUTHORED, __getattr__ = lazy_reexports(__name__.rpartition(".")[0], AUTHORING)
 __all__ = [
     "ENTRY_POINT_GROUP",
     "DEFAULT_CONTEXTS",
+    "MAX_PRIMARY",
     "Study",
     "Story",
     "Finding",

@@ -139,9 +139,16 @@ def check_name_fits(name: str, path, extra: int = TEMP_EXTRA) -> None:
 
 
 def check_new_file(name: str, path, replace: bool) -> Path:
-    """An output file path: a str or path, not a directory or a dangling or looping link, in an
-    existing folder, with a name that fits (``replace``: an existing file may be overwritten);
-    ``ValueError``/``TypeError`` naming it."""
+    """An output file path: a str or path, not a directory, a special file (a pipe, socket or device,
+    which the rename that writes it would replace with a regular file) or a dangling or looping link,
+    in an existing folder, with a name that fits (``replace``: an existing file may be overwritten);
+    ``ValueError``/``TypeError`` naming it.
+
+    >>> check_new_file("path", "/dev/null", replace=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: path='/dev/null': must be a regular file or a new path, not a special file (a pipe, socket or device)
+    """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"{name}={path!r}: must be a file path (str or os.PathLike)")
     if str(path) == "" or "\x00" in str(path):
@@ -151,6 +158,11 @@ def check_new_file(name: str, path, replace: bool) -> Path:
         raise ValueError(f"{name}={str(path)!r}: is a directory, not a file")
     if out.is_symlink() and not out.exists():
         raise ValueError(f"{name}={str(path)!r}: is a link to nothing (or a loop of links); give the file itself")
+    # a pipe, socket or device (through a link too): the rename that writes the file would replace it
+    if out.exists() and not out.is_file():
+        raise ValueError(
+            f"{name}={str(path)!r}: must be a regular file or a new path, not a special file (a pipe, socket or device)"
+        )
     if out.exists() and not replace:
         raise ValueError(f"{name}={str(path)!r}: must be a new file (it exists; it is never overwritten)")
     if not out.absolute().parent.is_dir():

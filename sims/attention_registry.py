@@ -18,7 +18,9 @@ and sweep-grid value for the JAX engine (``engine="jax"``; it has no numba kerne
   ``fn(z, log_temp=...)``;
 - from an installed package, an entry point of the group ``depthscale.attention``
   (``softmax1 = "mypackage.maps:softmax1"``) naming the JAX function (or an ``AttentionMap``),
-  read on the first look-up of a name this process has not registered.
+  read on the first look-up of a name this process has not registered. A line that cannot be used
+  (its module fails to import, or it names something else) costs one warning line on stderr and is
+  left out (sims/plugins.py); the other maps register, and only asking for that name fails, saying why.
 
 An unknown name is an error everywhere (``ValueError`` naming ``attention`` and the registered
 names), and so is a kernel code that names no built-in map.
@@ -35,7 +37,6 @@ ValueError: attention='softmax2': must be one of softmax, sparsemax, entmax15, s
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from importlib import metadata
 from typing import Any
 
 from ..theory._validate import bad_argument
+from .plugins import read_plugins, warn_left_out
 
 ENTRY_POINT_GROUP = "depthscale.attention"
 ENGINES = ("numba", "jax")  # the engines that compute a model (ModelConfig.engine)
@@ -109,6 +111,7 @@ BUILTIN_MAPS = tuple(
 BUILTIN_NAMES = tuple(m.name for m in BUILTIN_MAPS)
 _maps: dict[str, AttentionMap] = {m.name: m for m in BUILTIN_MAPS}
 _entry_points_read = False
+_broken: dict[str, str] = {}  # entry point name -> why its line was left out (warned once)
 
 
 def _allowed() -> str:
@@ -140,6 +143,13 @@ def register_attention(
     (('log_temp', 0.0),)
     >>> unregister_attention("scaled")
     """
+    entry = _user_map(name, fn, normalised, params, "python")
+    _maps[name] = entry
+    return entry
+
+
+def _user_map(name, fn, normalised, params, source: str) -> AttentionMap:
+    """A user's map, checked (``ValueError`` naming the argument)."""
     if not isinstance(name, str) or not _NAME.match(name):
         bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
     if name in BUILTIN_NAMES:
@@ -148,9 +158,7 @@ def register_attention(
         bad_argument("fn", fn, "a JAX function from scores (..., P) to weights (..., P)")
     if not isinstance(normalised, bool):
         bad_argument("normalised", normalised, "True or False")
-    entry = AttentionMap(name, None, normalised, fn, "python", _check_params(params))
-    _maps[name] = entry
-    return entry
+    return AttentionMap(name, None, normalised, fn, source, _check_params(params))
 
 
 _PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
@@ -182,32 +190,27 @@ def unregister_attention(name: str) -> None:
 
 def _read_entry_points() -> None:
     """Register the maps of the group ``depthscale.attention`` (once per process; names already
-    registered from Python win)."""
+    registered from Python win); a line that cannot be used is warned about once and left out."""
     global _entry_points_read
     _entry_points_read = True
-    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in _maps:
-            continue
-        obj = ep.load()
-        where = f"entry point {ep.value}"
-        if isinstance(obj, AttentionMap):
-            if obj.name != ep.name or obj.code is not None or obj.jax_fn is None:
-                raise ValueError(
-                    f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must be an AttentionMap named "
-                    f"{ep.name!r} with a jax_fn and no numba code"
-                )
-            _maps[ep.name] = AttentionMap(
-                obj.name, None, obj.normalised, obj.jax_fn, where, _check_params(dict(obj.params))
-            )
-        elif callable(obj):
-            entry = register_attention(
-                ep.name, obj, normalised=bool(getattr(obj, "normalised", False)), params=getattr(obj, "params", None)
-            )
-            _maps[ep.name] = dataclasses.replace(entry, source=where)
-        else:
-            raise TypeError(
-                f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a JAX function or an AttentionMap"
-            )
+    lines = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+    got = read_plugins([ep for ep in lines if ep.name not in _maps], _map_of_entry_point)
+    _maps.update(got.loaded)
+    _broken.update({name: f"{got.where[name]}: {why}" for name, why in got.broken.items()})
+    warn_left_out("attention-map plugin", ENTRY_POINT_GROUP, got)
+
+
+def _map_of_entry_point(ep, obj, loaded) -> AttentionMap:
+    """The map an entry point names (a JAX function or an ``AttentionMap``); ``ValueError`` saying why not."""
+    where = f"entry point {ep.value}"
+    if isinstance(obj, AttentionMap):
+        if obj.name != ep.name or obj.code is not None or obj.jax_fn is None:
+            raise ValueError(f"must be an AttentionMap named {ep.name!r} with a jax_fn and no numba code")
+        return _user_map(obj.name, obj.jax_fn, obj.normalised, dict(obj.params), where)
+    if callable(obj):
+        normalised, params = bool(getattr(obj, "normalised", False)), getattr(obj, "params", None)
+        return _user_map(ep.name, obj, normalised, params, where)
+    raise ValueError(f"names a {type(obj).__name__}: must name a JAX function or an AttentionMap")
 
 
 def reload_attention_entry_points() -> None:
@@ -215,7 +218,19 @@ def reload_attention_entry_points() -> None:
     global _entry_points_read
     for name in [n for n, m in _maps.items() if m.source.startswith("entry point")]:
         del _maps[name]
+    _broken.clear()
     _entry_points_read = False
+
+
+def broken_attention_plugins() -> dict[str, str]:
+    """``{entry point name: "name = 'value': reason"}`` of the map plugins left out (read first if not yet).
+
+    >>> broken_attention_plugins()
+    {}
+    """
+    if not _entry_points_read:
+        _read_entry_points()
+    return dict(_broken)
 
 
 def get_attention(name) -> AttentionMap:
@@ -223,6 +238,8 @@ def get_attention(name) -> AttentionMap:
     if isinstance(name, str) and name not in _maps and not _entry_points_read:
         _read_entry_points()
     if not isinstance(name, str) or name not in _maps:
+        if isinstance(name, str) and name in _broken:
+            bad_argument("attention", name, f"a map that loads; its plugin was left out ({_broken[name]})")
         bad_argument("attention", name, _allowed())
     return _maps[name]
 

@@ -32,6 +32,7 @@ largest fraction of its cap any of them used (the safe side of what is known).
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 
@@ -99,6 +100,31 @@ def job_seconds(configs, rate_by_kind: dict) -> float:
         rate = rate_by_kind.get(specific, rate_by_kind.get(kind, DEFAULT_RATES[kind]))
         total += rate * run_units(c) * min(rate_by_kind.get(_steps_key(c), 1.0), 1.0)
     return total
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds in words for a reader: ``"45 s"``, ``"3.2 min"`` or ``"2.4 h"``.
+
+    >>> duration_text(45.2), duration_text(190), duration_text(8640)
+    ('45 s', '3.2 min', '2.4 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def budget_at_least(seconds: float) -> str:
+    """The shortest ``--budget`` in whole minutes (at least one) that holds ``seconds``, spelled as
+    :func:`parse_duration` reads it.
+
+    >>> budget_at_least(12), budget_at_least(190), budget_at_least(3600), budget_at_least(8641)
+    ('1m', '4m', '1h', '2h25m')
+    >>> parse_duration(budget_at_least(8641)) >= 8641
+    True
+    """
+    minutes = max(1, math.ceil(seconds / 60))
+    h, m = divmod(minutes, 60)
+    return (f"{h}h" if h else "") + (f"{m}m" if m or not h else "")
 
 
 def parse_duration(text: str) -> float:

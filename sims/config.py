@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..theory._choices import MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS: the built-ins, read by record_filters)
+from ..theory._choices import MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS: the built-in models' names)
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
 from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine

@@ -214,6 +214,72 @@ def parse_grid(data: dict, source: str = "grid") -> list:
     return unique
 
 
+def override_grid(data: dict, settings) -> dict:
+    """A copy of a grid's table (the parsed TOML) with ``settings`` replaced everywhere: each key is
+    ``"seeds"`` or ``"SECTION.FIELD"`` (a section ``task``, ``model`` or ``train`` and one of its
+    fields, or ``task.spectra``), set at the top level and in every ``[[grid]]`` block, over what a
+    block says itself. A preset made small this way (``reproduce --set``) runs the same machinery at
+    tiny sizes. Setting ``task.a`` or ``task.b`` drops a ``spectra`` list where it replaces one, and
+    ``task.spectra`` drops ``a`` and ``b``. Values are checked as the grid's own are, by
+    :func:`parse_grid`; a key that names no field raises ``ValueError`` naming it.
+
+    Examples
+    --------
+    >>> grid = {"seeds": [0, 1, 2], "task": {"d": 64, "P": 512},
+    ...         "grid": [{"name": "a", "model": {"depth": [1, 32]}}, {"name": "b", "task": {"d": 32, "P": 256}}]}
+    >>> small = override_grid(grid, {"task.d": 4, "task.P": 16, "model.depth": [1, 2], "seeds": [0]})
+    >>> small["grid"][1]["task"], small["grid"][0]["model"], small["seeds"]
+    ({'d': 4, 'P': 16}, {'depth': [1, 2]}, [0])
+    >>> len(load_grid(small)), grid["task"]["d"]   # the two blocks are one now; the input is unchanged
+    (2, 64)
+    >>> override_grid(grid, {"task.size": 4})
+    Traceback (most recent call last):
+    ...
+    ValueError: set='task.size': unknown key; allowed: seeds, task.FIELD, model.FIELD or train.FIELD (TaskConfig has no size)
+    """
+    import copy
+
+    if not isinstance(data, dict):
+        raise ValueError(f"grid={type(data).__name__}: must be a table (dict)")
+    if not hasattr(settings, "items"):
+        raise ValueError(f"settings={settings!r}: must be a mapping of 'seeds' or 'SECTION.FIELD' to values")
+    allowed = "seeds, task.FIELD, model.FIELD or train.FIELD"
+    parsed: list[tuple[str | None, str, object]] = []
+    for key, value in settings.items():
+        section, _, name = str(key).partition(".")
+        if key == "seeds":
+            parsed.append((None, "seeds", value))
+            continue
+        if section not in SECTIONS or not name:
+            raise ValueError(f"set={key!r}: unknown key; allowed: {allowed}")
+        fields = [f.name for f in dataclasses.fields(SECTIONS[section])] + (["spectra"] if section == "task" else [])
+        if name not in fields:
+            raise ValueError(
+                f"set={key!r}: unknown key; allowed: {allowed} ({SECTIONS[section].__name__} has no {name})"
+            )
+        parsed.append((section, name, value))
+    out = copy.deepcopy(data)
+    tables = [out] + [b for b in out.get("grid", []) if isinstance(b, dict)]
+    for i, table in enumerate(tables):
+        for part, name, value in parsed:
+            if part is None:
+                if i == 0 or "seeds" in table:  # a block without its own seeds takes the top level's
+                    table["seeds"] = copy.deepcopy(value)
+                continue
+            if i > 0 and not isinstance(table.get(part, {}), dict):
+                continue  # a malformed block: parse_grid names it
+            if i == 0 or part in table:
+                sec = table.setdefault(part, {})
+                if not isinstance(sec, dict):
+                    continue
+                sec[name] = copy.deepcopy(value)
+                if part == "task" and name in ("a", "b"):
+                    sec.pop("spectra", None)
+                if part == "task" and name == "spectra":
+                    sec.pop("a", None), sec.pop("b", None)
+    return out
+
+
 def load_grid(path_or_dict) -> list:
     """Read and validate a sweep grid; return ``[(RunConfig, seed), ...]``.
 
@@ -252,4 +318,4 @@ def load_grid(path_or_dict) -> list:
     return parse_grid(data, source=path.name)
 
 
-__all__ = ["load_grid", "parse_grid", "run_key"]
+__all__ = ["load_grid", "override_grid", "parse_grid", "run_key"]

@@ -15,10 +15,12 @@ numba record's schema and the numba model can measure a JAX run's parameters and
   ``Chat^l``, exact and independent of P after the ``O(P d^2)`` statistic).
 
 Gradients are ``jax.value_and_grad`` of the loss (no hand-derived backward pass). float64 runs in
-double precision: importing this module turns on ``jax_enable_x64`` for the process (float32
-models still compute in float32). Training (:func:`train_lockstep`) runs blocks of steps in one
-jitted ``lax.scan`` (Adam from optax, the learning rate of each step an input), and replays the
-losses through ``sims.training``'s own stopping and divergence rules on the host; a block in which
+double precision: the engine's own calls (a model's passes, training, the map heads) run inside
+:func:`x64`, JAX's ``enable_x64`` scope, and importing this module leaves the process's
+``jax_enable_x64`` as it was (float32 models still compute in float32). Training
+(:func:`train_lockstep`) runs blocks of steps in one jitted ``lax.scan`` (Adam from optax, the
+learning rate of each step an input), and replays the losses through ``sims.training``'s own
+stopping and divergence rules on the host; a block in which
 a rule fires (a stop, a plateau halving, a checkpoint) is recomputed up to that step. Training data
 are generated on the device inside the jitted blocks (``sims/jax_tasks.py``: ``make_batch``'s
 distributions from a ``jax.random`` key derived from the task and seed, so no batch crosses from the
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 import time
 from typing import Any
@@ -61,7 +64,35 @@ from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
 
-jax.config.update("jax_enable_x64", True)
+# JAX's own scope of the x64 flag (newer JAX), else its older experimental one
+_enable_x64: Any = getattr(jax, "enable_x64", None)
+if _enable_x64 is None:  # pragma: no cover - older JAX
+    _enable_x64 = vars(importlib.import_module("jax.experimental"))["enable_x64"]
+
+
+def x64():
+    """A context in which JAX computes in float64 (``jax_enable_x64`` on), restored on exit.
+
+    Every public entry of the engine runs inside it, so importing or calling the engine leaves the
+    process's flag as it was; call JAX functions of the engine's inputs (``sims.jax_tasks``) inside it.
+
+    >>> with x64():
+    ...     jnp.zeros(1).dtype
+    dtype('float64')
+    """
+    return _enable_x64(True)
+
+
+def _in_x64(fn):
+    """``fn`` run inside :func:`x64` (an engine entry point)."""
+
+    @functools.wraps(fn)
+    def inside(*args, **kwargs):
+        with x64():
+            return fn(*args, **kwargs)
+
+    return inside
+
 
 # host batches stacked into one scan block: at most BLOCK_BYTES and BLOCK_STEPS steps (sims/memory.py counts them)
 BLOCK_BYTES, BLOCK_STEPS = JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
@@ -124,6 +155,7 @@ def jax_map(entry: AttentionMap):
     return fn
 
 
+@_in_x64
 def map_head_outputs(entry: AttentionMap, cos: np.ndarray, y: np.ndarray, kappas: np.ndarray) -> np.ndarray:
     """``S[b, k] = map(kappas[k] cos[b]) . y[b]`` (float64) for a user's map: the temperature heads of
     its reference floors (``sims.temperature_heads.head_outputs`` runs the built-ins in numba); a map
@@ -239,11 +271,28 @@ def _linear_parts(spec: Spec, theta, X, y, xq):
 
 
 def _user_parts(spec: Spec, theta, X, y, xq):
-    """Per-layer outputs f (B, L) of a user's model, and its weights (B, L, P) where it gives them."""
+    """Per-layer outputs f (B, L) of a user's model, and its weights (B, L, P) where it gives them.
+
+    Their shapes are checked when the pass is traced (its first call for a shape): anything else is
+    a ``ValueError`` naming the model and the shape expected, never a record of the wrong depth."""
     entry = spec.user
     params = jax.tree_util.tree_unflatten(spec.treedef, [theta[a:b].reshape(shp) for _, a, b, shp in spec.slices])
-    f = entry.layer_outputs(params, X, y, xq)
-    return f, (None if entry.attention is None else entry.attention(params, X, y, xq))
+    B, P = X.shape[:2]
+    f = _checked_shape(entry.name, "layer_outputs", entry.layer_outputs(params, X, y, xq), (B, spec.L), "(B, L)")
+    if entry.attention is None:
+        return f, None
+    return f, _checked_shape(entry.name, "attention", entry.attention(params, X, y, xq), (B, spec.L, P), "(B, L, P)")
+
+
+def _checked_shape(model: str, fn: str, out, shape: tuple, what: str):
+    """``out`` if its shape is ``shape``, else a ``ValueError`` naming the model and what was expected."""
+    got = tuple(getattr(out, "shape", ()) or ())
+    if got != shape:
+        raise ValueError(
+            f"model={model!r}: {fn}(params, X, y, x_test) must return an array of shape {what} = {shape} "
+            f"(batch B = {shape[0]}, depth L = {shape[1]}), not shape {got}"
+        )
+    return out
 
 
 def _parts(spec: Spec, theta, X, y, xq):
@@ -280,6 +329,7 @@ class JaxModel:
     same ``theta`` means the same model on both engines); the passes are JAX's, with autograd.
     """
 
+    @_in_x64
     def __init__(self, cfg: ModelConfig, d: int):
         from .linear_model import LinearAttention
         from .softmax_model import SoftmaxAttention
@@ -334,6 +384,7 @@ class JaxModel:
         tail = [np.full(self.L, value) for _, value in self.map_params]  # each layer at the initial value
         return np.asarray(np.concatenate([theta, *tail]) if tail else theta, self.dtype)
 
+    @_in_x64
     def init(self, rng: np.random.Generator) -> np.ndarray:
         if self.host is None:  # a user's model: its init at a key drawn from rng (the run's init stream)
             assert self.entry.init is not None
@@ -345,6 +396,7 @@ class JaxModel:
     def init_steps(self, rng: np.random.Generator, gamma) -> np.ndarray:
         return self._with_map_params(self.host.init_steps(rng, gamma))
 
+    @_in_x64
     def map_parameters(self, theta) -> dict[str, np.ndarray]:
         """The map's learnable parameters in ``theta``, one value per layer (``{}`` for a map without any)."""
         blocks = self.layout.unpack(np.asarray(self._theta(theta)))
@@ -361,6 +413,7 @@ class JaxModel:
             return None
         return self.host.qk_maps(np.asarray(theta, self.dtype)[: self.n_host])
 
+    @_in_x64
     def arrays(self, batch) -> tuple:
         """The batch's ``X, y, x_test, target`` as device arrays in the model's dtype (shapes checked)."""
         X = np.asarray(batch.X)
@@ -379,12 +432,14 @@ class JaxModel:
             bad_argument("theta.shape", theta.shape, f"({self.n_params},)")
         return jnp.asarray(theta)
 
+    @_in_x64
     def loss_and_grad(self, theta, batch) -> tuple[float, np.ndarray]:
         """Mean squared error over the batch and its gradient (autograd)."""
         X, y, xq, target = self.arrays(batch)
         loss, grad = _loss_and_grad(self.spec, self._theta(theta), X, y, xq, target)
         return float(loss), np.asarray(grad)
 
+    @_in_x64
     def layer_outputs(self, theta, batch) -> np.ndarray:
         X, y, xq, _ = self.arrays(batch)
         return np.asarray(_outputs(self.spec, self._theta(theta), X, y, xq)[0])
@@ -392,6 +447,7 @@ class JaxModel:
     def predict(self, theta, batch) -> np.ndarray:
         return self.layer_outputs(theta, batch).mean(axis=1)
 
+    @_in_x64
     def label_weights(self, theta, batch):
         """``c = d yhat / d y`` (B, P); ``None`` for a user's model not declared linear in the labels."""
         if self.host is None and not self.entry.linear_in_labels:
@@ -399,6 +455,7 @@ class JaxModel:
         X, y, xq, _ = self.arrays(batch)
         return np.asarray(_label_weights(self.spec, self._theta(theta), X, y, xq))
 
+    @_in_x64
     def attention(self, theta, batch):
         """The test token's weights per layer (B, L, P) (the raw scores for linear attention); ``None``
         for a user's model without an ``attention`` function."""
@@ -534,6 +591,7 @@ def _block_len(task: TaskConfig, cfg: TrainConfig, itemsize: int) -> int:
 DATA_SOURCES = ("device", "host")
 
 
+@_in_x64
 def train_lockstep(
     models,
     task: TaskConfig,
@@ -556,6 +614,7 @@ def train_lockstep(
     return _train(models, task, cfg, [seed], progress, measure, data)
 
 
+@_in_x64
 def train_seeds(
     model: JaxModel, mcfg: ModelConfig, task: TaskConfig, cfg: TrainConfig, seeds, progress=False, measure=None
 ) -> list:
@@ -588,6 +647,10 @@ def _train(models, task: TaskConfig, cfg: TrainConfig, seeds: list[int], progres
         bad_argument("data", data, "'device' for several seeds in one program")
     # one group per model: its seeds vmapped (the depths of a grid differ in their parameters' shapes)
     groups = [_Group([_Run(model, mcfg, task, cfg, s, dtype) for s in seeds], task, data) for model, mcfg in models]
+    if cfg.steps == 0:  # nothing to train: the untrained models, as the numba loop gives them
+        for g in groups:
+            for r in g.runs:
+                r.trainee.active = False
     K = _block_len(task, cfg, np.dtype(dtype).itemsize) if data == "host" else max(1, min(BLOCK_STEPS, cfg.steps))
     host = _HostData(task, cfg, seeds[0], dtype) if data == "host" else None
     checkpoints = set(cfg.checkpoint_steps()) if measure is not None else set()

@@ -22,7 +22,10 @@ A user's model comes in two ways: ``depthscale.register_model("name", init=..., 
 from Python, or an entry point of the group ``depthscale.models`` in an installed package
 (``name = "mypackage.models:MODEL"``, naming a :class:`Model` or an object with ``init`` and
 ``layer_outputs`` attributes), read on the first look-up of a name this process has not registered.
-An unknown name is an error everywhere (``ModelConfig``, ``--model``, sweep grids) in one line.
+A line that cannot be used (its module fails to import, or it names something else) costs one
+warning line on stderr and is left out (sims/plugins.py); the other models register, and only asking
+for that name fails, saying why. An unknown name is an error everywhere (``ModelConfig``, ``--model``,
+sweep grids) in one line.
 
 >>> [m.name for m in BUILTIN_MODELS], get_model("linear").engines
 (['linear', 'softmax'], ('numba', 'jax'))
@@ -34,7 +37,6 @@ ValueError: model='transformer': must be one of linear, softmax (or a model regi
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ from typing import Any
 from ..theory._choices import MODELS
 from ..theory._validate import bad_argument
 from .attention_registry import ENGINES
+from .plugins import read_plugins, warn_left_out
 
 ENTRY_POINT_GROUP = "depthscale.models"
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")
@@ -94,6 +97,7 @@ class Model:
 BUILTIN_MODELS = tuple(Model(name, source="built-in") for name in MODELS)
 _models: dict[str, Model] = {m.name: m for m in BUILTIN_MODELS}
 _entry_points_read = False
+_broken: dict[str, str] = {}  # entry point name -> why its line was left out (warned once)
 
 
 def _allowed() -> str:
@@ -124,6 +128,13 @@ def register_model(
     (('jax',), True)
     >>> unregister_model("mean-label")
     """
+    entry = _user_model(name, init, layer_outputs, linear_in_labels, attention, "python")
+    _models[name] = entry
+    return entry
+
+
+def _user_model(name, init, layer_outputs, linear_in_labels, attention, source: str) -> Model:
+    """A user's model, checked (``ValueError`` naming the argument)."""
     if not isinstance(name, str) or not _NAME.match(name):
         bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
     if name in MODELS:
@@ -135,9 +146,7 @@ def register_model(
         bad_argument("attention", attention, "None or a JAX function params, X, y, x_test -> weights (B, L, P)")
     if not isinstance(linear_in_labels, bool):
         bad_argument("linear_in_labels", linear_in_labels, "True or False")
-    entry = Model(name, init, layer_outputs, linear_in_labels, attention, "python")
-    _models[name] = entry
-    return entry
+    return Model(name, init, layer_outputs, linear_in_labels, attention, source)
 
 
 def unregister_model(name: str) -> None:
@@ -149,27 +158,27 @@ def unregister_model(name: str) -> None:
 
 def _read_entry_points() -> None:
     """Register the models of the group ``depthscale.models`` (once per process; names already
-    registered from Python win)."""
+    registered from Python win); a line that cannot be used is warned about once and left out."""
     global _entry_points_read
     _entry_points_read = True
-    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in _models:
-            continue
-        obj = ep.load()
-        init, outputs = getattr(obj, "init", None), getattr(obj, "layer_outputs", None)
-        if not (callable(init) and callable(outputs)) or (isinstance(obj, Model) and obj.name != ep.name):
-            raise TypeError(
-                f"entry point {ep.name} = {ep.value!r} ({ENTRY_POINT_GROUP}): must name a Model called "
-                f"{ep.name!r} or an object with init and layer_outputs JAX functions"
-            )
-        entry = register_model(
-            ep.name,
-            init=init,
-            layer_outputs=outputs,
-            linear_in_labels=bool(getattr(obj, "linear_in_labels", False)),
-            attention=getattr(obj, "attention", None),
+    lines = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+    got = read_plugins([ep for ep in lines if ep.name not in _models], _model_of_entry_point)
+    _models.update(got.loaded)
+    _broken.update({name: f"{got.where[name]}: {why}" for name, why in got.broken.items()})
+    warn_left_out("model plugin", ENTRY_POINT_GROUP, got)
+
+
+def _model_of_entry_point(ep, obj, loaded) -> Model:
+    """The model an entry point names (a ``Model`` or an object with ``init`` and ``layer_outputs``);
+    ``ValueError`` saying why not."""
+    init, outputs = getattr(obj, "init", None), getattr(obj, "layer_outputs", None)
+    if not (callable(init) and callable(outputs)) or (isinstance(obj, Model) and obj.name != ep.name):
+        raise ValueError(
+            f"names a {type(obj).__name__}: must name a Model called {ep.name!r} or an object with init "
+            "and layer_outputs JAX functions"
         )
-        _models[ep.name] = dataclasses.replace(entry, source=f"entry point {ep.value}")
+    linear = bool(getattr(obj, "linear_in_labels", False))
+    return _user_model(ep.name, init, outputs, linear, getattr(obj, "attention", None), f"entry point {ep.value}")
 
 
 def reload_model_entry_points() -> None:
@@ -177,7 +186,19 @@ def reload_model_entry_points() -> None:
     global _entry_points_read
     for name in [n for n, m in _models.items() if m.source.startswith("entry point")]:
         del _models[name]
+    _broken.clear()
     _entry_points_read = False
+
+
+def broken_model_plugins() -> dict[str, str]:
+    """``{entry point name: "name = 'value': reason"}`` of the model plugins left out (read first if not yet).
+
+    >>> broken_model_plugins()
+    {}
+    """
+    if not _entry_points_read:
+        _read_entry_points()
+    return dict(_broken)
 
 
 def get_model(name) -> Model:
@@ -185,6 +206,8 @@ def get_model(name) -> Model:
     if isinstance(name, str) and name not in _models and not _entry_points_read:
         _read_entry_points()
     if not isinstance(name, str) or name not in _models:
+        if isinstance(name, str) and name in _broken:
+            bad_argument("model", name, f"a model that loads; its plugin was left out ({_broken[name]})")
         bad_argument("model", name, _allowed())
     return _models[name]
 

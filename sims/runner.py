@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from typing import cast
 
@@ -19,6 +20,9 @@ from .models import make_model
 from .records import RunRecord
 from .threads import one_blas_thread
 from .training import train_lockstep
+
+EXTERNAL_PREFIX = "external-"  # the keys of records of models trained elsewhere (from_layer_outputs)
+_EXTERNAL_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")  # a model's name, as the registry's
 
 
 def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = False) -> RunRecord:
@@ -62,7 +66,9 @@ def run(config: RunConfig, seed: int, progress: bool = False, prefetch: bool = F
     return cast(RunRecord, RecordView(run_group([config], seed, progress=progress, prefetch=prefetch)[0]))
 
 
-def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int = 0) -> RunRecord:
+def from_layer_outputs(
+    f, target, config: RunConfig, seed: int, *, n_params: int = 0, model: str = "external"
+) -> RunRecord:
     """The run record of a model trained elsewhere (your own PyTorch or JAX model) from its per-layer
     predictions ``f`` (contexts x L) and the ``target`` (contexts,) of the same evaluation contexts.
 
@@ -73,6 +79,12 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
     the model itself (attention statistics, mode losses, query-key norms, the reference floors) is
     absent (``None``), and ``steps`` is 0 (the training is not this package's).
 
+    ``model`` is your model's name (lower-case letters, digits, ``_ . -``; not a registered model's):
+    the record's ``config.model.model``, so its curves, labels and ``where`` filters
+    (``Store.records(model="my-gpt")``) name it. The record's key starts with ``external-`` and
+    hashes that name with the config, so it never equals a trained run's key: ``Store.put`` of an
+    external record never replaces a run this package trained.
+
     Examples
     --------
     >>> from depthscale.sims.config import ModelConfig, TaskConfig
@@ -82,12 +94,22 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
     >>> rec = from_layer_outputs(f, target, RunConfig(TaskConfig(d=4, P=16), ModelConfig(depth=4)), seed=0)
     >>> rec["status"], round(rec["A_L"], 2), abs(rec["C_L"]) < 0.01, round(rec["final_loss"], 3)
     ('ok', 0.25, True, 0.063)
+    >>> rec["config"]["model"]["model"], rec["key"].startswith("external-")
+    ('external', True)
     """
     from ..theory._validate import SEED_MAX, bad_argument, check_int
     from .measure import decomposed_loss
+    from .model_registry import model_names
 
     if not isinstance(config, RunConfig):
         bad_argument("config", type(config).__name__, "a RunConfig describing the run")
+    if not isinstance(model, str) or not _EXTERNAL_NAME.match(model) or model in model_names():
+        bad_argument(
+            "model",
+            model,
+            "your model's name: lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40), "
+            f"not a registered model's ({', '.join(model_names())}: their runs are trained by run())",
+        )
     seed = check_int("seed", seed, lo=0, hi=SEED_MAX)
     n_params = check_int("n_params", n_params, lo=0)
     f = np.asarray(f, dtype=np.float64)
@@ -100,9 +122,12 @@ def from_layer_outputs(f, target, config: RunConfig, seed: int, *, n_params: int
     if not (np.all(np.isfinite(f)) and np.all(np.isfinite(target))):
         bad_argument("f", "non-finite values", "finite predictions and targets")
     sq_err, fields = decomposed_loss(f, target)
+    cfg = config.to_dict()
+    cfg["model"]["model"] = model
     record: RunRecord = {
-        "key": run_key(config, seed),
-        "config": config.to_dict(),
+        # a prefix no trained run's key has (theirs: run_key, 24 hex digits), and the name hashed in
+        "key": f"{EXTERNAL_PREFIX}{config_hash(cfg)}-{seed}",
+        "config": cfg,
         "seed": seed,
         "status": "ok",
         "reason": None,

@@ -43,7 +43,7 @@ from ._outputs import (
 )
 from .config import CONTEXTS_VERSION
 from .display import RecordView, store_html
-from .record_filters import check_filters
+from .record_filters import REGISTERED, check_filters
 from .record_tables import flatten, records_frame
 from .records import STATUSES, RecordWarning, record_problem, unknown_config_fields
 
@@ -699,8 +699,24 @@ class Store:
         """
         if status is not None:
             check_choice("status", status, STATUSES)
-        conds = check_filters(where, model=model, task=task)  # at the call, not at the first next()
+        # a model or map name the store's runs hold is a value too (registered or not in this process)
+        given = where if isinstance(where, dict) else {}
+        named = {p for p in REGISTERED if p in given or (p == "model.model" and model is not None)}
+        stored = self._config_values(named)
+        conds = check_filters(where, stored, model=model, task=task)  # at the call, not at the first next()
         return self._records(status, conds, check_bool("arrays", arrays))
+
+    def _config_values(self, paths) -> dict[str, set]:
+        """``{path: the string values the runs' configs hold there}`` for each config path of ``paths``."""
+        out: dict[str, set] = {p: set() for p in paths}
+        if not out:
+            return out
+        for (text,) in self._conn.execute("SELECT config FROM runs").fetchall():
+            cfg, _ = _parse(text)
+            for p in out:
+                if isinstance(value := _get_path(cfg, p), str):
+                    out[p].add(value)
+        return out
 
     def _records(self, status: str | None, conds: dict, arrays: bool) -> Iterator[dict]:
         sql = "SELECT key, config, record FROM runs"

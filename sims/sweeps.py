@@ -50,6 +50,9 @@ class SweepResult:
     not_started: int = 0  # never submitted (interrupt or broken executor)
     broken: bool = False  # the executor lost a worker; runs in it were recorded as failed
     out_of_budget: bool = False  # stopped starting runs because the next would not finish within the budget
+    # the cost model's seconds for the first job the budget did not start (None: none was held back);
+    # with nothing started, a budget shorter than this (plus the start-up) cannot start anything
+    first_held_seconds: float | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -408,12 +411,14 @@ def sweep(
     rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
     beyond = done_before = failed_before = 0  # beyond: runs past the budget's reach, never keyed or grouped
     rest: list = []
+    held: float | None = None  # the cost model's seconds of the first job held back by the budget
     if budget is not None:
         runs, rest = startable(runs, store, budget, rate_by_kind, retry_failed)
         if rest:
             # counted against the store only when it holds runs (a fresh store holds none of them)
             left, done_before, failed_before = plan(rest, store, retry_failed) if store.statuses() else (rest, 0, 0)
             beyond = len(left)
+            held = _first_job_seconds(rest, lockstep, rate_by_kind)
     todo, skipped, skipped_failed = plan(runs, store, retry_failed)
     skipped, skipped_failed = skipped + done_before, skipped_failed + failed_before
     if not todo:
@@ -429,6 +434,7 @@ def sweep(
             time.perf_counter() - t0,
             not_started=beyond,
             out_of_budget=beyond > 0,
+            first_held_seconds=held,
         )
     jobs = _jobs(todo, lockstep)
     version = code_version()  # now, with the code the workers load: the tree may change while runs go on
@@ -476,7 +482,10 @@ def sweep(
             while queue and len(pending) < window:
                 members, seed = queue[-1]
                 configs = [config for _, config in members]
-                if deadline is not None and time.perf_counter() + cost.job_seconds(configs, rate_by_kind) > deadline:
+                needs = cost.job_seconds(configs, rate_by_kind) if deadline is not None else 0.0
+                if deadline is not None and time.perf_counter() + needs > deadline:
+                    if not out_of_budget:  # the first job held back: a budget must hold it, after the start-up
+                        held = needs
                     out_of_budget = True
                     break
                 try:
@@ -549,7 +558,22 @@ def sweep(
         not_started,
         broken,
         out_of_budget,
+        held if out_of_budget else None,
     )
+
+
+def _first_job_seconds(rest, lockstep: bool, rate_by_kind: dict) -> float:
+    """The cost model's seconds of the job of ``rest``'s first run (``(config, seed)`` pairs, the first
+    one missing from the store and too long for the budget alone): its lockstep group, or the run."""
+    from . import budget as cost
+
+    first, seed = rest[0]
+    if not lockstep:
+        return cost.job_seconds([first], rate_by_kind)
+    from .runner import lockstep_key
+
+    group = lockstep_key(first)
+    return cost.job_seconds([c for c, s in rest if s == seed and lockstep_key(c) == group], rate_by_kind)
 
 
 def _checked(key, config, seed, value) -> dict:

@@ -85,8 +85,14 @@ def check_bool(name: str, value) -> bool:
 
     >>> check_bool("arrays", False)
     False
+    >>> import numpy as np
+    >>> check_bool("arrays", np.False_)
+    False
     """
-    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+    # NumPy's boolean scalar is numpy.bool_ in NumPy 1 and numpy.bool in NumPy 2 (np.bool_ an alias);
+    # it is told by its module and name, so this light module does not import NumPy
+    kind = type(value)
+    if not isinstance(value, bool) and not (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")):
         raise TypeError(f"{name}={value!r}: must be True or False")
     return bool(value)
 

@@ -219,12 +219,14 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0, eps=VALIDITY_EPS) ->
             warnings.simplefilter("always")
             cols = linear_law_columns(spec, Ls)
             slopes = linear_law_slopes(spec, Ls)
+            window = validity_window(spec, eps)  # d^a: beyond a float for large a (1000^400)
         for w in caught:  # the computation went through: its warnings stand
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    except ValueError as exc:  # raised deep inside (e.g. "p=inf" for a = 1e308): say which input it was
+    except (ValueError, OverflowError) as exc:  # raised deep inside (e.g. "p=inf" for a = 1e308): say which input
+        why = str(exc) if isinstance(exc, ValueError) else "a number past the floating-point range, such as d^a"
         raise ValueError(
             f"a={spec.a:g}, b={spec.b:g}: the linear-attention laws cannot be evaluated at these spectrum"
-            f" exponents with d={d} ({exc}); use smaller exponents"
+            f" exponents with d={d} ({why}); use smaller exponents"
         ) from None
     rows, slope_rows = [], []
     for i, L in enumerate(Ls):
@@ -237,7 +239,6 @@ def linear_rows(a, b, d, depths, c_lambda=1.0, c_omega=1.0, eps=VALIDITY_EPS) ->
                 srow[key] = v if v is not None and np.isfinite(v) else None
         rows.append(row)
         slope_rows.append(srow)
-    window = validity_window(spec, eps)
     columns = dict(LINEAR_LAW_DESCRIPTIONS)
     columns.update(slopes=SLOPE_DESCRIPTION, validity=VALIDITY_DESCRIPTION)
     return {

@@ -16,4 +16,5 @@ __all__, __getattr__, __dir__ = lazy_exports(
     bootstrap="bootstrap_over_seeds",
     theory_numbers="TheoryNumbers clt_table derivation_checks floor_reference linear_table slopes",
     scale_match="match_score rank read_floors",
+    trend="Trend TrendPoint comparable_groups fit_trend trend_points",
 )

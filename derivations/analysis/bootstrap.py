@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...theory._validate import check_int, check_real
 from .fits import BootstrapResult, as_vector, fit_offset_power
 
-MIN_BOOT_SEEDS = 3
+MIN_BOOT_SEEDS = 5
 
 
 def refusal(n_seeds: int) -> str:
     """Why a bootstrap over ``n_seeds`` seeds is refused (fewer than :data:`MIN_BOOT_SEEDS`).
 
-    Two seeds have three distinct resamples (each seed twice, or both once): their percentiles are
-    the two per-seed fits and their mean, not a 95 % interval.
+    ``n`` seeds have ``C(2n - 1, n)`` distinct resamples (3 for two seeds, 10 for three, 35 for four),
+    concentrated on a few: their percentiles are about the range of the per-seed fits, not a 95 %
+    interval. Five seeds (126 resamples) are the fewest that give one.
 
     Examples
     --------
-    >>> refusal(2)
-    'R_by_seed has 2 seed(s): a bootstrap over seeds needs at least 3 (2 seeds have 3 distinct resamples, no interval)'
+    >>> refusal(3).split(" (")[1]
+    '3 seeds have 10 distinct resamples: their percentiles are the range of per-seed fits)'
     """
-    distinct = n_seeds * (n_seeds + 1) // 2  # multisets of 2 seeds drawn from 2
-    why = f"{n_seeds} seeds have {distinct} distinct resamples, no interval" if n_seeds == 2 else "nothing to resample"
+    distinct = math.comb(2 * n_seeds - 1, n_seeds) if n_seeds >= 1 else 0
+    why = (
+        f"{n_seeds} seeds have {distinct} distinct resamples: their percentiles are the range of per-seed fits"
+        if n_seeds >= 2
+        else "nothing to resample"
+    )
     return f"R_by_seed has {n_seeds} seed(s): a bootstrap over seeds needs at least {MIN_BOOT_SEEDS} ({why})"
 
 
@@ -35,7 +42,7 @@ def bootstrap_over_seeds(
 
     Resampling seeds keeps the correlation between the depths of one seed (shared evaluation
     contexts, shared training noise), which resampling points of one curve would destroy. Fewer
-    than 3 seeds are refused with a ``ValueError`` saying why (:func:`refusal`): their resamples
+    than :data:`MIN_BOOT_SEEDS` (5) seeds are refused with a ``ValueError`` saying why (:func:`refusal`): their resamples
     are the per-seed fits themselves, not an interval.
 
     Parameters
@@ -43,7 +50,7 @@ def bootstrap_over_seeds(
     L : array_like
         Depths, length n_L.
     R_by_seed : array_like, shape (n_seeds, n_L)
-        Losses of each seed at each depth (``nan`` for a missing run); at least 3 seeds.
+        Losses of each seed at each depth (``nan`` for a missing run); at least 5 seeds.
     fit_fn : callable
         ``fit_fn(L, R, **fit_kwargs) -> FitResult``, e.g. :func:`fit_offset_power`.
     n_boot : int

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ...sims.attention_registry import ENGINES
 from ...sims.config import without_later_defaults
 from ...sims.records import unknown_config_fields
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
@@ -47,14 +48,23 @@ if TYPE_CHECKING:
     from ...sims.records import RunRecord
 
 POINTS = ("auto", "mean", "seeds")  # what a curve's fit is made to (Curve.fit)
+DEFAULT_ENGINE = ENGINES[0]  # numba: a run's variant names no engine when this one computed it
 
 
 # the laws a curve is fitted with (fits.LAWS: formula, fitter, fewest depths, kind), by name
 FIT_KINDS = {name: _fits.LAWS[name] for name in ("offset", "power")}
 
 
-def variant_name(model_cfg: dict) -> str:
-    """Short name of a model variant: ``"base"`` for the paper's model, else e.g. ``"tied"``."""
+def variant_name(model_cfg: dict, engine: bool = True) -> str:
+    """Short name of a model variant: ``"base"`` for the paper's model, else e.g. ``"tied"``.
+
+    The engine of a run other than numba is the name's last part (``"jax"``, ``"sparsemax+jax"``):
+    it separates curves. ``engine=False`` leaves it out: the variant a claim selects on, the same for
+    the model whichever engine computed it (:func:`split_engine`).
+
+    >>> variant_name({"attention": "sparsemax", "engine": "jax"}), variant_name({"engine": "jax"}, engine=False)
+    ('sparsemax+jax', 'base')
+    """
     parts = []
     if model_cfg.get("qk", "factorised") != "factorised":
         parts.append(model_cfg["qk"])
@@ -70,9 +80,24 @@ def variant_name(model_cfg: dict) -> str:
         parts.append("ensemble")
     if model_cfg.get("attention", "softmax") != "softmax":
         parts.append(model_cfg["attention"])
-    if model_cfg.get("engine", "numba") != "numba":  # runs of another engine are their own condition
+    if engine and model_cfg.get("engine", "numba") != "numba":  # runs of another engine are their own condition
         parts.append(model_cfg["engine"])
     return "+".join(parts) or "base"
+
+
+def split_engine(variant: str) -> tuple[str, str]:
+    """``(variant without the engine, engine)`` of a curve's variant name (:func:`variant_name`).
+
+    The engine is the last part when it is an engine other than numba (a user's map named like an
+    engine still comes before it: ``"jax+jax"`` is the map ``jax`` on the JAX engine).
+
+    >>> split_engine("base"), split_engine("jax"), split_engine("tied+sparsemax+jax")
+    (('base', 'numba'), ('base', 'jax'), ('tied+sparsemax', 'jax'))
+    """
+    parts = variant.split("+")
+    if len(parts) and parts[-1] in ENGINES and parts[-1] != DEFAULT_ENGINE:
+        return "+".join(parts[:-1]) or "base", parts[-1]
+    return variant, DEFAULT_ENGINE
 
 
 class CurveKey(NamedTuple):
@@ -88,7 +113,7 @@ class CurveKey(NamedTuple):
     model: str
     variant: str
     task: str
-    k: int  # 0 on the easy tasks
+    k: int  # 0 on the easy tasks (which ignore it); a task this version does not know keeps its k
     a: float
     b: float
     d: int
@@ -116,7 +141,8 @@ def _hashable(value):
 def curve_key(record: RunRecord) -> CurveKey:
     """The condition a run belongs to: its whole configuration except depth (and seed).
 
-    A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks), then
+    A :class:`CurveKey`: ``model, variant, task, k, a, b, d, P`` (``k = 0`` for the easy tasks, which
+    ignore it; a task this version does not know, a newer version's, may use it: its k is kept), then
     ``c_lambda, c_omega, width, init_scale, dtype``, the training settings, and any task or model
     field this version does not know (so runs with it are never pooled with runs without it). A
     setting absent from a record is ``None``.
@@ -129,7 +155,7 @@ def curve_key(record: RunRecord) -> CurveKey:
         m["model"],
         variant_name(m),
         task,
-        int(t.get("k", 0)) if task == "topk" else 0,
+        0 if task in EASY_TASKS else int(t.get("k", 0)),
         float(t["a"]),
         float(t["b"]),
         int(t["d"]),
@@ -237,6 +263,25 @@ class Curve:
     b = property(lambda self: self.key.b)
     d = property(lambda self: self.key.d)
     P = property(lambda self: self.key.P)
+
+    @property
+    def engine(self) -> str:
+        """The engine that computed the curve's runs (``"numba"`` or ``"jax"``; part of its condition).
+
+        >>> Curve.from_arrays([1, 2], [1.0, 0.5]).engine
+        'numba'
+        """
+        return split_engine(self.variant)[1]
+
+    @property
+    def claim_variant(self) -> str:
+        """The variant without the engine: what claims select on (a softmax curve of the JAX engine is
+        ``"base"``, as the numba engine's; a user's map on the JAX engine is the map's name).
+
+        >>> Curve.from_arrays([1, 2], [1.0, 0.5]).claim_variant
+        'base'
+        """
+        return split_engine(self.variant)[0]
 
     @property
     def easy(self) -> bool:
@@ -513,11 +558,12 @@ class Curve:
         return curve_html(self)
 
     # ---- reference floors
-    def floor(self, name: str) -> FloorComparison | None:
-        """The deepest model against the reference floor ``name`` (one of ``FLOOR_NAMES``), or None."""
+    def floor(self, name: str, depth: int | None = None) -> FloorComparison | None:
+        """The model at ``depth`` (default: the deepest) against the reference floor ``name`` (one of
+        ``FLOOR_NAMES``), or None when its runs stored no such floor."""
         if name not in FLOOR_NAMES:
             check_choice("name", name, FLOOR_NAMES)
-        L = int(self.depths[-1])
+        L = int(self.depths[-1]) if depth is None else check_int("depth", depth, lo=1, hi=DEPTH_MAX)
         recs = [r for r in self.records_at(L) if name in (r.get("floors") or {}) and _own_floor(r, r["floors"][name])]
         if not recs:
             return None
@@ -546,19 +592,23 @@ def pool_paired(pairs) -> Estimate:
     training noise. Models of one depth can end on different plateaus, so the evaluation error alone
     can understate the error of the mean many times over; with few seeds the scatter is itself
     uncertain, so the evaluation error stays a floor under it. Either way the error counts the
-    training noise only through the scatter of ``n`` seeds: ``n - 1`` degrees of freedom (one seed:
-    the evaluation error alone, on thousands of contexts).
+    training noise only through the scatter of ``n`` seeds: ``n - 1`` degrees of freedom. One seed
+    has no scatter, so no error of the mean at all (its evaluation error leaves the training noise
+    out): its estimate carries no error, zero degrees of freedom, and decides nothing.
 
     >>> e = pool_paired([(2.0, 0.01), (6.0, 0.01)])
     >>> e.value, e.se, e.dof, e.basis
     (4.0, 2.0, 1.0, 'seeds')
+    >>> one = pool_paired([(2.0, 0.01)])
+    >>> one.value, one.dof, one.test
+    (2.0, 0.0, 'one seed: no error estimate')
     """
     mean, se = pool_independent(pairs)
     n = len(pairs)
     if n >= 2:
         se = max(se, float(np.std([p[0] for p in pairs], ddof=1)) / math.sqrt(n))
         return Estimate(mean, se, n - 1, "seeds", n)
-    return Estimate(mean, se, math.inf, "contexts", 0)
+    return Estimate(mean, math.nan, 0, "seeds", n)
 
 
 def pool_independent(pairs) -> tuple[float, float]:
@@ -590,7 +640,8 @@ def window_bounds(L_min=None, L_max=None) -> tuple[float, float]:
 def curve_label(key: tuple) -> str:
     """``softmax[tied] top-2 (a,b)=(0.5,0.5) d=16 P=128``-style name of a condition."""
     model, variant, task, k, a, b, d, P = key[:8]
-    tname = f"top-{k}" if task == "topk" else task
+    # a task this version does not know keeps its k in the key (it may use it): the label names it too
+    tname = f"top-{k}" if task == "topk" else (task if task in EASY_TASKS else f"{task} k={k}")
     return f"{model}{'' if variant == 'base' else '[' + variant + ']'} {tname} (a,b)=({a:g},{b:g}) d={d} P={P}"
 
 
@@ -642,13 +693,19 @@ def _distinguish(cs: list) -> None:
         by_label[c.label].append(c)
     for same in (g for g in by_label.values() if len(g) > 1):
         settings = [_settings(next(iter(c.runs.values()))) for c in same]
-        differ = [k for k in settings[0] if len({str(s.get(k)) for s in settings}) > 1]
+        # every setting any of them has (a field only some runs carry, at None, tells them apart too)
+        names = list(dict.fromkeys(k for s in settings for k in s))
+        differ = [k for k in names if len({repr(s[k]) if k in s else "" for s in settings}) > 1]
         for c, s in zip(same, settings):
-            c.label += (
-                " ["
-                + ", ".join(f"{k}={s.get(k):g}" if isinstance(s.get(k), float) else f"{k}={s.get(k)}" for k in differ)
-                + "]"
-            )
+            c.label += " [" + ", ".join(_setting_text(k, s) for k in differ) + "]"
+
+
+def _setting_text(name: str, settings: dict) -> str:
+    """``name=value`` of one curve's setting for its label, ``name absent`` where its runs lack it."""
+    if name not in settings:
+        return f"{name} absent"
+    v = settings[name]
+    return f"{name}={v:g}" if isinstance(v, float) else f"{name}={v}"
 
 
 def _settings(record: RunRecord) -> dict:

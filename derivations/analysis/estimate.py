@@ -114,9 +114,18 @@ class Estimate:
 
     @property
     def test(self) -> str:
-        """What the decision rests on, for the claims table: ``'seeds n=2, t(1) = 12.71'``."""
+        """What the decision rests on, for the claims table: ``'seeds n=2, t(1) = 12.71'``; an
+        estimate with no error to test on says so (``'one seed: no error estimate'``).
+
+        >>> Estimate.from_seeds([0.3]).test, Estimate(0.3, 0.01, 0, "contexts", 1).test
+        ('one seed: no error estimate', 'contexts n=1: no error estimate')
+        """
         if self.basis == "exact":
             return "exact"
+        if not (self.dof >= 1 and math.isfinite(self.se)):  # nothing to test on: it decides nothing
+            if self.basis == "seeds" and self.n <= 1:
+                return "one seed: no error estimate" if self.n == 1 else "no seeds: no estimate"
+            return f"{self.basis} n={self.n}: no error estimate"
         dof = "inf" if math.isinf(self.dof) else f"{self.dof:.3g}"
         return f"{self.basis} n={self.n}, t({dof}) = {self.t:.2f}"
 

@@ -34,6 +34,34 @@ PROFILE_ALPHA_MIN = 0.01  # below it a power law is not told from a logarithm on
 
 # -------------------------------------------------------------------------------------------
 # results
+class ReadOnlyDict(dict):
+    """A dict that refuses changes: a fit's numbers (``FitResult.params``, ``.se``, ``.fixed``,
+    ``.bounds``). A curve caches its fits and hands the same object to every caller, so a change one
+    caller made would move every later verdict; ``dict(fit.params)`` is a copy to change.
+
+    >>> p = ReadOnlyDict(alpha=1.0)
+    >>> p["alpha"] = 2.0
+    Traceback (most recent call last):
+    ...
+    TypeError: a fit's parameters are read-only (shared by every caller of a cached fit): change a copy, dict(fit.params)
+    >>> dict(p), {**p, "alpha": 2.0}
+    ({'alpha': 1.0}, {'alpha': 2.0})
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError(
+            "a fit's parameters are read-only (shared by every caller of a cached fit): change a copy, dict(fit.params)"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):  # pickle and copy rebuild it whole (the default would set item by item)
+        return (type(self), (dict(self),))
+
+
 @dataclass(frozen=True)
 class FitResult:
     """A fitted law: parameters, Jacobian standard errors, goodness of fit and whether it is identified.
@@ -108,6 +136,11 @@ class FitResult:
     # the points an offset fit was made to, ``(L, R, weights, huber)``: what the profile refits
     data: tuple | None = field(default=None, repr=False, compare=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # read-only copies: a cached fit is one object for every caller (ReadOnlyDict)
+        for name in ("params", "se", "fixed", "bounds"):
+            object.__setattr__(self, name, ReadOnlyDict(getattr(self, name)))
 
     @classmethod
     def missing(cls, kind: str, reason: str, n: int = 0) -> FitResult:

@@ -17,7 +17,7 @@ from scipy import stats
 from ...theory._validate import check_real
 from .fits import FitResult, as_vector, fit_offset_fixed_alpha
 
-LOF_LEVEL = 0.01  # a law fails when its least-rejected alpha in the range has lack-of-fit p below this
+LOF_LEVEL = 0.05  # a law fails when its least-rejected alpha in the range has lack-of-fit p below this
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
+    calibration="CalibrationRates NoiseModel SeedPlan calibrate noise_model plan synthetic_curve",
     claim="Claim",
     display="ClaimTable",
     evidence="Evidence",
-    registry="REGISTRY CLAIMS_BY_ID claims evaluate_claims registered_claims study_order",
+    registry="REGISTRY CLAIMS_BY_ID ReportEvidence claims evaluate_claims registered_claims report_evidence study_order",
     verdicts="VERDICTS ClaimResult decide decisive not_run unidentified",
 )

@@ -23,12 +23,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...theory._validate import check_choice
 from ..analysis.estimate import Estimate
 from .evidence import Evidence
-from .verdicts import ClaimResult, Condition, decision, unidentified
+from .verdicts import ClaimResult, Condition, apply_holm, decision, decision_p, unidentified
 
 _UNSET: object = object()
 KINDS = ("simulation", "theory")
@@ -76,7 +76,8 @@ class Claim:
         rows = list(self.evaluate(self, ev))
         if not rows and self.missing is not None:
             rows = [self.not_run(self.missing)]
-        return rows
+        # one claim across its conditions is a family: Holm keeps its family-wise error at 5 %
+        return apply_holm(rows) if self.kind == "simulation" else rows
 
     @property
     def __name__(self) -> str:  # the evaluate function's name, as the family module spells it
@@ -160,12 +161,24 @@ class Claim:
         note: str = "",
         expected_error: float | None = None,
         budget_stopped: Iterable = (),
+        p: float | None = None,
+        band: tuple[float, float] | None = None,
     ) -> ClaimResult:
-        """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decision`) on these curves and the result."""
-        v, det, would = decision(ok, list(curves), detail, budget_stopped)
-        return self.result(
+        """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decision`) on these curves and the result.
+
+        ``p`` is the decision's p-value for Holm's rule within the claim's family; without it, it is
+        :func:`~depthscale.derivations.claims.verdicts.decision_p` of ``measured`` (an Estimate) on
+        ``band``, or on ``expected`` when that is a ``(lo, hi)`` band."""
+        curves = list(curves)
+        v, det, would = decision(ok, curves, detail, budget_stopped)
+        if band is None and isinstance(expected, tuple) and len(expected) == 2:
+            band = expected
+        if p is None and ok is not None and band is not None and isinstance(measured, Estimate):
+            p = decision_p(measured, *band)
+        row = self.result(
             label, expected, measured, error, v, det, note=note, expected_error=expected_error, would_be=would
         )
+        return replace(row, p=p, curves=tuple(curves))
 
 
 def claim(

@@ -73,11 +73,24 @@ class Evidence:
 
 
 def select_curves(ev: Evidence, model, tasks, variant="base", k=None) -> list[Curve]:
-    """The curves of ``model`` on ``tasks`` (of ``variant``; of top-``k`` when given)."""
+    """The curves of ``model`` on ``tasks`` (of ``variant``; of top-``k`` when given), whichever
+    engine computed them: the engine is no part of what a claim selects on (``variant`` is the curve's
+    :attr:`~depthscale.derivations.analysis.curve.Curve.claim_variant`), and curves of different
+    engines stay apart (each its own curve and label).
+
+    >>> from depthscale.derivations.analysis.curve import curves
+    >>> def rec(L, engine):
+    ...     return {"status": "ok", "seed": 0, "final_loss": 1.0 / L,
+    ...             "config": {"task": {"task": "topk", "k": 2, "a": 0.0, "b": 0.0, "d": 8, "P": 32},
+    ...                        "model": {"model": "softmax", "depth": L, "engine": engine}}}
+    >>> ev = Evidence(curves([rec(L, e) for L in (1, 2) for e in ("numba", "jax")]))
+    >>> [c.label for c in select_curves(ev, "softmax", ("topk",))]
+    ['softmax top-2 (a,b)=(0,0) d=8 P=32', 'softmax[jax] top-2 (a,b)=(0,0) d=8 P=32']
+    """
     return [
         c
         for c in ev.curves
-        if c.model == model and c.task in tasks and c.variant == variant and (k is None or c.k == k)
+        if c.model == model and c.task in tasks and c.claim_variant == variant and (k is None or c.k == k)
     ]
 
 

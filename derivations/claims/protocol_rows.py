@@ -18,7 +18,7 @@ import numpy as np
 
 from ...sims.protocols import PROTOCOLS, Protocol
 from ...sims.reference_floors import FLOOR_NAMES
-from ..analysis.curve import Curve, pool_independent, pool_paired, variant_name
+from ..analysis.curve import DEFAULT_ENGINE, Curve, pool_independent, pool_paired, variant_name
 from ..analysis.fits import FitResult
 from .claim import Claim
 from .verdicts import ClaimResult
@@ -26,9 +26,17 @@ from .verdicts import ClaimResult
 
 def protocol_of(curve: Curve) -> Protocol | None:
     """The protocol of :data:`~depthscale.sims.protocols.PROTOCOLS` a curve was trained under, or None
-    (matched on the settings that define it: schedule, rate, batch, steps, initial scale, variant, width)."""
-    rec = next(iter(curve.runs.values()))
-    tr, m = rec["config"]["train"], rec["config"]["model"]
+    (matched on the settings that define it: schedule, rate, batch, steps, initial scale, variant, width;
+    not the engine, which a row's label names: :func:`row_label`). A curve without runs (a synthetic
+    one, :mod:`~depthscale.derivations.claims.calibration`) is matched on its key, which holds the same
+    settings."""
+    if curve.runs:
+        rec = next(iter(curve.runs.values()))
+        tr, m = rec["config"]["train"], rec["config"]["model"]
+        variant = variant_name(m, engine=False)
+    else:
+        tr, variant = dict(curve.key.train), curve.claim_variant
+        m = {k: v for k, v in (("init_scale", curve.key.init_scale), ("width", curve.key.width)) if v is not None}
     for p in PROTOCOLS:
         if (
             tr.get("schedule") == p.schedule
@@ -36,7 +44,7 @@ def protocol_of(curve: Curve) -> Protocol | None:
             and tr.get("batch") == p.batch
             and tr.get("steps") == p.steps
             and math.isclose(m.get("init_scale", 0.3), p.init_scale)
-            and variant_name(m) == p.variant
+            and variant == p.variant
             and (m.get("width") or 0) == p.width
         ):
             return p
@@ -182,8 +190,10 @@ def _deep_mean(c: Curve, name: str) -> float:
 
 
 def row_label(row: ProtocolRow) -> str:
-    """A per-curve claim row's label (after the claim's id): the protocol and the task."""
-    return f"{row.protocol.name} {task_label(row.curve)}"
+    """A per-curve claim row's label (after the claim's id): the protocol and the task, and the engine
+    when it is not numba (``cosine [jax] top-2 ...``: rows of two engines stay apart)."""
+    engine = row.curve.engine
+    return f"{row.protocol.name}{'' if engine == DEFAULT_ENGINE else f' [{engine}]'} {task_label(row.curve)}"
 
 
 def budget_note(row: ProtocolRow) -> str:

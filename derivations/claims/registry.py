@@ -16,6 +16,7 @@ and test it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ...theory._validate import bad_argument, check_bool
 from .claim import Claim
@@ -89,6 +90,56 @@ def evaluate_claims(ev: Evidence, claims: Sequence[Claim] | None = None, *, not_
     return rows if not_run else [r for r in rows if r.verdict != "not run"]
 
 
+@dataclass(frozen=True)
+class ReportEvidence:
+    """What a report decides on: the studies it reports (in report order), the evidence built from
+    the store's records and the claims of those studies (:func:`report_evidence`)."""
+
+    studies: tuple
+    evidence: Evidence
+    claims: tuple[Claim, ...]
+
+
+def report_evidence(
+    records: Iterable,
+    study=None,
+    *,
+    floor_contexts: int = 3000,
+    reference_contexts: int = 3000,
+    load_arrays=None,
+    theory: Iterable[str] | None = None,
+) -> ReportEvidence:
+    """The evidence and claims a report of ``study``'s presets decides on (every registered study's
+    without one): the records grouped into curves, each reported study's theory numbers at these Monte
+    Carlo sizes, and ``load_arrays`` (``Store.load_arrays``) for the runs' stored arrays. The one path
+    from records to an :class:`Evidence`: the report builder and the commands that re-decide one claim
+    (``depthscale calibrate``, ``depthscale plan``) take it alike.
+
+    ``theory``: the names of the studies whose theory numbers are computed (None: every reported
+    study's, as a report does). A study left out computes its numbers when its claims ask for them,
+    where it can (``Evidence.study_numbers``), or its claims say they were not computed: a command
+    that decides one claim computes only its own study's numbers (a report's Monte Carlo floors can
+    take minutes).
+
+    >>> rep = report_evidence([], theory=())   # no theory numbers: nothing to compute them for
+    >>> rep.evidence.curves, len(rep.claims) == len(registered_claims())
+    ((), True)
+    """
+    from ..analysis.curve import curves
+    from ..analysis.theory_numbers import TheoryNumbers
+    from ..study import TheoryInputs, report_studies
+
+    reported = tuple(study_order() if study is None else report_studies(study))
+    wanted = None if theory is None else set(theory)
+    cs = curves(records)
+    inputs = TheoryInputs(cs, floor_contexts, reference_contexts, load_arrays)
+    numbers = {
+        s.name: s.theory(inputs) for s in reported if s.theory is not None and (wanted is None or s.name in wanted)
+    }
+    ev = Evidence(cs, TheoryNumbers(studies=numbers), load_arrays)
+    return ReportEvidence(reported, ev, registered_claims(reported))
+
+
 _KEPT: dict = {}  # REGISTRY and CLAIMS_BY_ID, kept while the registry of studies is the same
 
 
@@ -104,4 +155,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Claim", "Evidence", "registered_claims", "claims", "study_order", "evaluate_claims"]
+__all__ = [
+    "Claim",
+    "Evidence",
+    "ReportEvidence",
+    "registered_claims",
+    "claims",
+    "study_order",
+    "evaluate_claims",
+    "report_evidence",
+]

@@ -46,6 +46,8 @@ FIELDS = (
     "expected_error",
     "tolerance",
     "test",
+    "p",
+    "family_note",
     "reason",
     "note",
 )
@@ -92,6 +94,8 @@ def claim_from_row(row: dict) -> ClaimResult:
         condition=condition,
         would_be=row.get("would_be"),
         test=str(row.get("test") or ""),
+        p=row.get("p"),
+        family_note=str(row.get("family_note") or ""),
     )
 
 

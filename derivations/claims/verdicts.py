@@ -16,7 +16,8 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+import math
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ..formatting import format_estimate, format_interval
 VERDICTS = ("pass", "fail", "indicative", "not run", "error")
 
 # What makes evidence decisive (docs/choices.md, "When a claim is decided").
-MIN_SEEDS = 2
+MIN_SEEDS = 3  # two seeds leave t(1) = 12.7 and a spread that is itself a guess
 MIN_DEPTHS = 5
 MIN_SPAN = 32  # largest / smallest depth
 MIN_EVAL = 4096
@@ -130,6 +131,9 @@ class ClaimResult:
     condition: Condition = Condition()
     would_be: str | None = None
     test: str = ""
+    p: float | None = None
+    family_note: str = ""
+    curves: tuple = field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         check_choice("verdict", self.verdict, VERDICTS)
@@ -193,6 +197,8 @@ class ClaimResult:
             "verdict": self.verdict,
             "would_be": self.would_be,
             "test": self.test,
+            "p": _num(self.p),
+            "family_note": self.family_note,
             "reason": self.reason,
         }
 
@@ -220,8 +226,12 @@ def decisive(curves, require_converged: bool = True, budget_stopped=()) -> tuple
         elif thin := [int(L) for L, n in zip(c.depths, np.isfinite(c.loss).sum(axis=0)) if n < MIN_SEEDS]:
             # seeds counted per depth: a second seed at one depth does not make the others two-seeded
             why.append(f"depths {thin} with < {MIN_SEEDS} seeds")
-        if len(c.depths) < MIN_DEPTHS or c.depths[-1] / c.depths[0] < MIN_SPAN:
-            why.append(f"depths {list(map(int, c.depths))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
+        # only the depths a fit can use count: a zero or negative loss is dropped by every fit
+        used = c.depths[np.isfinite(c.mean) & (c.mean > 0)] if len(c.depths) else c.depths
+        if len(used) < MIN_DEPTHS or used[-1] / used[0] < MIN_SPAN:
+            why.append(
+                f"depths with a positive loss {list(map(int, used))} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})"
+            )
         if require_converged and not c.all_converged and not any(c is b for b in budget_stopped):
             why.append(f"{c.n_unconverged} unconverged run(s)")
         if c.eval_contexts < MIN_EVAL:
@@ -258,28 +268,35 @@ def decision(ok: bool | None, curves, detail: str, budget_stopped=()) -> tuple[s
 
 
 def in_range(e: Estimate, lo: float, hi: float) -> bool | None:
-    """Whether the estimate lies in ``[lo, hi]`` by a two-sided 95 % t-test at its degrees of freedom:
-    True when inside and measured precisely (``t s.e. <= hi - lo``), False when outside by ``t s.e.``,
-    else None (too imprecise to decide). ``t`` is :attr:`Estimate.t` (12.7 for two seeds' scatter).
+    """The one decision rule on a band ``[lo, hi]``: True when the whole 95 % interval
+    ``value ± t s.e.`` (Student t at the estimate's degrees of freedom) lies inside the band (an
+    equivalence test), False when it lies wholly outside, else None (undecided). ``lo`` may be
+    ``-inf`` and ``hi`` ``inf`` (a one-sided band). ``t`` is :attr:`Estimate.t` (12.7 for two seeds).
 
     >>> from depthscale.derivations.analysis.estimate import Estimate
     >>> fit = lambda x, se: Estimate(x, se, 4, "fit", 7)   # 7 depths, 3 parameters: t(4) = 2.78
     >>> in_range(fit(1.0, 0.05), 0.8, 1.2), in_range(fit(0.3, 0.05), 0.8, 1.2), in_range(fit(1.0, 0.5), 0.8, 1.2)
     (True, False, None)
+    >>> in_range(fit(0.97, 0.067), 0.8, 1.2) is None   # [0.78, 1.16] crosses 0.8: not inside
+    True
     >>> in_range(Estimate(0.3, 0.05, 1, "seeds", 2), 0.8, 1.2) is None   # 0.5 below, but t(1) = 12.7
     True
     """
     _check_estimate(e)
+    if not lo <= hi:
+        raise ValueError(f"band=({lo!r}, {hi!r}): must be an interval with lo <= hi")
     m = e.margin
+    if not math.isfinite(e.value) or math.isnan(m):
+        return None
     if e.value + m < lo or e.value - m > hi:
         return False
-    return True if lo <= e.value <= hi and m <= hi - lo else None
+    return True if lo <= e.value - m and e.value + m <= hi else None
 
 
 def below_zero(e: Estimate, bound: float = 0.0) -> bool | None:
-    """Whether the estimate is below ``bound`` (0) by a two-sided 95 % t-test at its degrees of
-    freedom: True when below by ``t s.e.``, False when above by ``t s.e.``, else None (as when models
-    of different seeds end on either side).
+    """:func:`in_range` on the one-sided band ``(-inf, bound]``: True when the whole 95 % interval is
+    below ``bound`` (0), False when wholly above it, else None (as when models of different seeds end
+    on either side).
 
     >>> from depthscale.derivations.analysis.estimate import Estimate
     >>> below_zero(Estimate(-0.3, 0.1, 4, "fit", 7)), below_zero(Estimate(0.3, 0.1, 4, "fit", 7))
@@ -287,16 +304,13 @@ def below_zero(e: Estimate, bound: float = 0.0) -> bool | None:
     >>> below_zero(Estimate(-0.033, 0.012, 1, "seeds", 2)) is None   # 2.75 s.e. < t(1) = 12.7
     True
     """
-    _check_estimate(e)
-    m, x = e.margin, e.value - bound
-    return True if x < -m else (False if x > m else None)
+    return in_range(e, -math.inf, bound)
 
 
 def within(e: Estimate, target: float, tol: float) -> bool | None:
-    """Whether the estimate lies within ``tol`` of ``target`` by a two-sided 95 % t-test: True when
-    ``|value - target| + t s.e. <= tol`` (inside, and measured precisely enough to say so), False when
-    ``|value - target| - t s.e. > tol`` (outside), else None. An imprecise estimate never passes
-    for being imprecise.
+    """:func:`in_range` on the band ``[target - tol, target + tol]``: True when the whole 95 % interval
+    lies within ``tol`` of ``target``, False when wholly further, else None. An imprecise estimate
+    never passes for being imprecise.
 
     >>> from depthscale.derivations.analysis.estimate import Estimate
     >>> within(Estimate(1.04, 0.01, 1e4, "contexts", 10001), 1.0, 0.1), within(Estimate(1.2, 0.01, 4, "fit", 7), 1.0, 0.1)
@@ -304,9 +318,104 @@ def within(e: Estimate, target: float, tol: float) -> bool | None:
     >>> within(Estimate(1.04, 0.01, 1, "seeds", 2), 1.0, 0.1) is None   # t(1) = 12.7: 0.04 + 0.127 > 0.1
     True
     """
+    return in_range(e, target - tol, target + tol)
+
+
+def decision_p(e: Estimate, lo: float, hi: float) -> float:
+    """The p-value of :func:`in_range`'s decision: the smallest two-sided level at which the interval
+    ``value ± t s.e.`` lies wholly inside ``[lo, hi]`` (a pass) or wholly outside it (a fail), i.e.
+    ``2 P(T > |distance to the nearer edge| / s.e.)``. The interval rule at 95 % decides exactly when
+    this is below 0.05; Holm's rule (:func:`holm`) compares it with smaller levels in a family.
+
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> round(decision_p(Estimate(1.0, 0.05, 4, "fit", 7), 0.8, 1.2), 4)   # 4 s.e. from either edge
+    0.0161
+    >>> decision_p(Estimate(1.0, 0.0, math.inf, "exact"), 0.8, 1.2)
+    0.0
+    """
+    from scipy import stats
+
     _check_estimate(e)
-    d, m = abs(e.value - target), e.margin
-    return True if d + m <= tol else (False if d - m > tol else None)
+    dist = min(abs(e.value - lo), abs(e.value - hi))
+    if e.se == 0:
+        return 0.0 if dist > 0 else 1.0
+    if not (math.isfinite(e.se) and e.dof >= 1):
+        return 1.0
+    z = dist / e.se
+    return float(2 * (stats.t.sf(z, e.dof) if math.isfinite(e.dof) else stats.norm.sf(z)))
+
+
+def log_ratio(e: Estimate, reference: float, reference_se: float = 0.0) -> Estimate:
+    """``log(e / reference)`` with its delta-method error: a ratio is tested on the log scale, where a
+    relative band ``1 ± r`` is the band ``[log(1 - r), log(1 + r)]`` and the error is symmetric.
+    ``reference_se`` adds an independent error of the reference (a Monte Carlo floor); the degrees of
+    freedom are the estimate's.
+
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> r = log_ratio(Estimate(1.02, 0.01, 4, "fit", 7), 1.0)
+    >>> round(r.value, 4), round(r.se, 4), r.dof
+    (0.0198, 0.0098, 4.0)
+    """
+    _check_estimate(e)
+    if not (e.value > 0 and reference > 0):
+        raise ValueError(f"log_ratio: value {e.value!r} and reference {reference!r} must both be > 0")
+    se = math.hypot(e.se / e.value, reference_se / reference)
+    return Estimate(math.log(e.value / reference), se, e.dof, e.basis, e.n)
+
+
+def holm(p_values, level: float = 0.05) -> list[bool]:
+    """Holm's step-down rule: which of a family's hypotheses are rejected at family-wise error ``level``.
+
+    The ``i``-th smallest p is compared with ``level / (m - i)``; the first that fails stops the
+    rejections. NaN p-values are never rejected.
+
+    >>> holm([0.01, 0.04, 0.03, 0.5])
+    [True, False, False, False]
+    >>> holm([0.001, 0.01, 0.02])
+    [True, True, True]
+    """
+    p = np.asarray([float(x) for x in p_values], dtype=float)
+    m = int(np.isfinite(p).sum())
+    out = [False] * len(p)
+    for i, j in enumerate(sorted(np.flatnonzero(np.isfinite(p)), key=lambda k: p[k])):
+        if p[j] > level / (m - i):
+            break
+        out[j] = True
+    return out
+
+
+FAMILY_LEVEL = 0.05  # family-wise error of one claim's decisions across its conditions (Holm)
+
+
+def apply_holm(rows: list[ClaimResult], level: float = FAMILY_LEVEL) -> list[ClaimResult]:
+    """One claim's rows across its conditions as a family, decided with Holm's rule at family-wise
+    error ``level``: the rows with a decision p-value (``p``) are the family's hypotheses; a pass or
+    fail whose p Holm does not keep becomes ``indicative`` with the verdict it would have had, and
+    every tested row says in ``family_note`` what Holm did. A family of one is the plain rule.
+
+    >>> rows = [ClaimResult("x", "c", (0, 1), 0.5, 0.1, "", "pass", "", p=p, condition=str(i))
+    ...         for i, p in enumerate([0.001, 0.03, 0.04])]
+    >>> [(r.verdict, r.would_be) for r in apply_holm(rows)]   # 0.03 > 0.05 / 2 stops the rejections
+    [('pass', None), ('indicative', 'pass'), ('indicative', 'pass')]
+    """
+    tested = [i for i, r in enumerate(rows) if r.p is not None and math.isfinite(r.p)]
+    if len(tested) < 2:
+        return rows
+    m = len(tested)
+    ps = [float(rows[i].p) for i in tested]  # type: ignore[arg-type]
+    kept = holm(ps, level)
+    out = list(rows)
+    for i, p, keep in zip(tested, ps, kept):
+        r = rows[i]
+        bound = level / (m - sorted(ps).index(p))
+        if r.verdict in ("pass", "fail") and not keep:
+            note = f"Holm over {m} conditions: p = {p:.2g} > {bound:.2g}, not kept"
+            out[i] = replace(
+                r, verdict="indicative", would_be=r.verdict, family_note=note, reason=f"{r.reason}; {note}"
+            )
+        elif r.verdict in ("pass", "fail"):
+            out[i] = replace(r, family_note=f"Holm over {m} conditions: p = {p:.2g} <= {bound:.2g}, kept")
+    return out
 
 
 def _check_estimate(e) -> None:
@@ -376,6 +485,11 @@ __all__ = [
     "in_range",
     "below_zero",
     "within",
+    "decision_p",
+    "log_ratio",
+    "holm",
+    "FAMILY_LEVEL",
+    "apply_holm",
     "unidentified",
     "claim_cells",
 ]

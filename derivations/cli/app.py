@@ -26,6 +26,8 @@ COMMANDS = (
     "sweep",
     "fit",
     "check",
+    "calibrate",
+    "plan",
     "report",
     "reproduce",
     "infer_scale",
@@ -168,6 +170,10 @@ def check_out_file(name: str, value) -> Path:
     path = Path(value)
     if path.is_dir():
         raise ValueError(f"{name}={str(value)!r}: is a directory, not a file")
+    if path.exists() and not path.is_file():  # a pipe, socket or device: never replaced by an output
+        raise ValueError(
+            f"{name}={str(value)!r}: must be a regular file or a new path, not a special file (a pipe, socket or device)"
+        )
     if path.exists():
         import os
 

@@ -14,6 +14,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
     render="ReportContext format_estimate format_value render_report write_report",
     reporting="build_context",
     tables="fits_table runs_table",
-    plots="plot_curve plot_linear_laws",
+    plots="plot_curve plot_linear_laws plot_trend",
     findings="claim_findings claim_of",
 )

@@ -10,17 +10,45 @@ from datetime import UTC, datetime
 
 from ...theory._validate import bad_argument
 from ...theory.derivation import Derivation
-from ..claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN, VERDICTS, ClaimResult, claim_cells
+from ..claims.verdicts import (
+    FAMILY_LEVEL,
+    MIN_DEPTHS,
+    MIN_EVAL,
+    MIN_SEEDS,
+    MIN_SPAN,
+    VERDICTS,
+    ClaimResult,
+    claim_cells,
+)
 from ..formatting import format_value
 from .entries import DrawnFigure, Table
 
 # when a verdict is pass or fail: the fixed sentence beside every claims table
 RULE_TEXT = (
-    f"A verdict is decided, pass or fail, only when the evidence is decisive (at least {MIN_SEEDS} seeds at every "
-    f"depth, {MIN_DEPTHS} depths spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) "
-    "and the fit behind it is identified; otherwise it is indicative, with the would-be verdict stated when there "
-    "is one."
+    "A row passes only when the whole 95 % interval of its estimate (Student t at the degrees of freedom "
+    "it states) lies inside the claim's band, and fails only when the interval lies wholly outside it (a "
+    "depth law also fails when lack of fit at 5 % rejects it for every exponent in its band); each claim's "
+    f"rows across conditions are one family, decided with Holm's rule at {FAMILY_LEVEL:.0%} family-wise. "
+    f"The evidence must be decisive too (at least {MIN_SEEDS} seeds at every depth, {MIN_DEPTHS} depths "
+    f"spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit behind it "
+    "identified; otherwise a row is indicative, with the verdict it would have had when there is one."
 )
+
+
+def decisions_text(claims: Sequence[Mapping]) -> str:
+    """How many decisions a report makes and how many false ones to expect at most: Holm keeps the
+    chance of any false decision within one claim's family at 5 %, so across ``F`` claims with
+    decisions at most about ``0.05 F`` of them carry one."""
+    decided = [c for c in claims if c.get("verdict") in ("pass", "fail") and c.get("p") is not None]
+    untested = sum(c.get("verdict") in ("pass", "fail") and c.get("p") is None for c in claims)
+    families = {c.get("claim_id") for c in decided}
+    text = (
+        f"{len(decided)} tested decisions in {len(families)} claim(s); at {FAMILY_LEVEL:.0%} family-wise, at "
+        f"most about {FAMILY_LEVEL * len(families):.2g} claim(s) are expected to hold a false one"
+    )
+    if untested:
+        text += f"; {untested} more decided by exact arithmetic or a rule without sampling error"
+    return text
 
 
 def _now() -> str:
@@ -61,6 +89,8 @@ class ReportContext:
         loads as them through :func:`~depthscale.derivations.claims.stored.load_claims`); the full
         table comes last, grouped by claim.
     notes : paragraphs of plain text.
+    primary : the ids of the study's primary claims (:attr:`~depthscale.derivations.study.Study.primary`):
+        listed first and marked so; the other claims are marked exploratory. Empty: no marks.
 
     Examples
     --------
@@ -80,6 +110,7 @@ class ReportContext:
     figures: list[DrawnFigure] = field(default_factory=list)
     claims: list[ClaimResult] = field(default_factory=list)
     notes: list = field(default_factory=list)
+    primary: list = field(default_factory=list)
     findings: list = field(default_factory=list)
     answer: list = field(default_factory=list)
     story: list = field(default_factory=list)
@@ -172,6 +203,7 @@ def _check_claim(name: str, c, seen: set) -> dict:
         "tolerance": format_value(cells["tolerance"]),
         "verdict": cells["verdict"],
         "reason": format_value(cells["reason"] or ""),
+        "p": c.p,
     }
 
 
@@ -217,6 +249,11 @@ def template_data(ctx: ReportContext) -> dict:
     seen_claim: set[str] = set()
     figures = [_figure(f"figures[{i}]", f, seen_fig) for i, f in enumerate(_items("figures", ctx.figures))]
     claims = [_check_claim(f"claims[{i}]", c, seen_claim) for i, c in enumerate(_items("claims", ctx.claims))]
+    if primary := list(ctx.primary):
+        # the study's primary claims first, in its order; the rest are exploratory and say so
+        claims.sort(key=lambda c: primary.index(c["claim_id"]) if c["claim_id"] in primary else len(primary))
+        for c in claims:
+            c["claim"] = ("(primary) " if c["claim_id"] in primary else "(exploratory) ") + c["claim"]
     counts = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     by_name = {f["name"]: f for f in figures}
     story = [_check_finding(f"story[{i}]", f, by_name) for i, f in enumerate(_items("story", ctx.story))]
@@ -275,4 +312,5 @@ def template_data(ctx: ReportContext) -> dict:
         # an error (a claim whose code raised) is named whenever there is one; otherwise the four verdicts
         "counts_text": ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v != "error" or counts[v]),
         "rule_text": RULE_TEXT,
+        "decisions_text": decisions_text(claims),
     }

@@ -29,9 +29,10 @@ def report_from_records(
     (default: every registered study).
 
     Returns ``{"paths": {"md", "html", "tex", "claims", and "answer" when the report has one: path
-    text}, "claims": [ClaimResult.to_dict()]}``.
+    text}, "claims": [ClaimResult.to_dict()], "answer": [the answer's paragraphs as plain text]}``.
     """
     from ...sims.threads import one_blas_thread
+    from ...theory.typeset import prose
     from .render import write_report
     from .reporting import build_context
 
@@ -54,4 +55,5 @@ def report_from_records(
     # claims.json goes into the report folder with the report: both appear in one step
     paths = write_report(ctx, out_dir, {"claims.json": claims_json(ctx.claims)})
     paths["claims"] = str(Path(out_dir) / "claims.json")
-    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims}
+    answer = [prose(str(a), "plain") for a in ctx.answer]  # for a terminal: formulas as Unicode text
+    return {"paths": {k: str(v) for k, v in paths.items()}, "claims": claims, "answer": answer}

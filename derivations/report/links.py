@@ -1,16 +1,22 @@
 """A report's links into the documentation: the glossary's terms and the derivations' theory pages.
 
-A report is published in the documentation site as ``docs/<name>-report/`` (``report.md`` a page of
-the site, ``report.html`` a file copied as it is), so its links are relative to that folder:
+Every link of a report leads to a page that exists where the report is written, in one of two ways
+(:data:`LINKS`):
 
-- Markdown: ``../glossary.md#decided`` and ``../theory/linear.md``, which MkDocs turns into the
-  site's addresses and which also resolve in the repository's tree;
-- HTML: the site's addresses themselves, ``../glossary/#decided`` and ``../theory/linear/``: MkDocs
-  copies ``report.html`` unchanged, and the site has a folder per page (``theory/linear/index.html``),
-  not a ``theory/linear.html``. Opened outside the site (a report written anywhere else) these links
-  lead nowhere, as the Markdown's do: the HTML stays self-contained and requests nothing.
+- ``"site"``: a report inside the documentation site, ``docs/<name>-report/`` (``report.md`` a page
+  of the site, ``report.html`` a file copied as it is), links the site's own pages, relative to that
+  folder. Markdown: ``../glossary.md#decided`` and ``../theory/linear.md``, which MkDocs turns into
+  the site's addresses and which also resolve in the repository's tree; HTML: the site's addresses
+  themselves, ``../glossary/#decided`` and ``../theory/linear/`` (MkDocs copies ``report.html``
+  unchanged, and the site has a folder per page, ``theory/linear/index.html``).
+- ``"bundle"``: a report written anywhere else carries the pages it links in its own folder
+  (:mod:`depthscale.derivations.report.bundle`): ``glossary.md#decided`` and ``theory/linear.md``
+  from the Markdown, ``glossary.html#decided`` and ``theory/linear.html`` from the HTML, so the
+  report stands alone and still requests nothing from outside.
 
-:func:`glossary_linker` links the first appearance of each term in a report, in reading order.
+:func:`links_for` tells the two apart by the folder (a site's report folder sits beside its
+``glossary.md``); :func:`glossary_linker` links the first appearance of each term in a report, in
+reading order.
 
 Examples
 --------
@@ -21,14 +27,23 @@ Examples
 'decided'
 >>> theory_page("linear", "html")
 '../theory/linear/'
+>>> glossary_href("decided", "html", "bundle"), theory_page("linear", "html", "bundle")
+('glossary.html#decided', 'theory/linear.html')
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from markupsafe import Markup, escape
+
+from ...theory._validate import check_choice
+
+SITE, BUNDLE = "site", "bundle"
+LINKS = (SITE, BUNDLE)  # where a report's links lead: the docs site's pages, or copies beside the report
 
 # the glossary's anchors (docs/glossary.md's headings as MkDocs makes them) and the words that name
 # them in a report; a longer phrase is tried before a shorter one at the same place
@@ -67,24 +82,43 @@ _PROTECTED = {
 }
 
 
-def glossary_href(anchor: str, fmt: str) -> str:
-    """The address of a glossary entry from a report's folder (``fmt``: "md" or "html")."""
+def links_for(out_dir) -> str:
+    """:data:`SITE` when the report folder ``out_dir`` sits in a documentation site (its parent holds
+    the site's ``glossary.md`` and ``theory/`` pages, as ``docs/`` does), else :data:`BUNDLE`.
+
+    >>> import tempfile, pathlib
+    >>> links_for(pathlib.Path(tempfile.mkdtemp()) / "report")
+    'bundle'
+    """
+    parent = Path(os.path.abspath(out_dir)).parent
+    return SITE if (parent / "glossary.md").is_file() and (parent / "theory").is_dir() else BUNDLE
+
+
+def glossary_href(anchor: str, fmt: str, links: str = SITE) -> str:
+    """The address of a glossary entry from a report's folder (``fmt``: "md" or "html"; ``links``:
+    one of :data:`LINKS`)."""
+    if check_choice("links", links, LINKS) == BUNDLE:
+        return f"glossary.{'md' if fmt == 'md' else 'html'}#{anchor}"
     return f"../glossary.md#{anchor}" if fmt == "md" else f"../glossary/#{anchor}"
 
 
-def theory_page(name: str, fmt: str) -> str:
+def theory_page(name: str, fmt: str, links: str = SITE) -> str:
     """The address of a derivation's theory page (``docs/theory/<name>.md``) from a report's folder;
-    for LaTeX, the page's path in the repository."""
+    for LaTeX, the page's path (in the repository, or in the report's folder when bundled)."""
+    if check_choice("links", links, LINKS) == BUNDLE:
+        return {"md": f"theory/{name}.md", "html": f"theory/{name}.html"}.get(fmt, f"theory/{name}.md")
     return {"md": f"../theory/{name}.md", "html": f"../theory/{name}/"}.get(fmt, f"docs/theory/{name}.md")
 
 
-def glossary_linker(fmt: str) -> Callable[[str], str]:
+def glossary_linker(fmt: str, links: str = SITE) -> Callable[[str], str]:
     """A filter that links, in each text it is given, the terms not yet linked in this report.
 
     It is called on the report's texts in reading order, so each term is linked where it first
     appears. For "html" the text is escaped first (a ``Markup`` is taken as HTML already) and a
-    ``Markup`` returned; for "tex" the text is returned as it is.
+    ``Markup`` returned; for "tex" the text is returned as it is. ``links``: where the links lead
+    (one of :data:`LINKS`).
     """
+    check_choice("links", links, LINKS)
     seen: set[str] = set()
 
     def link(text) -> str:
@@ -94,24 +128,24 @@ def glossary_linker(fmt: str) -> Callable[[str], str]:
         source = (text if isinstance(text, Markup) else escape(text)) if html else str(text)
         out, at = [], 0
         for m in _PROTECTED[fmt].finditer(source):
-            out += [_link_plain(source[at : m.start()], fmt, seen), m.group(0)]
+            out += [_link_plain(source[at : m.start()], fmt, seen, links), m.group(0)]
             at = m.end()
-        out.append(_link_plain(source[at:], fmt, seen))
+        out.append(_link_plain(source[at:], fmt, seen, links))
         return Markup("".join(out)) if html else "".join(out)
 
     return link
 
 
-def _link_plain(text: str, fmt: str, seen: set[str]) -> str:
+def _link_plain(text: str, fmt: str, seen: set[str], links: str) -> str:
     def one(m: re.Match) -> str:
         anchor = _ANCHOR[m.lastgroup or ""]
         if anchor in seen:
             return m.group(0)
         seen.add(anchor)
-        href = glossary_href(anchor, fmt)
+        href = glossary_href(anchor, fmt, links)
         return f"[{m.group(0)}]({href})" if fmt == "md" else f'<a class="term" href="{href}">{m.group(0)}</a>'
 
     return _TERM_RE.sub(one, text)
 
 
-__all__ = ["TERMS", "glossary_href", "glossary_linker", "theory_page"]
+__all__ = ["TERMS", "LINKS", "SITE", "BUNDLE", "links_for", "glossary_href", "glossary_linker", "theory_page"]

@@ -1,7 +1,9 @@
 """Plot helpers for notebooks: each draws on the Axes it is given (``ax=``) and returns it.
 
 :func:`plot_curve` draws a curve's losses against depth with its fitted law; :func:`plot_linear_laws`
-draws the linear-attention depth laws of one spectrum (``depthscale.theory``) on log-log axes. The
+draws the linear-attention depth laws of one spectrum (``depthscale.theory``) on log-log axes;
+:func:`plot_trend` draws one quantity of curves compared across a parameter against it, with the
+fitted trend and its extrapolation. The
 report's own figures (PNG bytes) are in :mod:`depthscale.derivations.report.figures`.
 """
 
@@ -251,6 +253,93 @@ def plot_linear_laws(spectrum, depths, ax=None, laws=None, slopes: bool = True):
     return ax
 
 
+def plot_trend(points, quantity: str, ax=None, trend=None, *, color: str = "C0", label: str | None = None):
+    """One quantity of curves compared across a parameter against that parameter: each point ± one
+    standard error, and, with ``trend``, its fitted line with the line's 95 % band and the value it
+    was extrapolated to, drawn open and labelled an extrapolation.
+
+    Parameters
+    ----------
+    points : sequence of TrendPoint
+        From :func:`~depthscale.derivations.analysis.trend.trend_points`.
+    quantity : str
+        A key of :data:`~depthscale.derivations.analysis.trend.QUANTITIES`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure's Axes).
+    trend : Trend, optional
+        :func:`~depthscale.derivations.analysis.trend.fit_trend` of the same points and quantity.
+    color, label : str, optional
+        The series' colour and legend label (default: the quantity).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``; the parameter's axis in log2 when the trend's axis is (or without a trend, for a
+        positive numeric parameter).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from depthscale.derivations.analysis.estimate import Estimate
+    >>> from depthscale.derivations.analysis.trend import TrendPoint, fit_trend
+    >>> pts = [TrendPoint("d", d, "", (1, 2), 3, 1, 2, depth_gain=Estimate(g, 0.01, 2, "seeds", 3))
+    ...        for d, g in ((16, 0.03), (32, 0.04), (64, 0.05))]
+    >>> ax = plot_trend(pts, "depth_gain", ax=Figure().subplots(), trend=fit_trend(pts, "depth_gain", at=128))
+    >>> ax.get_xscale(), ax.get_xlabel(), "d = 128: an extrapolation" in [t.get_text() for t in ax.get_legend().get_texts()]
+    ('log', 'd', True)
+    """
+    from ..analysis.trend import QUANTITIES, Trend, TrendPoint
+
+    if quantity not in QUANTITIES:
+        bad_argument("quantity", quantity, f"one of {', '.join(QUANTITIES)}")
+    pts = list(points) if not isinstance(points, TrendPoint) else [points]
+    if not pts or not all(isinstance(p, TrendPoint) for p in pts):
+        bad_argument("points", points, "a non-empty sequence of TrendPoint (trend_points)")
+    if trend is not None and (not isinstance(trend, Trend) or trend.quantity != quantity):
+        bad_argument("trend", trend, f"None or a Trend of {quantity!r} (fit_trend)")
+    ax = _axes(ax)
+    parameter = pts[0].parameter
+    shown = [(p.value, e) for p in pts if (e := p.get(quantity)) is not None and np.isfinite(e.value)]
+    numeric = all(not isinstance(v, str) for v, _ in shown)
+    xs = [v for v, _ in shown] if numeric else list(range(len(shown)))
+    ys = [e.value for _, e in shown]
+    se = [e.se if np.isfinite(e.se) else 0.0 for _, e in shown]
+    ax.errorbar(xs, ys, yerr=se, fmt="o", ms=5, capsize=3, color=color, label=label or QUANTITIES[quantity], zorder=3)
+    if trend is not None:
+        hi = max(trend.values + ((trend.at,) if trend.at is not None else ()))
+        lo = min(trend.values + ((trend.at,) if trend.at is not None else ()))
+        grid = np.geomspace(lo, hi, 60) if trend.axis == "log2" else np.linspace(lo, hi, 60)
+        v, b_lo, b_hi = trend.band(grid)
+        ax.plot(grid, v, "-", lw=1.2, color=color, label=f"weighted fit in {trend.axis} {parameter}")
+        ax.fill_between(grid, b_lo, b_hi, color=color, alpha=0.15, lw=0, label="95 % interval of the fit")
+        if trend.extrapolated is not None and trend.at is not None:
+            e = trend.extrapolated
+            what = "an extrapolation" if trend.extrapolation else "interpolated"
+            ax.errorbar(
+                [trend.at], [e.value], yerr=[e.margin if np.isfinite(e.margin) else 0.0], fmt="o", ms=6,
+                mfc="white", capsize=3, color=color, label=f"{parameter} = {trend.at:g}: {what}", zorder=3,
+            )  # fmt: skip
+    if numeric and (trend.axis == "log2" if trend is not None else all(float(v) > 0 for v in xs)):
+        ax.set_xscale("log", base=2)
+        ticks = sorted({float(v) for v in xs} | ({float(trend.at)} if trend is not None and trend.at else set()))
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_formatter(_null_formatter())
+    elif not numeric:
+        ax.set_xticks(xs, [str(v) for v, _ in shown])
+    if ys and min(ys) < 0 < max(ys):  # a quantity that changes sign: its zero drawn
+        ax.axhline(0.0, color="0.6", lw=0.8, zorder=0)
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(QUANTITIES[quantity])
+    ax.legend(fontsize=8)
+    return ax
+
+
+def _null_formatter():
+    from matplotlib.ticker import NullFormatter
+
+    return NullFormatter()
+
+
 __all__ = [
     "LOSS_LAWS",
     "LAW_LABELS",
@@ -258,6 +347,7 @@ __all__ = [
     "GUIDE_GID",
     "plot_curve",
     "plot_linear_laws",
+    "plot_trend",
     "plain_log_ticks",
     "legend_below",
     "inverse_depth_guide",

@@ -63,7 +63,19 @@ def check_target(name: str, out) -> None:
 
 # the entries a report publication writes (write_report's three renderings and figures, and the
 # claims.json report_from_records adds): every other entry of the folder is carried over
-REPORT_FILES = ("report.md", "report.html", "report.tex", "answer.md", "claims.json", "figures/*.png")
+# and, for a report written outside the documentation site, the pages its links lead to (bundle.py)
+REPORT_FILES = (
+    "report.md",
+    "report.html",
+    "report.tex",
+    "answer.md",
+    "claims.json",
+    "figures/*.png",
+    "glossary.md",
+    "glossary.html",
+    "theory/*.md",
+    "theory/*.html",
+)
 # what the names of a publication's siblings add to the folder's: "." NAME ".depthscale-new-" PID "-" 8
 # random, a pid of up to 7 digits (Linux's largest pid_max, 2**22)
 SIBLING_EXTRA = 1 + len(_TAG) + len("new-") + 7 + 1 + 8

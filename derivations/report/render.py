@@ -53,7 +53,7 @@ from ...theory.typeset import math_mathml, prose, tex_escape
 from ..claims.verdicts import VERDICTS, claim_cells
 from ..formatting import MISSING, format_estimate, format_interval, format_percent, format_value
 from .context import ReportContext, template_data
-from .links import glossary_linker, theory_page
+from .links import LINKS, SITE, glossary_linker, links_for, theory_page
 from .publish import check_folder
 
 __all__ = [
@@ -124,7 +124,7 @@ def _md_cell(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def _env(fmt: str) -> jinja2.Environment:
+def _env(fmt: str, links: str = SITE) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(str(_TEMPLATES))
     common: dict[str, Any] = dict(
         loader=loader,
@@ -153,13 +153,16 @@ def _env(fmt: str) -> jinja2.Environment:
     env.filters["mdcell"] = _md_cell
     env.filters["safe_tex"] = lambda s: _RawTex(s)  # output of a macro, already escaped inside it
     env.filters["b64"] = lambda b: base64.b64encode(b).decode("ascii")
-    env.filters["gloss"] = glossary_linker(fmt)  # one per rendering: it links each term once
+    env.filters["gloss"] = glossary_linker(fmt, links)  # one per rendering: it links each term once
     return env
 
 
-def render_report(ctx: ReportContext) -> dict:
+def render_report(ctx: ReportContext, links: str = SITE) -> dict:
     """Validate ``ctx`` and render it; returns ``{"md", "html", "tex", "answer"}`` texts (no file is
     written; ``answer`` is the content of ``answer.md``, "" when the report has no answer).
+    ``links``: where its links lead, the documentation site's pages (``"site"``) or pages in the
+    report's own folder (``"bundle"``, which :func:`write_report` writes beside it); see
+    :mod:`depthscale.derivations.report.links`.
 
     Examples
     --------
@@ -167,22 +170,24 @@ def render_report(ctx: ReportContext) -> dict:
     >>> "## Claims" in texts["md"], texts["html"].startswith("<!DOCTYPE html>")
     (False, True)
     """
-    return _render(ctx)[1]
+    return _render(ctx, links)[1]
 
 
-def _render(ctx: ReportContext) -> tuple[dict, dict]:
+def _render(ctx: ReportContext, links: str = SITE) -> tuple[dict, dict]:
+    if links not in LINKS:
+        _bad("links", links, f"one of {', '.join(LINKS)}")
     view = template_data(ctx)
     derivs = view["derivations"]
-    blocks = {fmt: [_derivation_block(d, fmt) for d in derivs] for fmt in FORMATS}
+    blocks = {fmt: [_derivation_block(d, fmt, links) for d in derivs] for fmt in FORMATS}
     # rendered as a module: its top-level `answer_text` is the answer exactly as report.md shows it
     md_page = (
-        _env("md")
+        _env("md", links)
         .get_template("report.md.j2")
         .make_module(dict(view, equations=_EQUATIONS, derivation_blocks=blocks["md"]))
     )
     md = str(md_page)
     html = (
-        _env("html")
+        _env("html", links)
         .get_template("report.html.j2")
         .render(
             **view,
@@ -194,7 +199,7 @@ def _render(ctx: ReportContext) -> tuple[dict, dict]:
         )
     )
     tex = (
-        _env("tex")
+        _env("tex", links)
         .get_template("report.tex.j2")
         .render(
             **view,
@@ -232,7 +237,7 @@ def _first_sentence(text: str) -> str:
     return text.strip()
 
 
-def _derivation_block(d, fmt: str) -> dict:
+def _derivation_block(d, fmt: str, links: str = SITE) -> dict:
     """One derivation in a report, each text ready for ``fmt``. A registered :class:`~depthscale.theory.derivation.Derivation`
     (its ``name`` one of ``depthscale derive``'s) is one line: its title linking its theory page,
     the first sentence of its conclusion and its checks; the checked chain lives once, in the docs.
@@ -241,9 +246,9 @@ def _derivation_block(d, fmt: str) -> dict:
         checks = d.check()  # cached: the report's theory numbers checked it already
         n, ok = len(checks.steps), sum(r.passed for r in checks.steps)
         verdict = "all passed" if ok == n else f"{n - ok} failed: " + "; ".join(checks.failed())
-        title, href = prose(d.title, fmt), theory_page(d.name, fmt)
+        title, href = prose(d.title, fmt), theory_page(d.name, fmt, links)
         if fmt == "tex":  # no link in print: the page is named
-            verdict += f"; docs/theory/{d.name}.md, depthscale derive {d.name}"
+            verdict += f"; {href}, depthscale derive {d.name}"
         elif fmt == "html":
             title = f'<a href="{href}">{title}</a>'
         return {
@@ -266,8 +271,15 @@ def _derivation_block(d, fmt: str) -> dict:
     return {"title": title, "fragment": text, "own_heading": bool(_OWN_HEADING[fmt].match(text)), "href": ""}
 
 
-def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] | None = None) -> dict:
+def write_report(
+    ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] | None = None, links: str | None = None
+) -> dict:
     """Write ``report.md``, ``report.html``, ``report.tex`` and ``figures/*.png`` into ``out_dir``.
+
+    Its links resolve where it is written (:mod:`depthscale.derivations.report.links`): a report
+    folder in the documentation site links the site's glossary and theory pages; anywhere else the
+    folder also gets ``glossary.md``/``.html`` and ``theory/<name>.md``/``.html`` for the derivations
+    it shows, and the links lead to those.
 
     The report appears whole or not at all: the folder is built beside ``out_dir`` and swapped in
     as one step (:mod:`depthscale.derivations.report.publish`), so a reader or a kill at any moment sees
@@ -284,6 +296,9 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     out_dir : str or path-like; created if absent. A file in its place raises ``ValueError`` naming ``out``.
     extra_files : mapping, optional
         ``{relative path: bytes}`` published with the report (``claims.json``).
+    links : {"site", "bundle"}, optional
+        Where the links lead; default: ``"site"`` when ``out_dir`` sits in a documentation site (its
+        parent holds ``glossary.md`` and ``theory/``), else ``"bundle"``.
 
     Returns
     -------
@@ -304,18 +319,29 @@ def write_report(ctx: ReportContext, out_dir, extra_files: Mapping[str, bytes] |
     from .publish import publish
 
     out = _check_out(out_dir)  # before rendering: an unusable folder is refused at once
-    view, texts = _render(ctx)
+    links = links_for(out) if links is None else links
+    view, texts = _render(ctx, links)
     umask = os.umask(0o022)
     os.umask(umask)
     files = {f["file"]: f["png"] for f in view["figures"] if f["png"] is not None}
     files.update({f"report.{fmt}": texts[fmt].encode("utf-8") for fmt in ("tex", "md", "html")})
     if texts["answer"]:  # the answer alone, for a study page to include (pymdownx.snippets)
         files["answer.md"] = texts["answer"].encode("utf-8")
-    files.update(extra_files or {})
     owned = {f"report.{fmt}" for fmt in FORMATS}
+    if links != SITE:  # the pages its links lead to, beside it (a rebuild drops those no longer linked)
+        from .bundle import bundle_files, bundle_owned
+
+        files.update(bundle_files(view["derivations"]))
+        owned |= bundle_owned()
+    files.update(extra_files or {})
     if (old := out / "report.md").is_file():  # a rebuild: a figure or answer the old report had and this one lacks goes
-        shown = set(re.findall(r"\((figures/[A-Za-z0-9_.-]+\.png)\)", old.read_text("utf-8", errors="replace")))
+        old_md = old.read_text("utf-8", errors="replace")
+        shown = set(re.findall(r"\((figures/[A-Za-z0-9_.-]+\.png)\)", old_md))
         owned |= {f["file"] for f in view["figures"]} | shown | {"answer.md"}
+        if re.search(r"\]\((?:glossary\.md#|theory/)", old_md):  # the old one carried its pages: they go too
+            from .bundle import bundle_owned
+
+            owned |= bundle_owned()
     publish(out, files, owned, 0o666 & ~umask)
     paths = {fmt: str(out / f"report.{fmt}") for fmt in FORMATS}
     return paths | ({"answer": str(out / "answer.md")} if "answer.md" in files else {})

@@ -15,10 +15,7 @@ import datetime as _dt
 import time
 from dataclasses import replace
 
-from ..analysis.curve import curves
-from ..analysis.theory_numbers import TheoryNumbers
-from ..claims.registry import Evidence, evaluate_claims, registered_claims, study_order
-from ..study import TheoryInputs, report_studies
+from ..claims.registry import evaluate_claims, report_evidence
 from .entries import draw_entry
 from .findings import claim_findings, default_answer, simulation_first
 
@@ -46,13 +43,11 @@ def build_context(
 
     t0 = time.perf_counter()
     records = list(records)
-    cs = curves(records)
-    reported = study_order() if study is None else report_studies(study)
-    inputs = TheoryInputs(cs, floor_contexts, reference_contexts, load_arrays)
-    theory = TheoryNumbers(studies={s.name: s.theory(inputs) for s in reported if s.theory is not None})
     # one evidence for the claims, the tables and the figures: what a study derives from it is computed once
-    ev = Evidence(cs, theory, load_arrays)
-    asked = registered_claims(reported)
+    rep = report_evidence(
+        records, study, floor_contexts=floor_contexts, reference_contexts=reference_contexts, load_arrays=load_arrays
+    )
+    ev, reported, asked = rep.evidence, rep.studies, rep.claims
     claims = evaluate_claims(ev, asked)
     theory_only = [c.id for c in asked if c.kind == "theory"]
     sections = [s.sections(ev) for s in reported if s.sections is not None]
@@ -94,4 +89,5 @@ def build_context(
         findings=claim_findings(claims, theory_only),
         answer=answer,
         story=story,
+        primary=list(study.primary) if study is not None else [],
     )

@@ -19,6 +19,13 @@ STUDY = Study(
     package=__name__,
     presets=("smoke", "cpu", "paper"),
     claims=CLAIMS,
+    primary=(
+        "softmax-top2-exponent",
+        "linear-exponent",
+        "clt-identity",
+        "controls-no-depth-gain",
+        "depth-beats-single",
+    ),
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,

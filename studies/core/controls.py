@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from depthscale.derivations.study import (
     IDENTITY_TOL,
     Claim,
@@ -51,9 +53,10 @@ def controls(claim: Claim, ev) -> list[ClaimResult]:
         # per seed, paired: each seed's deepest model against its own one-layer model
         gain = Estimate.from_seeds((c.loss[:, 0] - c.loss[:, -1]) / c.loss[:, 0])
         det = f"relative loss decrease from L={int(c.depths[0])} to L={int(c.depths[-1])}"
-        # one seed has no error to test with: it points one way, and decisive() keeps it indicative
-        ok = below_zero(gain, CONTROL_GAIN_MAX) if gain.n >= 2 else bool(gain.value <= CONTROL_GAIN_MAX)
-        out.append(claim.decided(c.label, ok, [c], det, "no gain", gain if gain.n >= 2 else gain.value, None))
+        # one seed has no error to test with: undecided, whatever its value
+        ok = below_zero(gain, CONTROL_GAIN_MAX) if gain.n >= 2 else None
+        measured = gain if gain.n >= 2 else gain.value
+        out.append(claim.decided(c.label, ok, [c], det, "no gain", measured, None, band=(-np.inf, CONTROL_GAIN_MAX)))
     return out
 
 

@@ -13,10 +13,15 @@ from depthscale.derivations.study import (
     Estimate,
     below_zero,
     claim,
+    decision_p,
+    fit_offset_power,
     format_interval,
     in_range,
+    inverse_depth_verdict,
+    log_ratio,
     select_curves,
     unidentified,
+    within,
 )
 from depthscale.derivations.study import format_estimate as est
 from depthscale.derivations.study import format_value as num
@@ -81,23 +86,29 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
         if unusable := claim.without_fit(c.label, 1.0, {"L0 + c L^-alpha": f}, no_fit):
             out.append(unusable)
             continue
-        a = Estimate.from_fit(f, "alpha")
-        # fail: inconsistent with 1 at the fit's t quantile; pass: close to 1 AND measured precisely;
-        # otherwise the interval is too wide to decide either way
-        ok = in_range(a, 1 - SOFTMAX_ALPHA_TOL, 1 + SOFTMAX_ALPHA_TOL)
-        det = f"L0 = {est(f.params['L0'], f.se['L0'])}"
+        v = inverse_depth_verdict(c, f, (1 - SOFTMAX_ALPHA_TOL, 1 + SOFTMAX_ALPHA_TOL))
+        det = f"L0 = {est(f.params['L0'], f.se['L0'])}; {v.detail}"
         if np.isfinite(f.delta_aic_alpha_one):
             det += f"; delta AIC (alpha=1 minus free) = {num(f.delta_aic_alpha_one)}"
         if f.bootstrap is not None:
             lo, hi = f.bootstrap.intervals["alpha"]
-            det += f"; bootstrap 95% {format_interval(lo, hi)}"
-        if ok is None:
-            det += (
-                f"; the interval alpha ± {a.t:.2f} s.e. is too wide to decide (|alpha - 1| <= {SOFTMAX_ALPHA_TOL} "
-                f"needs {a.t:.2f} s.e. <= {2 * SOFTMAX_ALPHA_TOL})"
-            )
-        out.append(claim.decided(c.label, ok, [c], det, 1.0, a, None))
+            det += f"; bootstrap 95% over {len(c.seeds)} seeds {format_interval(lo, hi)}"
+        elif (spread := _per_seed_alphas(c)) is not None:
+            det += f"; range of per-seed fits {format_interval(*spread)} (no bootstrap below 5 seeds)"
+        out.append(claim.decided(c.label, v.ok, [c], det, 1.0, v.alpha, None, p=v.p))
     return out
+
+
+def _per_seed_alphas(c: Curve) -> tuple[float, float] | None:
+    """The smallest and largest alpha of the seeds' own fits (identified ones), or None with fewer than 2."""
+    alphas = []
+    for row in c.loss:
+        ok = np.isfinite(row) & (row > 0)
+        if ok.sum() >= 4:
+            f = fit_offset_power(c.depths[ok].astype(float), row[ok])
+            if f.identified:
+                alphas.append(f.params["alpha"])
+    return (min(alphas), max(alphas)) if len(alphas) >= 2 else None
 
 
 @claim(
@@ -121,25 +132,42 @@ def exponent_spread(claim: Claim, ev) -> list[ClaimResult]:
             why = f"undecided: fewer than two softmax top-2 spectra with an identified fit (not identified: {', '.join(skipped)})"
             return [claim.indicative("", claim.expected, why)]
         return []
-    alphas = [f.params["alpha"] for _, f in soft]
-    spread = max(alphas) - min(alphas)
-    lin_alphas = [f.params["alpha"] for _, f in lin]
-    lin_spread = max(lin_alphas) - min(lin_alphas) if len(lin_alphas) >= 2 else None
-    ok = spread <= SPREAD_TOL and (lin_spread is None or lin_spread >= LINEAR_SPREAD_MIN)
+    # the spread as the difference of the largest and smallest exponent (independent fits: Welch's
+    # degrees of freedom), tested like any estimate: softmax's inside [-0.3, 0.3], linear's >= 2
+    spread = _spread(soft)
+    lin_spread = _spread(lin) if len(lin) >= 2 else None
+    ok_soft = within(spread, 0.0, SPREAD_TOL)
+    ok_lin = True if lin_spread is None else in_range(lin_spread, LINEAR_SPREAD_MIN, np.inf)
+    ok = False if False in (ok_soft, ok_lin) else (None if None in (ok_soft, ok_lin) else True)
+    p = max(
+        decision_p(spread, -SPREAD_TOL, SPREAD_TOL),
+        0.0 if lin_spread is None else decision_p(lin_spread, LINEAR_SPREAD_MIN, np.inf),
+    )
     # both sides decide: unconverged or single-seed linear curves make the verdict indicative too
     used = [c for c, _ in soft] + ([c for c, _ in lin] if lin_spread is not None else [])
-    detail = f"softmax spread over {len(alphas)} spectra; linear spread " + (
-        f"{num(lin_spread)} over {len(lin_alphas)} spectra" if lin_spread is not None else "not measured"
+    detail = (
+        f"softmax: largest minus smallest alpha over {len(soft)} spectra {est(spread.value, spread.se)} ({spread.test}); linear: "
+        + (
+            f"{est(lin_spread.value, lin_spread.se)} over {len(lin)} spectra ({lin_spread.test})"
+            if lin_spread is not None
+            else "not measured"
+        )
     )
     if skipped or lin_skipped:
         detail += f"; left out, fit not identified: {', '.join(skipped + lin_skipped)}"
-    note = f"(linear {num(lin_spread)})" if lin_spread is not None else ""
-    r = claim.decided("", ok, used, detail, claim.expected, spread, None, note=note)
+    note = f"(linear {num(lin_spread.value)})" if lin_spread is not None else ""
+    r = claim.decided("", ok, used, detail, claim.expected, spread, None, note=note, p=p)
     if lin_spread is None and r.verdict == "pass":
         r = claim.result(
             "", claim.expected, spread, None, "indicative", r.reason + "; the linear side was not run", note=note
         )
     return [r]
+
+
+def _spread(fitted: list) -> Estimate:
+    """The largest minus the smallest fitted alpha of ``(curve, fit)`` pairs, as a Welch difference."""
+    es = sorted((Estimate.from_fit(f, "alpha") for _, f in fitted), key=lambda e: e.value)
+    return es[-1].minus(es[0])
 
 
 @claim(
@@ -229,18 +257,23 @@ def softmax_below_linear(claim: Claim, ev) -> list[ClaimResult]:
         key = (c.a, c.b, c.k, c.d, c.P)
         cl = lin.get(key)
         if cl is not None:
-            ref, src = cl.mean[-1], f"trained linear L={int(cl.depths[-1])}"
+            deep = cl.estimate(len(cl.depths) - 1)
+            ref, ref_se, src = deep.value, deep.se, f"trained linear L={int(cl.depths[-1])}"
         elif key in theory:
-            ref, src = theory[key][0], "theory (context covariance) T - h^T G^+ h"
+            ref, ref_se, src = *theory[key], "theory (context covariance) T - h^T G^+ h"
         else:
             continue
         f = c.fit("offset")
         if f.identified:
-            s, what = f.params["L0"], "fitted L0"
+            s, what = Estimate.from_fit(f, "L0"), "fitted L0"
         else:  # the deepest loss bounds the floor from above; an unidentified L0 says nothing
-            s, what = c.mean[-1], f"loss at L={int(c.depths[-1])}" + ("" if f.failure else " (L0 fit not identified)")
-        det = f"softmax {what} against the {src} floor {num(ref)}; ratio {num(s / ref)}"
-        out.append(claim.decided(c.label, s < ref, [c] + ([cl] if cl is not None else []), det, ref, s, None))
+            s = c.estimate(len(c.depths) - 1)
+            what = f"loss at L={int(c.depths[-1])}" + ("" if f.failure else " (L0 fit not identified)")
+        # a ratio, tested on the log scale: log(softmax / linear) < 0
+        ok = below_zero(r := log_ratio(s, ref, ref_se if np.isfinite(ref_se) else 0.0)) if s.value > 0 else None
+        det = f"softmax {what} against the {src} floor {num(ref)}; ratio {num(s.value / ref)}"
+        p = decision_p(r, -np.inf, 0.0) if s.value > 0 else None
+        out.append(claim.decided(c.label, ok, [c] + ([cl] if cl is not None else []), det, ref, s, None, p=p))
     return out
 
 

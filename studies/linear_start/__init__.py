@@ -19,6 +19,7 @@ STUDY = Study(
     package=__name__,
     presets=("linear-start",),
     claims=CLAIMS,
+    primary=("linear-optimum", "linear-exponent-finite"),
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,

@@ -18,6 +18,7 @@ STUDY = Study(
     package=__name__,
     presets=("nonlinearities",),
     claims=CLAIMS,
+    primary=("nonlin-inverse-depth", "nonlin-disagreement", "nonlin-depth-gains-more"),
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,

@@ -21,8 +21,9 @@ from depthscale.derivations.study import (
     below_zero,
     claim,
     fit_power_law,
+    growth_text,
     in_range,
-    law_rejected,
+    inverse_depth_verdict,
 )
 from depthscale.derivations.study import format_estimate as est
 
@@ -41,13 +42,6 @@ def _deepest(r: Row, name: str) -> int | None:
     return max(deep) if deep else None
 
 
-def _law_rejected(r: Row) -> tuple[bool, str]:
-    rejected, law = law_rejected(r.curve, ALPHA_RANGE)
-    if law is None:
-        return False, "; lack-of-fit test: fewer than 2 seeds or 3 depths"
-    return rejected, f"; lack-of-fit p = {law.p:.2g} for the least-rejected alpha in {list(ALPHA_RANGE)}"
-
-
 @claim(
     "nonlin-inverse-depth",
     f"R_L - R_inf falls as L^-alpha with alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}] under this nonlinearity",
@@ -61,21 +55,13 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     seeds' own scatter rejects the law for every alpha in the range (the protocol study's rule)."""
     out = []
     for r in rows(ev):
-        rejected, note = _law_rejected(r)
         f = r.fit
-        if f.failure or not f.identified:
-            why = f.failure or f"fit not identified ({FIT}: {f.reason})"
-            if rejected:
-                out.append(claim.decided(r.condition(), False, [r.curve], why + note, ALPHA_RANGE, None, None))
-            else:
-                out.append(claim.indicative(r.condition(), ALPHA_RANGE, why + note))
+        if f.failure:
+            out.append(claim.not_run(f.failure, r.condition(), ALPHA_RANGE))
             continue
-        a = Estimate.from_fit(f, "alpha")
-        ok = in_range(a, *ALPHA_RANGE)
-        if ok is None and rejected:
-            ok = False
-        det = f"alpha = {est(a.value, a.se)}, R_inf = {est(f.params['L0'], f.se['L0'])}" + note
-        out.append(claim.decided(r.condition(), ok, [r.curve], det, ALPHA_RANGE, a, None))
+        v = inverse_depth_verdict(r.curve, f, ALPHA_RANGE)
+        det = v.detail if v.alpha is None else f"R_inf = {est(f.params['L0'], f.se['L0'])}; {v.detail}"
+        out.append(claim.decided(r.condition(), v.ok, [r.curve], det, ALPHA_RANGE, v.alpha, None, p=v.p))
     return out
 
 
@@ -103,11 +89,13 @@ def disagreement(claim: Claim, ev) -> list[ClaimResult]:
             out.append(missing)
             continue
         a = Estimate.from_fit(f, "alpha")
+        ok = in_range(a, *ALPHA_RANGE)
+        grows = Estimate(1 - a.value, a.se, a.dof, a.basis, a.n)  # A_L - C_L ~ L^(1 - alpha)
         det = (
-            f"A_L - C_L grows as L^{1 - a.value:.2f} ± {a.se:.2f} "
+            f"{growth_text('A_L - C_L', grows, ok, f'alpha in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]')} "
             f"({D[keep][0]:.3g} at L = {L[keep][0]:g} to {D[keep][-1]:.3g} at L = {L[keep][-1]:g})"
         )
-        out.append(claim.decided(r.condition(), in_range(a, *ALPHA_RANGE), [r.curve], det, ALPHA_RANGE, a, None))
+        out.append(claim.decided(r.condition(), ok, [r.curve], det, ALPHA_RANGE, a, None))
     return out
 
 

@@ -33,6 +33,13 @@ from .theory import DEEP, FLOOR_NAMES, rows, study_curves
 
 FLOOR_COLUMNS = ("single", "convex", "signed mixture")
 COLOURS = dict(zip(ATTENTIONS, ("black", "tab:blue", "tab:green", "tab:orange", "tab:red")))
+OTHER_COLOUR = "tab:purple"  # a user's map
+
+
+def _colour(r) -> str:
+    """The row's colour: its map's (a user's map: one other colour; the engine is in the label)."""
+    return COLOURS.get(r.map, OTHER_COLOUR)
+
 
 LOSS_CAPTION = (
     "R_L against depth under the cosine protocol, one panel per task, one colour per nonlinearity (seed "
@@ -80,7 +87,7 @@ def draw_loss(tasks: dict):
     for ax, (task, rs) in zip(axes, tasks.items()):
         _log_axes(ax, log_y=True)
         for r in rs:
-            c, col = r.curve, COLOURS[r.attention]
+            c, col = r.curve, _colour(r)
             ax.errorbar(c.depths, c.mean, yerr=c.error_bar, color=col, marker="o", ms=3, lw=1.2, label=r.attention)
             inverse_depth_guide(ax, c.depths, c.mean, col)
             if "convex" in r.floors:
@@ -103,7 +110,7 @@ def draw_terms(tasks: dict):
         _log_axes(left, log_y=False)
         _log_axes(right, log_y=True)
         for r in rs:
-            c, col = r.curve, COLOURS[r.attention]
+            c, col = r.curve, _colour(r)
             keep = c.depths >= 2
             left.plot(c.depths[keep], c.field_mean("C_L")[keep], color=col, marker="o", ms=3, label=r.attention)
             gap = c.field_mean("gap")[keep]

@@ -2,10 +2,12 @@
 
 A study curve is the base softmax-family model (two streams, context not updated, factorised
 query-key maps, shared value) at d = 16, P = 128 on a top-k task, trained by the cosine or the
-constant-rate protocol, with one attention nonlinearity (``ModelConfig.attention``; the curve's
-variant is ``base`` for softmax and the map's name otherwise). Each is paired with the reference
-floors of its own nonlinearity (temperature-only heads with that map) on the runs' own evaluation
-contexts, per seed.
+constant-rate protocol, with one attention nonlinearity (``ModelConfig.attention``: a built-in map
+or a user's registered one), on either engine (the engine is no part of the selection; a row of a
+run not computed by numba names it: ``softmax+jax``). Each is paired with the reference floors of
+its own nonlinearity (temperature-only heads with that map) on the runs' own evaluation contexts,
+per seed; a user's map not registered in this process has no floors (its claims that need them
+are left out).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from depthscale.derivations.study import Condition, Curve, FitResult, pool_independent, pool_paired
+from depthscale.derivations.study import Condition, Curve, FitResult, pool_independent, pool_paired, variant_name
 from depthscale.sims.attention_maps import ATTENTIONS
+from depthscale.sims.attention_registry import attention_names
 from depthscale.sims.reference_floors import FLOOR_NAMES  # single head, convex and signed mixtures
 
 NAME = "nonlinearities"  # the study's name: its numbers are TheoryNumbers.studies[NAME]
@@ -26,9 +29,19 @@ DEEP = 64  # the depth the cross-nonlinearity claims compare at (the deepest the
 
 
 def attention_of(c: Curve) -> str | None:
-    """The curve's attention nonlinearity, or None if it is not a plain study variant."""
-    v = c.key.variant
-    return "softmax" if v == "base" else (v if v in ATTENTIONS else None)
+    """The curve's attention nonlinearity (a built-in or a user's map, read from its runs), or None if
+    the curve is not the base model with one map (the engine is no part of it)."""
+    if not c.runs:
+        return None
+    m = next(iter(c.runs.values()))["config"]["model"]
+    return (
+        m.get("attention", "softmax") if variant_name({**m, "attention": "softmax"}, engine=False) == "base" else None
+    )
+
+
+def _map_rank(att: str) -> tuple[int, str]:
+    # the built-in maps in their order, then users' maps by name
+    return (ATTENTIONS.index(att), "") if att in ATTENTIONS else (len(ATTENTIONS), att)
 
 
 def protocol_of(c: Curve) -> str | None:
@@ -56,7 +69,7 @@ def study_curves(curves) -> list[tuple[str, str, Curve]]:
         att, prot = attention_of(c), protocol_of(c)
         if att is not None and prot is not None and k.init_scale in (None, 0.3) and k.dtype in (None, "float64"):
             out.append((att, prot, c))
-    return sorted(out, key=lambda t: (task_label(t[2]), t[1], ATTENTIONS.index(t[0])))
+    return sorted(out, key=lambda t: (task_label(t[2]), t[1], _map_rank(t[0]), t[2].engine != "numba"))
 
 
 # ------------------------------------------------------------------------------------------------ floors
@@ -73,7 +86,10 @@ def gather_floors(curves, load_arrays) -> dict:
 
     cache: dict = {}
     out = {}
+    registered = attention_names()
     for att, _, c in study_curves(curves):
+        if att not in registered:  # a user's map this process cannot compute: no floors, no error
+            continue
         per_seed: dict[str, list] = {n: [] for n in FLOOR_NAMES}
         per_depth: dict = {}
         sq_errs: dict = {}
@@ -125,7 +141,8 @@ def floors_of(ev) -> dict:
 # ------------------------------------------------------------------------------------------------ rows
 @dataclass(frozen=True)
 class Row:
-    """One (nonlinearity, protocol, task) curve with the numbers the claims read."""
+    """One (nonlinearity, protocol, task) curve with the numbers the claims read (``attention``: the
+    map, with the engine appended when it is not numba, ``softmax+jax``; :attr:`map` is the map alone)."""
 
     attention: str
     protocol: str
@@ -138,6 +155,11 @@ class Row:
     @property
     def task(self) -> str:
         return task_label(self.curve)
+
+    @property
+    def map(self) -> str:
+        """The attention map alone (``attention`` without the engine)."""
+        return self.attention.split("+")[0]
 
     @property
     def label(self) -> str:
@@ -176,7 +198,10 @@ def rows(ev) -> list[Row]:
     out = []
     for att, prot, c in study_curves(ev.curves):
         fl = floors.get(c.key, {})
-        out.append(Row(att, prot, c, c.fit("offset"), fl.get("floors", {}), fl.get("excess", {}), fl.get("sq_err", {})))
+        name = att if c.engine == "numba" else f"{att}+{c.engine}"  # rows of two engines stay apart
+        out.append(
+            Row(name, prot, c, c.fit("offset"), fl.get("floors", {}), fl.get("excess", {}), fl.get("sq_err", {}))
+        )
     return out
 
 

@@ -151,11 +151,26 @@ def story(results, ev) -> Story:
         more_text.append(
             f"On top-16 the deep model's excess over the signed floor, relative to it: {quote(r, label='')}."
         )
+    # the objections and the 20,000-step headline: what is decided first, then what is open
+    mechanism = [r for r in results_of(results, "objections-mechanism") if r.verdict != "not run"]
+    on_head = [r for r in results_of(results, "objections-one-layer-on-head") if r.verdict != "not run"]
     if objected := [r for r in results_of(results, "objections-inverse-depth") if r.verdict != "not run"]:
-        more_text.append(
-            "Under the obvious objections on top-2 (0.5,0.5) (the best of three learning rates per depth, width "
-            f"2d, 20,000 steps where run), inverse depth: {short_tally(objected)}."
+        text = (
+            "Under the obvious objections (top-2 (0.5,0.5): the best of three learning rates per depth, width 2d, "
+            "20,000 steps; top-2 (0,0) at 20,000 steps where run)"
         )
+        decided = []
+        if mechanism:
+            r = strongest(mechanism, "fail") or strongest(mechanism, "pass")
+            decided.append(
+                f"the central-limit mechanism (A_L - C_L flat, per seed): {short_tally(mechanism)}"
+                + (f", clearest {quote(r, 'alpha')}" if r is not None else "")
+            )
+        if on_head:
+            decided.append(f"the one-layer model on the single head within 1 %: {short_tally(on_head)}")
+        if decided:
+            text += ", decided first: " + "; ".join(decided) + "; and then"
+        more_text.append(f"{text} inverse depth itself: {short_tally(objected)}.")
     if more_text:
         answer.append(" ".join(more_text))
     findings = (
@@ -177,7 +192,7 @@ def story(results, ev) -> Story:
             "R_L against depth under each objection, and the best of three learning rates per depth with its "
             "1/L guide.",
             "objections",
-            ("objections-inverse-depth",),
+            ("objections-inverse-depth", "objections-mechanism", "objections-one-layer-on-head"),
         ),
     )
     return Story(answer=tuple(answer), findings=findings)

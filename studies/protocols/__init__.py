@@ -21,6 +21,7 @@ STUDY = Study(
     package=__name__,
     presets=("protocol",),
     claims=CLAIMS,
+    primary=("protocol-inverse-depth", "protocol-disagreement", "protocol-beats-convex"),
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,

@@ -170,12 +170,13 @@ def test_bad_store_paths(tmp_path, capsys):
     assert code == 2 and "not a directory" in err
     code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "missing.sqlite"))
     assert code == 2 and "must be an existing results store" in err
-    code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "missing.sqlite"), "--model", "rnn")
-    assert code == 2 and "model='rnn'" in err
     from depthscale.sims.store import Store
 
     with Store(tmp_path / "ok.sqlite", mode="write"):  # an empty store: the fit kind is checked once the store is good
         pass
+    # a model is checked against the registered ones and those the store holds: once the store is good
+    code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "ok.sqlite"), "--model", "rnn")
+    assert code == 2 and "model='rnn'" in err
     code, _, err = run_cli(capsys, "fit", "--store", str(tmp_path / "ok.sqlite"), "--kind", "spline")
     assert code == 2 and "kind='spline'" in err
 

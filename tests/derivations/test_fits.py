@@ -254,7 +254,7 @@ def test_additive_coverage():
         (lambda: fit_power_law([[1, 2]], [1, 2]), "1-D"),
         (lambda: fit_additive({}, [1, 2]), "xs="),
         (lambda: fit_additive({"m": [1, 2, 3, 4]}, [1, 2, 3]), "must match R"),
-        (lambda: bootstrap_over_seeds([1, 2, 4], [[1, 2, 3]]), "at least 3"),
+        (lambda: bootstrap_over_seeds([1, 2, 4], [[1, 2, 3]]), "at least 5"),
         (lambda: bootstrap_over_seeds([1, 2, 4], [[1, 2], [1, 2]]), "must be"),
         (lambda: bootstrap_over_seeds([1, 2, 4], [[3, 2, 1]] * 3, n_boot=0), "n_boot=0"),
         (lambda: fit_power_law([1, 2, 4], [3, 2, 1]).interval("L0"), "name='L0'"),

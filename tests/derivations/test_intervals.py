@@ -62,11 +62,12 @@ def test_identification_still_sees_the_unclipped_width():
     assert hi - lo <= f.bounds["L0"][1]
 
 
-@pytest.mark.parametrize("n_seeds", [1, 2])
-def test_bootstrap_over_fewer_than_three_seeds_is_refused(n_seeds):
+@pytest.mark.parametrize("n_seeds", [1, 2, 3, 4])
+def test_bootstrap_over_fewer_than_five_seeds_is_refused(n_seeds):
+    """Four seeds have 35 distinct resamples, three 10: percentiles of so few are the per-seed range."""
     Y = np.array([0.5 + s * 0.01 + 1.0 / L for s in range(n_seeds)])
     with pytest.raises(
-        ValueError, match=rf"^R_by_seed has {n_seeds} seed\(s\): a bootstrap over seeds needs at least 3"
+        ValueError, match=rf"^R_by_seed has {n_seeds} seed\(s\): a bootstrap over seeds needs at least 5"
     ):
         bootstrap_over_seeds(L, Y, n_boot=50)
 
@@ -75,19 +76,19 @@ def test_a_curve_with_two_seeds_says_why_it_has_no_bootstrap():
     (c,) = curves(curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1), noise=0.02))
     f = c.fit("offset", n_boot=50)
     assert f.identified and f.bootstrap is None
-    assert f.bootstrap_refused.startswith("no bootstrap: a bootstrap over seeds needs at least 3")
+    assert f.bootstrap_refused.startswith("no bootstrap: a bootstrap over seeds needs at least 5")
     assert f.to_dict()["bootstrap_refused"] == f.bootstrap_refused
     assert c.fit("offset", n_boot=0).bootstrap_refused == ""  # none asked for: nothing to refuse
 
 
-def test_three_seed_bootstrap_draws_only_fits_of_resampled_seed_means():
-    """3 seeds have 10 distinct resamples: every bootstrap value is one of their fits, computed here by brute force."""
+def test_five_seed_bootstrap_draws_only_fits_of_resampled_seed_means():
+    """5 seeds have 126 distinct resamples: every bootstrap value is one of their fits, computed here by brute force."""
     g = np.random.default_rng(4)
-    Y = (0.5 + 1.0 / L) * np.exp(0.02 * g.standard_normal((3, L.size)))
+    Y = (0.5 + 1.0 / L) * np.exp(0.02 * g.standard_normal((5, L.size)))
     b = bootstrap_over_seeds(L, Y, n_boot=200, rng=np.random.default_rng(1))
     brute = [
         fit_offset_power(L, Y[list(idx)].mean(axis=0)).params["alpha"]
-        for idx in itertools.combinations_with_replacement(range(3), 3)
+        for idx in itertools.combinations_with_replacement(range(5), 5)
     ]
     assert all(min(abs(v - x) for x in brute) < 1e-9 for v in b.samples["alpha"])
     lo, hi = b.intervals["alpha"]

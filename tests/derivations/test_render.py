@@ -22,7 +22,9 @@ from depthscale.derivations.report.render import ReportContext, format_value, wr
 from depthscale.theory.typeset import tex_escape
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
-LINK = re.compile(r"\.\./(glossary/#[a-z_-]+|theory/[a-z]+/)")
+# a link (navigation, not a request) into the documentation site the report is published in, or to
+# the pages a report written elsewhere carries beside it
+LINK = re.compile(r"\.\./(glossary/#[a-z_-]+|theory/[a-z]+/)|glossary\.html#[a-z_-]+|theory/[a-z]+\.html")
 
 
 def tiny_png(colour="C0", w=3.0, h=2.0) -> bytes:
@@ -217,7 +219,7 @@ def test_html_is_self_contained(report):
         for attr in ("src", "href", "srcset", "action", "data"):
             if attr in a:
                 ok = a[attr].startswith("data:image/png;base64,") or a[attr].startswith("#")
-                # a link (navigation, not a request) into the documentation site the report is published in
+                # a link (navigation, not a request) to a page of the docs site or beside the report
                 ok |= tag == "a" and attr == "href" and bool(LINK.fullmatch(a[attr]))
                 assert ok, (tag, attr, a[attr])
     assert "url(" not in texts["html"] and "@import" not in texts["html"]

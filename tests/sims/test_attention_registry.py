@@ -140,13 +140,17 @@ def test_entry_point_maps_are_read_on_first_lookup(monkeypatch):
         get_attention("softmax1-test")
 
 
-def test_entry_point_of_the_wrong_kind_names_the_line(monkeypatch):
+def test_entry_point_of_the_wrong_kind_names_the_line(monkeypatch, capsys):
+    # left out with one warning line; asking for it names the line and why (tests/sims/test_broken_plugins.py)
     eps = [_EP("broken", "fakepkg:NUMBER", 3)]
     monkeypatch.setattr(metadata, "entry_points", lambda group=None: eps if group == "depthscale.attention" else [])
     attention_registry.reload_attention_entry_points()
     try:
-        with pytest.raises(TypeError, match="entry point broken = 'fakepkg:NUMBER'"):
+        with pytest.raises(
+            ValueError, match=r"^attention='broken': .*left out \(broken = 'fakepkg:NUMBER': names a int"
+        ):
             get_attention("broken")
+        assert capsys.readouterr().err.count("\n") == 1
     finally:
         monkeypatch.undo()
         attention_registry.reload_attention_entry_points()

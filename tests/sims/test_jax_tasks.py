@@ -13,8 +13,8 @@ pytest.importorskip("optax", reason="the JAX engine needs optax (pip install 'de
 
 import jax  # noqa: E402
 
-from depthscale.sims import jax_engine  # noqa: E402,F401  (turns on float64 in JAX)
 from depthscale.sims.config import TaskConfig  # noqa: E402
+from depthscale.sims.jax_engine import x64  # noqa: E402  (the engine's float64 scope)
 from depthscale.sims.jax_tasks import DataSpec, contexts, data_key  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
 
@@ -26,7 +26,8 @@ TASKS = [TaskConfig(task=t, k=2, d=D, P=P, a=1.0, b=0.5, c_lambda=2.0) for t in 
 
 def _jax_batch(task: TaskConfig, n: int, seed: int = 0) -> dict:
     fn = jax.jit(contexts, static_argnums=(0, 1))
-    return {k: np.asarray(v) for k, v in fn(DataSpec.of(task), n, jax.numpy.asarray(data_key(task, seed))).items()}
+    with x64():  # float64, as inside the engine's own calls
+        return {k: np.asarray(v) for k, v in fn(DataSpec.of(task), n, jax.numpy.asarray(data_key(task, seed))).items()}
 
 
 def _numba_batch(task: TaskConfig, n: int, seed: int = 0) -> dict:

@@ -65,3 +65,43 @@ def test_other_conditions_are_ignored():
     other = replace(_curve(3e-3, 1.0, 0.0), key=_curve(3e-3, 1.0, 0.0).key._replace(a=0.0))
     o, rows = _evaluate([other])
     assert o.by_setting == {} and rows == {}
+
+
+def _with_runs(c: Curve, gap, head_gap=None):
+    """``c`` with run records: A_L - C_L = ``gap(L, seed)`` and, at L = 1, the single head
+    ``head_gap(seed)`` below R_1 (paired difference R_1 - head)."""
+    runs = {}
+    for i, s in enumerate(c.seeds):
+        for j, L in enumerate(c.depths):
+            r = {"status": "ok", "seed": s, "converged": True, "final_loss": float(c.loss[i, j]), "gap": gap(L, s)}
+            r["config"] = {"train": {"eval_contexts": 10240}, "model": {"depth": int(L)}}
+            if L == 1 and head_gap is not None:
+                d = head_gap(s)
+                r["floors"] = {"single": {"loss": float(c.loss[i, j]) - d, "se": 1e-3, "diff": d, "diff_se": 1e-4}}
+            runs[(int(L), s)] = r
+    return replace(c, runs=runs, contexts=None)
+
+
+def _rows(claim, cs):
+    ev = SimpleNamespace(curves=cs)
+    return {r.condition.label.split(", ")[-1]: r for r in claim.evaluate(claim, ev)}
+
+
+def test_mechanism_per_seed_passes_a_flat_disagreement_and_fails_a_growing_one():
+    g = np.random.default_rng(0)
+    flat = _with_runs(_curve(3e-3, 1.0, 0.0, steps=20000), lambda L, s: 0.5 * (1 + 1e-3 * g.standard_normal()))
+    grows = _with_runs(_curve(3e-3, 1.0, 0.0, width=32), lambda L, s: 0.5 * L**0.3 * (1 + 1e-3 * g.standard_normal()))
+    rows = _rows(ob.mechanism_per_seed, [flat, grows])
+    assert rows["20,000 steps"].verdict == "pass" and abs(rows["20,000 steps"].measured - 1) < 0.01
+    assert rows["N=2d"].verdict == "fail" and abs(rows["N=2d"].measured - 0.7) < 0.01
+    assert rows["N=2d"].test.startswith("seeds n=3")
+
+
+def test_one_layer_on_head_is_an_equivalence_test_on_the_paired_difference():
+    on = _with_runs(_curve(3e-3, 1.0, 0.0, steps=20000), lambda L, s: 0.5, lambda s: 0.0005 * (s - 1))
+    above = _with_runs(_curve(3e-3, 1.0, 0.0, width=32), lambda L, s: 0.5, lambda s: 0.02 + 0.0005 * s)
+    wide = _with_runs(_curve(1e-3, 1.0, 0.0), lambda L, s: 0.5, lambda s: 0.003 * (s - 1))
+    rows = _rows(ob.one_layer_on_head, [on, above, wide])
+    assert rows["20,000 steps"].verdict == "pass"  # 0 ± 0.0005 at t(2): inside ± 1 % of the head
+    assert rows["N=2d"].verdict == "fail"  # 2 % above the head, well outside
+    assert rows["lr=1e-3"].verdict == "indicative"  # 0 ± 4.30 x 0.0017 = 0.0074 crosses 0.0035

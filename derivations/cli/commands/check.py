@@ -5,14 +5,15 @@ inside the window (``--L-min``/``--L-max``, ``--validity EPS`` for the continuum
 the parameter is tested against the expected interval (``NAME=LO,HI``, or ``NAME=VALUE`` with
 ``--tol``) by the studies' rules (:func:`~depthscale.derivations.check.check_prediction`). ``--claim``
 applies a generic claim instead (inverse-depth, disagreement, clt-identity, floor-reached). The data
-must make one curve: ``--where PATH=VALUE`` and ``--curve LABEL`` pick it. Exit status 0 whatever the
+must make one curve: ``--where PATH=VALUE`` (``--model NAME`` and ``--task NAME`` are shorthands; any
+registered model or map, a user's own included) and ``--curve LABEL`` pick it. Exit status 0 whatever the
 verdict (the verdict is in the output); 2 for bad input.
 """
 
 from __future__ import annotations
 
 from ..app import emit
-from .fit import add_selection_options, check_window, parse_where
+from .fit import add_model_task_options, add_selection_options, check_model_task, check_window, parse_where
 
 GENERIC = ("inverse-depth", "disagreement", "clt-identity", "floor-reached")  # derivations.check.GENERIC_CLAIMS
 
@@ -23,6 +24,7 @@ def register(sub) -> None:
     p.add_argument("--law", default="power", help="power (c L^-alpha) or offset (L0 + c L^-alpha)")
     p.add_argument(
         "--param",
+        action="append",  # collected, so that a second one is refused rather than silently replacing the first
         default=None,
         metavar="NAME=LO,HI",
         help="the expected interval of one parameter of the law (alpha=0.6,0.75), or NAME=VALUE with --tol",
@@ -44,6 +46,7 @@ def register(sub) -> None:
     )
     p.add_argument("--curve", default=None, help="the label of the curve, when the selected runs make several")
     p.add_argument("--floor", type=float, default=None, help="the reference floor of --claim floor-reached")
+    add_model_task_options(p)
     add_selection_options(p)
     p.add_argument("--id", default="my-prediction", help="the result's claim id")
     p.add_argument("--figure", default=None, metavar="PATH", help="write the figure of the data against the law (PNG)")
@@ -81,11 +84,24 @@ def handle(args) -> int:
         check_choice("claim", args.claim, GENERIC)
     check_choice("law", args.law, ("power", "offset"))
     check_choice("error", args.error, ("fit", "seeds"))
-    if args.claim is None and args.param is None:
+    if args.param is not None and len(args.param) > 1:
+        raise ValueError(
+            f"param={args.param!r}: must be given once (a check tests one parameter; run check again for another)"
+        )
+    param = args.param[0] if args.param else None
+    if args.claim is None and param is None:
         raise ValueError("param=None: must be given without --claim (NAME=LO,HI, e.g. alpha=0.6,0.75)")
-    expected = parse_param(args.param) if args.param is not None else {}
+    expected = parse_param(param) if param is not None else {}
     L_min, L_max = check_window(args)
     where = parse_where(args.where)
+    check_model_task(args)
+    for name in ("model", "task"):
+        if getattr(args, name) is not None:
+            if f"{name}.{name}" in where:
+                raise ValueError(
+                    f"{name}={getattr(args, name)!r}: must not be given with --where {name}.{name} (one of them)"
+                )
+            where[f"{name}.{name}"] = [getattr(args, name)]
     store = check_in_store("store", args.store)
     figure = None
     if args.figure is not None:

@@ -17,8 +17,7 @@ from ..app import emit
 def register(sub) -> None:
     p = sub.add_parser("fit", help="fit scaling laws to every curve (loss against depth) in a results store")
     p.add_argument("--store", required=True, help="an existing results store (opened read-only)")
-    p.add_argument("--model", default=None, help="only this model (linear or softmax)")
-    p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
+    add_model_task_options(p)
     p.add_argument(
         "--kind", default="offset,power", help="comma list of fits: offset (L0 + c L^-alpha), power (c L^-alpha)"
     )
@@ -26,6 +25,23 @@ def register(sub) -> None:
     add_selection_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=handle)
+
+
+def add_model_task_options(p) -> None:
+    """``--model`` and ``--task``: shorthands of ``--where model.model=NAME`` and ``--where task.task=NAME``."""
+    p.add_argument("--model", default=None, help="only this model (linear, softmax or a registered model)")
+    p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
+
+
+def check_model_task(args) -> None:
+    """``--task`` against the tasks. ``--model`` is checked by ``Store.records`` when the store is
+    open: any registered model (a user's included) or a model the store's runs hold (one trained
+    elsewhere, ``from_layer_outputs(..., model=...)``)."""
+    from ....theory._choices import TASKS
+    from ....theory._validate import check_choice
+
+    if args.task is not None:
+        check_choice("task", args.task, TASKS)
 
 
 def add_selection_options(p) -> None:
@@ -88,14 +104,10 @@ def check_window(args) -> tuple:
 
 
 def handle(args) -> int:
-    from ....theory._choices import MODELS, TASKS
     from ....theory._validate import check_choice, check_int
     from ..app import check_in_store, parse_list
 
-    if args.model is not None:
-        check_choice("model", args.model, MODELS)
-    if args.task is not None:
-        check_choice("task", args.task, TASKS)
+    check_model_task(args)
     kinds = parse_list("kind", args.kind, str)
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     L_min, L_max = check_window(args)

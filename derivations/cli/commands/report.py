@@ -6,19 +6,25 @@ from pathlib import Path
 
 from ..app import check_in_store, check_out_dir, emit
 
+# what the contexts options say when not given: a preset's report uses its study's sizes, as
+# reproduce does, so that `report --preset P` rebuilds the report `reproduce --preset P` wrote
+PRESET_DEFAULT = "the preset's study's, as reproduce uses; 3000 without --preset"
 
-def add_report_options(p, floor_default: str = "3000", reference_default: str = "3000") -> None:
+
+def add_report_options(p, floor_default: str = PRESET_DEFAULT, reference_default: str = PRESET_DEFAULT) -> None:
+    """``--out``, the Monte Carlo sizes (None when not given: :func:`resolve_contexts` fills them)
+    and ``--json``, shared by ``report`` and ``reproduce``."""
     p.add_argument("--out", default="report", help="output directory (created; default: report)")
     p.add_argument(
         "--floor-contexts",
         type=int,
-        default=3000,
+        default=None,
         help=f"Monte Carlo contexts for the linear floors, 10..10000000 (default {floor_default})",
     )
     p.add_argument(
         "--reference-contexts",
         type=int,
-        default=3000,
+        default=None,
         help="contexts for recomputing the paper's five top-2 floors at d=128, P=1024, 0 (skip) or 10..10000000"
         f" (default {reference_default})",
     )
@@ -53,6 +59,27 @@ def check_contexts(args, given_only: bool = False) -> None:
         check_int("reference-contexts", args.reference_contexts, lo=0, hi=CONTEXTS_MAX)
         if 0 < args.reference_contexts < 10:
             raise ValueError(f"reference-contexts={args.reference_contexts}: must be 0 (skip) or >= 10")
+
+
+def resolve_contexts(args, study=None, preset: str = "") -> None:
+    """Fill the Monte Carlo sizes not given on the command line: those of ``preset``'s ``study``
+    (``Study.contexts_of``), the ones ``reproduce`` uses, else the defaults; then check them."""
+    from ...study import DEFAULT_CONTEXTS
+
+    fc, rc = study.contexts_of(preset) if study is not None else DEFAULT_CONTEXTS
+    args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
+    args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
+    check_contexts(args)
+
+
+def preset_title(preset: str) -> str:
+    """The title of a preset's report, the same whether ``reproduce`` wrote it or ``report`` rebuilt
+    it from the store.
+
+    >>> preset_title("smoke")
+    'depthscale reproduce --preset smoke'
+    """
+    return f"depthscale reproduce --preset {preset}"
 
 
 def write(
@@ -106,12 +133,16 @@ def register(sub) -> None:
 
 
 def handle(args) -> int:
+    import time
+
+    t0 = time.perf_counter()
     check_out(args.out, args.store)
-    check_contexts(args)
+    check_contexts(args, given_only=True)
     check_in_store("store", args.store)
     from ...study import find_preset  # after the checks: it imports every study
 
     study, preset = find_preset(args.preset) if args.preset is not None else (None, "")
+    resolve_contexts(args, study, preset)  # a preset's report: every setting reproduce uses
     from ....sims.store import Store  # after the checks: it imports NumPy
 
     with Store(args.store, mode="read") as st:  # read-only: a foreign or empty file is refused untouched
@@ -119,13 +150,76 @@ def handle(args) -> int:
         out = write(
             records,
             args,
-            title=f"depthscale report: {Path(args.store).name}",
+            title=preset_title(preset) if preset else f"depthscale report: {Path(args.store).name}",
             preset=preset,
+            runtime=time.perf_counter() - t0,
+            missing=preset_missing(preset, st.statuses()) if preset else None,
             load_arrays=st.load_arrays,
             study=study,
         )
     emit(out, args.json, claims_text(out))
+    tell_summary(out)
     return 0
+
+
+def preset_missing(preset: str, statuses: dict) -> str | None:
+    """The sentence ``reproduce`` heads a report with when the store lacks runs of ``preset``
+    (:func:`~.reproduce.missing_sentence`), for the preset's runs on the engine the store holds most
+    of them on (a store ``reproduce --engine jax`` filled has them under their JAX keys)."""
+    import dataclasses
+
+    from ....sims.attention_registry import ENGINES
+    from ....sims.grid import run_key
+    from ....sims.store import is_finished
+    from .reproduce import missing_sentence, preset_runs
+
+    runs = preset_runs(preset)
+
+    def on(engine: str) -> list | None:
+        try:
+            return [(dataclasses.replace(c, model=dataclasses.replace(c.model, engine=engine)), s) for c, s in runs]
+        except ValueError:  # a model or map this engine does not run
+            return None
+
+    def finished(rs) -> int:
+        return sum(is_finished(statuses.get(run_key(c, s))) for c, s in rs)
+
+    others = (on(e) for e in ENGINES if any(c.model.engine != e for c, _ in runs))
+    candidates = [runs] + [rs for rs in others if rs is not None]
+    return missing_sentence(preset, max(candidates, key=finished), statuses)
+
+
+def tell_summary(out: dict, stream=None) -> None:
+    """At the end of ``report`` and ``reproduce``, on stderr (beside the claims on stdout, which a
+    pipe or ``--json`` may take away): the verdict counts, the report's answer (its first paragraph,
+    when the report has one) and the report's path.
+
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> tell_summary({"claims": [{"verdict": "pass"}, {"verdict": "indicative"}, {"verdict": "pass"}],
+    ...               "answer": ["Yes, in these settings."], "paths": {"md": "r/report.md", "html": "r/report.html"}}, buf)
+    >>> print(buf.getvalue(), end="")
+    depthscale: verdicts: 2 pass, 1 indicative (3 claims)
+    depthscale: answer: Yes, in these settings.
+    depthscale: report: r/report.md (also r/report.html)
+    """
+    import sys
+    from collections import Counter
+
+    from ...claims.verdicts import VERDICTS
+
+    stream = sys.stderr if stream is None else stream
+    counts = Counter(c["verdict"] for c in out["claims"])
+    order = [v for v in VERDICTS if counts[v]] + sorted(v for v in counts if v not in VERDICTS)
+    tally = ", ".join(f"{counts[v]} {v}" for v in order) or "none"
+    lines = [f"verdicts: {tally} ({len(out['claims'])} claims)"]
+    if out.get("answer"):
+        lines.append(f"answer: {out['answer'][0]}")
+    paths = out["paths"]
+    also = [paths[k] for k in ("html", "tex") if k in paths]
+    lines.append(f"report: {paths['md']}" + (f" (also {', '.join(also)})" if also else ""))
+    stream.write("".join(f"depthscale: {line}\n" for line in lines))
+    stream.flush()
 
 
 def claims_text(out: dict) -> str:

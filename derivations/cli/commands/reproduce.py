@@ -2,6 +2,9 @@
 
 ``NAME`` is a preset of a registered study, or a study's name (its first preset); the studies and
 their presets are found through :mod:`depthscale.derivations.study` (an unknown name lists them).
+``--set KEY=VALUE`` replaces a setting in every block of the preset (``--set task.d=4 --set
+model.depth=[1,2]``): the same sweep, report and study at tiny sizes, a dry run of a preset too large
+for the machine at hand; the report's title carries the settings.
 
 Every input (preset, output directory, store, executor) is checked before anything is created.
 Ctrl-C stops like ``sweep``: runs in flight are lost, the store keeps every finished run, no
@@ -17,7 +20,17 @@ import time
 from pathlib import Path
 
 from ..app import check_out_file, emit
-from .report import add_report_options, check_contexts, check_out, claims_text, preset_choices, write
+from .report import (
+    add_report_options,
+    check_contexts,
+    check_out,
+    claims_text,
+    preset_choices,
+    preset_title,
+    resolve_contexts,
+    tell_summary,
+    write,
+)
 from .sweep import add_run_options, check_run_options, run_sweep, with_engine
 
 
@@ -45,19 +58,87 @@ def register(sub) -> None:
         help="results store: an existing one (resumed), or a new file (default: OUT/store.sqlite)",
     )
     add_run_options(p)
+    p.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="replace a setting of the preset in every block, KEY seeds or SECTION.FIELD, VALUE a TOML value "
+        "(repeatable): a dry run of the same machinery at tiny sizes, e.g. --set task.d=4 --set task.P=32 "
+        "--set train.steps=5 --set model.depth=[1,2] --set seeds=[0]",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     add_report_options(p, floor_default="the study's, per preset", reference_default="the study's, per preset")
-    p.set_defaults(func=handle, floor_contexts=None, reference_contexts=None)
+    p.set_defaults(func=handle)
 
 
-def preset_runs(name: str) -> list:
-    """The ``(RunConfig, seed)`` list of a preset grid."""
+def preset_runs(name: str, settings: dict | None = None) -> list:
+    """The ``(RunConfig, seed)`` list of a preset grid, with ``settings`` (``{"task.d": 4, ...}``)
+    replaced in every block (:func:`~depthscale.sims.grid.override_grid`)."""
     import tomllib
 
-    from ....sims.grid import load_grid
+    from ....sims.grid import load_grid, override_grid
 
     with preset_path(name).open("rb") as fh:
-        return load_grid(tomllib.load(fh))
+        data = tomllib.load(fh)
+    return load_grid(override_grid(data, settings) if settings else data)
+
+
+def parse_settings(items) -> dict:
+    """``--set KEY=VALUE`` items as ``{KEY: value}``: VALUE read as a TOML value (``4``, ``[1, 2]``,
+    ``"jax"``), or as a string when it is none (``jax``); a later KEY replaces an earlier one.
+
+    >>> parse_settings(["task.d=4", "model.depth=[1, 2]", "model.engine=jax"])
+    {'task.d': 4, 'model.depth': [1, 2], 'model.engine': 'jax'}
+    >>> parse_settings(["task.d"])
+    Traceback (most recent call last):
+    ...
+    ValueError: set='task.d': must be KEY=VALUE, e.g. task.d=4 or model.depth=[1,2]
+    """
+    import tomllib
+
+    out: dict = {}
+    for item in items or ():
+        key, sep, text = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key or not text.strip():
+            raise ValueError(f"set={item!r}: must be KEY=VALUE, e.g. task.d=4 or model.depth=[1,2]")
+        try:
+            out[key] = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = text.strip()  # a bare word: a string (an engine's or a schedule's name)
+    return out
+
+
+def set_text(settings: dict) -> str:
+    """The ``--set`` options of ``settings`` as a command line would spell them (the report's title).
+
+    >>> set_text({"task.d": 4, "model.depth": [1, 2]})
+    ' --set task.d=4 --set model.depth=[1,2]'
+    """
+    import json
+
+    return "".join(f" --set {k}={json.dumps(v, separators=(',', ':'))}" for k, v in settings.items())
+
+
+def first_run_needs(res) -> str:
+    """What a budget too short to start anything must hold, from a sweep's result: the first run's
+    (or lockstep group's) estimate by the cost model and the ``--budget`` that holds it after the
+    start-up the sweep already spent.
+
+    >>> from depthscale.sims.sweeps import SweepResult
+    >>> first_run_needs(SweepResult(43, 0, 0, 0, 0, 0, False, seconds=2.0, first_held_seconds=190.0))
+    'the first run needs about 3.2 min by the cost model; give --budget of at least 4m'
+    """
+    from ....sims.budget import budget_at_least, duration_text
+
+    if res.first_held_seconds is None:
+        return "the first is estimated to take longer"
+    need = res.first_held_seconds
+    return (
+        f"the first run needs about {duration_text(need)} by the cost model; "
+        f"give --budget of at least {budget_at_least(need + res.seconds)}"
+    )
 
 
 def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
@@ -99,11 +180,10 @@ def handle(args) -> int:
         check_out_file("store", store_path)
         check_name_fits("store", store_path, STORE_EXTRA)
     study, args.preset = find_preset(args.preset)
-    fc, rc = study.contexts_of(args.preset)
-    args.floor_contexts = fc if args.floor_contexts is None else args.floor_contexts
-    args.reference_contexts = rc if args.reference_contexts is None else args.reference_contexts
-    check_contexts(args)
-    runs = with_engine(preset_runs(args.preset), args.engine)
+    resolve_contexts(args, study, args.preset)  # as `report --preset` resolves them: one report
+    settings = parse_settings(getattr(args, "set", None))
+    # a preset without --set is read as before (a caller may stand its own preset_runs(name) in)
+    runs = with_engine(preset_runs(args.preset, settings) if settings else preset_runs(args.preset), args.engine)
     # inputs are good: now create the directory and the store
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -114,7 +194,7 @@ def handle(args) -> int:
             # nothing ran: a report would only restate the store; say so and leave the store to resume
             sys.stderr.write(
                 f"depthscale: budget {args.budget}: too short to start any of the {res.not_started} missing run(s) "
-                f"of the preset (the first is estimated to take longer); no report written; the store {store_path} "
+                f"of the preset ({first_run_needs(res)}); no report written; the store {store_path} "
                 "is kept: rerun with a longer budget\n"
             )
             return 1
@@ -138,7 +218,7 @@ def handle(args) -> int:
             result = write(
                 records,
                 args,
-                title=f"depthscale reproduce --preset {args.preset}",
+                title=preset_title(args.preset) + set_text(settings),
                 preset=args.preset,
                 study=study,
                 runtime=time.perf_counter() - t0,
@@ -154,4 +234,5 @@ def handle(args) -> int:
     result["sweep"] = res.to_dict()
     result["store"] = str(store_path)
     emit(result, args.json, claims_text(result) + f"\nstore: {store_path}")
+    tell_summary(result)
     return 1 if (res.failed or res.broken) else 0

@@ -179,11 +179,41 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
         raise ValueError(f"scheduler={address!r}: must be a reachable dask scheduler ({exc.strerror or exc})") from None
 
 
+def never_decides(runs) -> str:
+    """Why no curve of a grid of ``(config, seed)`` runs can ever decide a depth-law claim under the
+    decision rule (:func:`~depthscale.derivations.claims.verdicts.decisive`: seeds, depths and their
+    span, evaluation contexts), or ``""`` when at least one curve can."""
+    from dataclasses import replace
+
+    from ...claims.verdicts import MIN_DEPTHS, MIN_EVAL, MIN_SEEDS, MIN_SPAN
+
+    by_curve: dict = {}
+    for config, seed in runs:
+        key = replace(config, model=replace(config.model, depth=1))
+        depths, seeds = by_curve.setdefault(key, (set(), set()))
+        depths.add(config.model.depth)
+        seeds.add(seed)
+    why = []
+    for config, (depths, seeds) in by_curve.items():
+        short = []
+        if len(seeds) < MIN_SEEDS:
+            short.append(f"{len(seeds)} seed(s) < {MIN_SEEDS}")
+        if len(depths) < MIN_DEPTHS or max(depths) / min(depths) < MIN_SPAN:
+            short.append(f"depths {sorted(depths)} (need >= {MIN_DEPTHS} spanning x{MIN_SPAN})")
+        if config.train.eval_contexts < MIN_EVAL:
+            short.append(f"{config.train.eval_contexts} evaluation contexts < {MIN_EVAL}")
+        if not short:
+            return ""
+        why.append("; ".join(short))
+    return min(why, key=len) if why else ""
+
+
 def handle(args) -> int:
     from ....sims._outputs import refuse_replacing_inputs
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.grid import load_grid
     from ....sims.store import Store, check_store_file
+    from .reproduce import first_run_needs
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
@@ -198,6 +228,8 @@ def handle(args) -> int:
 
         for config in {cfg for cfg, _ in runs}:
             check_memory_of(config)
+    if why := never_decides(runs):
+        print(f"depthscale: warning: this grid can never decide a depth-law claim: {why}", file=sys.stderr)
     with Store(store_path, contexts=contexts, mode="write") as st:
         res, _ = run_sweep(runs, st, args, executor, budget, run_fn=run_fn, lockstep=not args.no_lockstep)
         n_failed_total = len(st.keys("failed"))
@@ -213,7 +245,13 @@ def handle(args) -> int:
         )
         + (
             f"\nbudget reached: {res.not_started} run(s) not started; rerun the same command to continue"
-            if res.out_of_budget
+            if res.out_of_budget and res.done + res.failed
+            else ""
+        )
+        + (
+            f"\nbudget {args.budget}: too short to start any of the {res.not_started} missing run(s) "
+            f"({first_run_needs(res)})"
+            if res.out_of_budget and not res.done + res.failed
             else ""
         )
         + (f"\nexecutor broke: {res.not_started} run(s) not started; rerun to resume" if res.broken else "")
