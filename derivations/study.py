@@ -102,6 +102,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.calibration import CalibrationRates as CalibrationRates
     from .claims.calibration import NoiseModel as NoiseModel
     from .claims.calibration import SeedPlan as SeedPlan
+    from .claims.calibration import backing_curve as backing_curve
     from .claims.calibration import calibrate as calibrate
     from .claims.calibration import noise_model as noise_model
     from .claims.calibration import plan as plan
@@ -566,7 +567,7 @@ AUTHORING = {
     "analysis.reference_values": "LINEAR_EASY_EXPONENTS REFERENCE_D REFERENCE_P",
     "analysis.theory_numbers": "clt_table derivation_checks floor_reference floors linear_table slopes",
     "analysis.trend": "Trend TrendPoint comparable_groups fit_trend trend_points",
-    "claims.calibration": "CalibrationRates NoiseModel SeedPlan calibrate noise_model plan synthetic_curve",
+    "claims.calibration": "CalibrationRates NoiseModel SeedPlan backing_curve calibrate noise_model plan synthetic_curve",
     "claims.claim": "Claim claim evaluated_with",
     "claims.evidence": "Evidence select_curves",
     "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "

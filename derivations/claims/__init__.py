@@ -8,7 +8,7 @@ from depthscale.theory._exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
-    calibration="CalibrationRates NoiseModel SeedPlan calibrate noise_model plan synthetic_curve",
+    calibration="CalibrationRates NoiseModel SeedPlan backing_curve calibrate noise_model plan synthetic_curve",
     claim="Claim",
     display="ClaimTable",
     evidence="Evidence",

@@ -250,7 +250,7 @@ def _target(claim: Claim, evidence: Evidence, condition: str) -> _Target:
     found = [r for r in rows if r.condition.label == condition]
     if not found:
         labels = "; ".join(repr(r.condition.label) for r in rows) or "none"
-        bad_argument("condition", condition, f"the condition of one of claim {claim.id!r}'s rows: {labels}")
+        bad_argument("condition", condition, f"the condition of a row of claim {claim.id!r}: {labels}")
     row = found[0]
     backing = list(row.curves)
     if not backing:  # a row not built by Claim.decided: the curve whose label the condition names
@@ -271,6 +271,23 @@ def _target(claim: Claim, evidence: Evidence, condition: str) -> _Target:
             bad_argument("condition", condition, "a row decided on a curve of the evidence (its curve is none of them)")
         curve = same[0]
     return _Target(row, curve, tuple(r for r in rows if r.id != row.id))
+
+
+def backing_curve(claim: Claim, evidence: Evidence, condition: str) -> Curve:
+    """The curve of ``evidence`` that ``claim``'s row on ``condition`` is decided on: the one
+    :func:`calibrate` and :func:`plan` replace (see :func:`calibrate` for how it is found and which rows
+    are refused).
+
+    >>> from depthscale.derivations.claims.claim import claim
+    >>> @claim("demo-some", tolerance="none", family="demo")
+    ... def some(c, ev):
+    ...     '''Each curve has a loss'''
+    ...     return [c.decided(x.label, True, [x], "", None, None, None) for x in ev.curves]
+    >>> ev = Evidence([Curve.from_arrays([1, 2], [[1.0, 0.5]], label="a"), Curve.from_arrays([1, 2], [[2.0, 1.0]], label="b")])
+    >>> backing_curve(some, ev, "b") is ev.curves[1]
+    True
+    """
+    return _target(claim, evidence, condition).curve
 
 
 def _verdict(claim: Claim, evidence: Evidence, target: _Target, curve: Curve) -> str:
@@ -725,6 +742,7 @@ __all__ = [
     "NoiseModel",
     "SeedPlan",
     "SyntheticCurve",
+    "backing_curve",
     "binomial_se",
     "calibrate",
     "default_depth_sets",

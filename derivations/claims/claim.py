@@ -100,16 +100,17 @@ class Claim:
         note: str = "",
         expected_error: float | None = None,
         would_be: str | None = None,
+        test: str = "",
     ) -> ClaimResult:
         """A result of this claim on the condition ``label`` (a label, a ``Condition`` or a curve).
 
         ``measured`` may be an :class:`~depthscale.derivations.analysis.estimate.Estimate`: its value,
-        error and test (``error`` must then be None)."""
-        test = ""
+        error and test (``error`` must then be None); ``test`` names a test that decided without one
+        (a lack-of-fit F test)."""
         if isinstance(measured, Estimate):
             if error is not None:
                 raise TypeError(f"error={error!r}: must be None when measured is an Estimate (it carries its error)")
-            error, test = measured.se, measured.test
+            error, test = measured.se, test or measured.test
             measured = measured.value
         return ClaimResult(
             self.id,
@@ -163,6 +164,7 @@ class Claim:
         budget_stopped: Iterable = (),
         p: float | None = None,
         band: tuple[float, float] | None = None,
+        test: str = "",
     ) -> ClaimResult:
         """The verdict rule (:func:`~depthscale.derivations.claims.verdicts.decision`) on these curves and the result.
 
@@ -176,7 +178,16 @@ class Claim:
         if p is None and ok is not None and band is not None and isinstance(measured, Estimate):
             p = decision_p(measured, *band)
         row = self.result(
-            label, expected, measured, error, v, det, note=note, expected_error=expected_error, would_be=would
+            label,
+            expected,
+            measured,
+            error,
+            v,
+            det,
+            note=note,
+            expected_error=expected_error,
+            would_be=would,
+            test=test,
         )
         return replace(row, p=p, curves=tuple(curves))
 

@@ -87,6 +87,13 @@ class LawVerdict:
     law: LackOfFit | None  # the least-rejected law with alpha in the band
     at_target: LackOfFit | None  # the lack-of-fit test at the claim's own target alpha
 
+    @property
+    def test(self) -> str:
+        """The lack-of-fit test's name when it decided without an alpha estimate, else ``""``."""
+        if self.ok is None or self.alpha is not None or self.law is None:
+            return ""
+        return f"lack of fit F({self.law.dof_lof}, {self.law.dof_pe}), p = {self.law.p:.2g}"
+
 
 def inverse_depth_verdict(curve, fit, band: tuple[float, float] = INVERSE_DEPTH, target: float = 1.0) -> LawVerdict:
     """The one rule for "``R_L - R_inf`` falls as ``L^-alpha`` with alpha in ``band``" on ``curve``, given

@@ -31,7 +31,7 @@ RULE_TEXT = (
     f"rows across conditions are one family, decided with Holm's rule at {FAMILY_LEVEL:.0%} family-wise. "
     f"The evidence must be decisive too (at least {MIN_SEEDS} seeds at every depth, {MIN_DEPTHS} depths "
     f"spanning a factor {MIN_SPAN}, converged runs, {MIN_EVAL:,} evaluation contexts) and the fit behind it "
-    "identified; otherwise a row is indicative, with the verdict it would have had when there is one."
+    "identified; otherwise a row is indicative, with its would-be verdict when there is one."
 )
 
 

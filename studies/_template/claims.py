@@ -10,6 +10,8 @@ else indicative with the would-be verdict).
 
 from __future__ import annotations
 
+import math
+
 from depthscale.derivations.study import EASY_TASKS, Claim, ClaimResult, below_zero, claim, select_curves
 from depthscale.derivations.study import format_estimate as est
 
@@ -34,7 +36,7 @@ def deeper_is_lower(claim: Claim, ev) -> list[ClaimResult]:
             continue
         diff = c.estimate(len(c.depths) - 1).minus(c.estimate(0))
         detail = f"R_{int(c.depths[-1])} - R_{int(c.depths[0])} = {est(diff.value, diff.se)}"
-        out.append(claim.decided(c.label, below_zero(diff), [c], detail, "< 0", diff, None))
+        out.append(claim.decided(c.label, below_zero(diff), [c], detail, "< 0", diff, None, band=(-math.inf, 0.0)))
     return out
 
 

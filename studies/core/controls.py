@@ -11,6 +11,7 @@ from depthscale.derivations.study import (
     Estimate,
     below_zero,
     claim,
+    decision_p,
     evaluated_with,
     identity_residuals,
     select_curves,
@@ -76,7 +77,7 @@ def _beats(claim: Claim, ev, name: str) -> list[ClaimResult]:
         # expected column: the floor's loss (the reference); measured: the deepest model's loss, with the
         # paired difference's error and test (what the comparison with the floor rests on)
         deep = Estimate(b.loss + b.diff.value, b.diff.se, b.diff.dof, b.diff.basis, b.diff.n)
-        out.append(claim.decided(c.label, ok, [c], det, b.loss, deep, None))
+        out.append(claim.decided(c.label, ok, [c], det, b.loss, deep, None, p=decision_p(b.diff, -np.inf, 0.0)))
     return out
 
 

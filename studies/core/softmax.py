@@ -95,7 +95,7 @@ def softmax_exponent(claim: Claim, ev) -> list[ClaimResult]:
             det += f"; bootstrap 95% over {len(c.seeds)} seeds {format_interval(lo, hi)}"
         elif (spread := _per_seed_alphas(c)) is not None:
             det += f"; range of per-seed fits {format_interval(*spread)} (no bootstrap below 5 seeds)"
-        out.append(claim.decided(c.label, v.ok, [c], det, 1.0, v.alpha, None, p=v.p))
+        out.append(claim.decided(c.label, v.ok, [c], det, 1.0, v.alpha, None, p=v.p, test=v.test))
     return out
 
 
@@ -200,7 +200,8 @@ def topk_slower(claim: Claim, ev) -> list[ClaimResult]:
         diff = a.minus(a2)  # independent fits: Welch-Satterthwaite degrees of freedom
         note = f"vs top-2 {est(a2.value, a2.se)}"
         det = f"alpha of top-{ck.k} against top-2: difference {est(diff.value, diff.se)} ({diff.test})"
-        out.append(claim.decided(ck.label, below_zero(diff), [ck, c2], det, expected, a.value, a.se, note=note))
+        p = decision_p(diff, -np.inf, 0.0)
+        out.append(claim.decided(ck.label, below_zero(diff), [ck, c2], det, expected, a.value, a.se, note=note, p=p))
     return out
 
 

@@ -61,7 +61,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
             continue
         v = inverse_depth_verdict(r.curve, f, ALPHA_RANGE)
         det = v.detail if v.alpha is None else f"R_inf = {est(f.params['L0'], f.se['L0'])}; {v.detail}"
-        out.append(claim.decided(r.condition(), v.ok, [r.curve], det, ALPHA_RANGE, v.alpha, None, p=v.p))
+        out.append(claim.decided(r.condition(), v.ok, [r.curve], det, ALPHA_RANGE, v.alpha, None, p=v.p, test=v.test))
     return out
 
 
@@ -108,7 +108,9 @@ def _floor_claim(claim: Claim, ev, name: str, depth_of) -> list[ClaimResult]:
         diff = r.excess[L][name]
         floor = r.floors[name]
         det = f"R_L - {name} floor = {est(diff.value, diff.se)} at L = {L} (paired, same contexts); floor {est(*floor)}"
-        out.append(claim.decided(r.condition(), below_zero(diff), [r.curve], det, "< 0", diff, None))
+        out.append(
+            claim.decided(r.condition(), below_zero(diff), [r.curve], det, "< 0", diff, None, band=(-np.inf, 0.0))
+        )
     return out
 
 
@@ -159,7 +161,14 @@ def signed_floor(claim: Claim, ev) -> list[ClaimResult]:
         )
         out.append(
             claim.decided(
-                r.condition(), below_zero(rel, SIGNED_RTOL), [r.curve], det, f"< {SIGNED_RTOL:.0%}", rel, None
+                r.condition(),
+                below_zero(rel, SIGNED_RTOL),
+                [r.curve],
+                det,
+                f"< {SIGNED_RTOL:.0%}",
+                rel,
+                None,
+                band=(-np.inf, SIGNED_RTOL),
             )
         )
     return out
@@ -201,7 +210,7 @@ def sparse_shared_error(claim: Claim, ev) -> list[ClaimResult]:
             f"C_{DEEP} = {np.mean(list(a.values())):.4g} against softmax's {np.mean(list(b.values())):.4g}; "
             f"difference {est(m.value, m.se)} over {len(diffs)} seeds"
         )
-        out.append(claim.decided(label, below_zero(m), [r.curve, s.curve], det, "< 0", m, None))
+        out.append(claim.decided(label, below_zero(m), [r.curve, s.curve], det, "< 0", m, None, band=(-np.inf, 0.0)))
     return out
 
 
@@ -224,7 +233,9 @@ def depth_gains_more(claim: Claim, ev) -> list[ClaimResult]:
         if got is None:
             continue
         det = f"(R_1 - R_{DEEP}) minus softmax's = {est(got.value, got.se)} (paired over the seeds' shared contexts)"
-        out.append(claim.decided(label, below_zero(-got), [r.curve, s.curve], det, "> 0", got, None))
+        out.append(
+            claim.decided(label, below_zero(-got), [r.curve, s.curve], det, "> 0", got, None, band=(0.0, np.inf))
+        )
     return out
 
 

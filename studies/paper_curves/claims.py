@@ -12,6 +12,8 @@ whether any variant reaches the signed two-temperature floor on top-16 (its repo
 
 from __future__ import annotations
 
+import math
+
 from depthscale.derivations.study import (
     FLOOR_RTOL,
     Claim,
@@ -51,7 +53,9 @@ def shallow_above_single(claim: Claim, ev) -> list[ClaimResult]:
         floor = r.floors["single"][0]
         ok = below_zero(-diff)  # above the head by t s.e., below it by t s.e., or undecided
         det = f"R_1 - single head = {est(diff.value, diff.se)} ({diff.value / floor:+.1%} of the head {floor:.4g})"
-        out.append(budget_decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, None))
+        out.append(
+            budget_decided(claim, row_label(r), ok, [r], det + budget_note(r), "> 0", diff, None, band=(0.0, math.inf))
+        )
     return out
 
 

@@ -170,7 +170,8 @@ def story(results, ev) -> Story:
             decided.append(f"the one-layer model on the single head within 1 %: {short_tally(on_head)}")
         if decided:
             text += ", decided first: " + "; ".join(decided) + "; and then"
-        more_text.append(f"{text} inverse depth itself: {short_tally(objected)}.")
+        # what is decided leads the answer; the protocol tally over every setting follows
+        answer.insert(0, f"{text} inverse depth itself: {short_tally(objected)}.")
     if more_text:
         answer.append(" ".join(more_text))
     findings = (

@@ -90,7 +90,11 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
             if (near := r.nearest_floor(f.params["L0"])) is not None:
                 det += f", nearest floor {near[0]} ({pct(near[1])})"
             det += f"; c = {est(f.params['c'], f.se['c'])}; depths {_depth_span(r.curve)}; {v.detail}"
-        out.append(budget_decided(claim, label, v.ok, [r], det + budget_note(r), ALPHA_RANGE, v.alpha, None, p=v.p))
+        out.append(
+            budget_decided(
+                claim, label, v.ok, [r], det + budget_note(r), ALPHA_RANGE, v.alpha, None, p=v.p, test=v.test
+            )
+        )
     return out
 
 
@@ -203,7 +207,10 @@ def cosine_not_inverse(claim: Claim, ev) -> list[ClaimResult]:
             continue
         v = inverse_depth_verdict(r.curve, f, ALPHA_RANGE)  # this claim is its negation
         ok = None if v.ok is None else not v.ok
-        out.append(budget_decided(claim, label, ok, [r], v.detail + budget_note(r), ALPHA_RANGE, v.alpha, None, p=v.p))
+        outside = f"outside [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}]"
+        out.append(
+            budget_decided(claim, label, ok, [r], v.detail + budget_note(r), outside, v.alpha, None, p=v.p, test=v.test)
+        )
     return out
 
 
@@ -228,7 +235,11 @@ def beats_convex(claim: Claim, ev) -> list[ClaimResult]:
             f"R_L - convex floor = {est(diff.value, diff.se)} at L={L} (same evaluation contexts); "
             f"convex floor {est(*r.floors['convex'])}"
         )
-        out.append(budget_decided(claim, row_label(r), below_zero(diff), [r], det + budget_note(r), "< 0", diff, None))
+        out.append(
+            budget_decided(
+                claim, row_label(r), below_zero(diff), [r], det + budget_note(r), "< 0", diff, None, band=(-np.inf, 0.0)
+            )
+        )
     return out
 
 

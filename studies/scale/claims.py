@@ -21,6 +21,7 @@ with the verdict it points to).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -204,7 +205,7 @@ def depth_helps_at_largest_d(claim: Claim, ev) -> list[ClaimResult]:
             continue
         det = f"d = {p.value}: (R_{p.first} - R_{p.last})/R_{p.first} = {_est(g)} (paired per seed, {g.test})"
         where = Condition.of(lad.condition, d=int(p.value))  # the rung it is measured on
-        out.append(claim.decided(where, below_zero(-g), [c], det, "> 0", g, None))
+        out.append(claim.decided(where, below_zero(-g), [c], det, "> 0", g, None, band=(0.0, math.inf)))
     return out
 
 

@@ -89,7 +89,10 @@ def test_calibration_at_tiny_noise_passes_the_law_and_fails_a_wrong_exponent():
 
 def test_calibrate_refuses_what_it_cannot_calibrate():
     ev = _protocol_evidence()
-    with pytest.raises(ValueError, match=r"condition='nope': must be the condition of one of claim .*'cosine top-2"):
+    with pytest.raises(
+        ValueError,
+        match=r"condition='nope': must be the condition of a row of claim 'protocol-inverse-depth': 'cosine top-2",
+    ):
         calibrate(INVERSE, ev, "nope", replicates=10)
     with pytest.raises(ValueError, match="alphas=-1: must be > 0"):
         calibrate(INVERSE, ev, ROW, alphas=[1.0, -1], replicates=10)
@@ -245,7 +248,11 @@ def test_calibrate_and_plan_commands_print_json(tmp_path, capsys):
     "flag, value, words",
     [
         ("--claim", "no-such-claim", "claim='no-such-claim': must be the id of a claim"),
-        ("--condition", "no such row", "condition='no such row': must be the condition of one of claim"),
+        (
+            "--condition",
+            "no such row",
+            "condition='no such row': must be the condition of a row of claim 'objections-inverse-depth'",
+        ),
         ("--alphas", "1,-0.5", "alphas='1,-0.5': must be positive numbers"),
         ("--replicates", "5", "replicates=5: must be an integer in [10, 100000]"),
     ],

@@ -3,7 +3,7 @@
 import pytest
 
 from depthscale.derivations.cli.app import main
-from depthscale.derivations.cli.commands.reproduce import preset_path
+from depthscale.derivations.cli.commands.report import preset_path
 from depthscale.derivations.study import study
 from depthscale.sims.grid import load_grid
 

@@ -10,8 +10,9 @@ from depthscale.derivations.analysis.fits import fit_offset_power, fit_power_law
 from depthscale.derivations.cli.app import main
 from depthscale.sims.grid import load_grid
 
+# five seeds: the fewest a bootstrap over seeds takes (MIN_BOOT_SEEDS)
 GRID = """
-seeds = [0, 1, 2, 3]
+seeds = [0, 1, 2, 3, 4]
 [task]
 task = "topk"
 spectra = [[0.25, 0.25], [0.5, 0.5]]
@@ -55,11 +56,11 @@ def test_sweep_then_fit(tmp_path, capsys):
     )
     assert code == 0, err
     res = json.loads(out)
-    assert (res["total"], res["done"], res["skipped"], res["failed"]) == (56, 56, 0, 0)
+    assert (res["total"], res["done"], res["skipped"], res["failed"]) == (70, 70, 0, 0)
     code, out, _ = run_cli(
         capsys, "sweep", str(grid), "--store", str(store), "--executor", "serial", "--run-fn", RUN_FN, "--json"
     )
-    assert code == 0 and json.loads(out)["skipped"] == 56 and json.loads(out)["done"] == 0
+    assert code == 0 and json.loads(out)["skipped"] == 70 and json.loads(out)["done"] == 0
     code, out, err = run_cli(capsys, "fit", "--store", str(store), "--n-boot", "20", "--json")
     assert code == 0, err
     curves = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))["curves"]
@@ -68,7 +69,7 @@ def test_sweep_then_fit(tmp_path, capsys):
     runs = load_grid(tmp_path / "g.toml")
     depths = np.array([1, 2, 4, 8, 16, 32, 64], dtype=float)
     for c in curves:
-        assert c["depths"] == depths.tolist() and c["n_seeds"] == 4
+        assert c["depths"] == depths.tolist() and c["n_seeds"] == 5
         mean = np.array(
             [
                 np.mean(

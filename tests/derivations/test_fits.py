@@ -256,7 +256,8 @@ def test_additive_coverage():
         (lambda: fit_additive({"m": [1, 2, 3, 4]}, [1, 2, 3]), "must match R"),
         (lambda: bootstrap_over_seeds([1, 2, 4], [[1, 2, 3]]), "at least 5"),
         (lambda: bootstrap_over_seeds([1, 2, 4], [[1, 2], [1, 2]]), "must be"),
-        (lambda: bootstrap_over_seeds([1, 2, 4], [[3, 2, 1]] * 3, n_boot=0), "n_boot=0"),
+        # five seeds, so that n_boot (not the seeds' number) is what is refused
+        (lambda: bootstrap_over_seeds([1, 2, 4], [[3, 2, 1]] * 5, n_boot=0), "n_boot=0"),
         (lambda: fit_power_law([1, 2, 4], [3, 2, 1]).interval("L0"), "name='L0'"),
     ],
 )

@@ -135,9 +135,22 @@ def handle(args) -> int:
     with Store(args.store, mode="read") as st:
         ev, _ = report_inputs(st, study, preset, claim)
         rates = calibrate(claim, ev, args.condition, alphas, args.replicates, args.seed)
+        noise = noise_text(claim, ev, args.condition) if not args.json else ""
     out = [r.to_dict() for r in rates]
-    emit(out, args.json, rates_text(claim.id, args.condition, out))
+    emit(out, args.json, rates_text(claim.id, args.condition, out) + noise)
     return 0
+
+
+def noise_text(claim, ev, condition: str) -> str:
+    """The measured effect and noise the synthetic curves were drawn with, as lines of text."""
+    from ...claims.calibration import backing_curve, noise_model
+
+    m = noise_model(backing_curve(claim, ev, condition))
+    return (
+        f"\n  drawn at the measured R_{m.depths[0]} = {m.r1:.4g}, gain R_{m.depths[0]} - R_{m.depths[-1]} = {m.gain:.3g}"
+        f" ({m.gain / m.r1:.2%} of R_{m.depths[0]}), seed offsets sd {m.seed_sd:.3g}, pure error sd {m.pure_sd:.3g};"
+        f"\n  depths {', '.join(map(str, m.depths))}; {len(m.seeds)} seeds"
+    )
 
 
 def rates_text(claim_id: str, condition: str, rows: list[dict]) -> str:

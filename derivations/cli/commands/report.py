@@ -164,14 +164,13 @@ def handle(args) -> int:
 
 def preset_missing(preset: str, statuses: dict) -> str | None:
     """The sentence ``reproduce`` heads a report with when the store lacks runs of ``preset``
-    (:func:`~.reproduce.missing_sentence`), for the preset's runs on the engine the store holds most
+    (:func:`missing_sentence`), for the preset's runs on the engine the store holds most
     of them on (a store ``reproduce --engine jax`` filled has them under their JAX keys)."""
     import dataclasses
 
     from ....sims.attention_registry import ENGINES
     from ....sims.grid import run_key
     from ....sims.store import is_finished
-    from .reproduce import missing_sentence, preset_runs
 
     runs = preset_runs(preset)
 
@@ -230,3 +229,42 @@ def claims_text(out: dict) -> str:
     ]
     lines += [f"wrote {p}" for p in out["paths"].values()]
     return "\n".join(lines)
+
+
+def preset_path(name: str):
+    """The TOML file of a preset (or of a study's first preset)."""
+    from ...study import find_preset
+
+    s, preset = find_preset(name)
+    return s.preset_path(preset)
+
+
+def preset_runs(name: str, settings: dict | None = None) -> list:
+    """The ``(RunConfig, seed)`` list of a preset grid, with ``settings`` (``{"task.d": 4, ...}``)
+    replaced in every block (:func:`~depthscale.sims.grid.override_grid`)."""
+    import tomllib
+
+    from ....sims.grid import load_grid, override_grid
+
+    with preset_path(name).open("rb") as fh:
+        data = tomllib.load(fh)
+    return load_grid(override_grid(data, settings) if settings else data)
+
+
+def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
+    """First summary line of a report whose store lacks runs of the preset, else None.
+
+    >>> missing_sentence("smoke", [], {}) is None
+    True
+    """
+    from ....sims.grid import run_key
+    from ....sims.store import is_finished
+
+    keys = {run_key(cfg, seed) for cfg, seed in runs}
+    have = sum(is_finished(statuses.get(k)) for k in keys)
+    if have == len(keys):
+        return None
+    return (
+        f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
+        " failed or did not run, and the claims below rest only on the runs present."
+    )

@@ -25,13 +25,15 @@ from .report import (
     check_contexts,
     check_out,
     claims_text,
+    missing_sentence,
     preset_choices,
+    preset_runs,
     preset_title,
     resolve_contexts,
     tell_summary,
     write,
 )
-from .sweep import add_run_options, check_run_options, run_sweep, with_engine
+from .sweep import add_run_options, check_run_options, first_run_needs, run_sweep, with_engine
 
 
 def presets() -> list[str]:
@@ -39,14 +41,6 @@ def presets() -> list[str]:
     from ...study import preset_names
 
     return preset_names()
-
-
-def preset_path(name: str):
-    """The TOML file of a preset (or of a study's first preset)."""
-    from ...study import find_preset
-
-    s, preset = find_preset(name)
-    return s.preset_path(preset)
 
 
 def register(sub) -> None:
@@ -70,18 +64,6 @@ def register(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     add_report_options(p, floor_default="the study's, per preset", reference_default="the study's, per preset")
     p.set_defaults(func=handle)
-
-
-def preset_runs(name: str, settings: dict | None = None) -> list:
-    """The ``(RunConfig, seed)`` list of a preset grid, with ``settings`` (``{"task.d": 4, ...}``)
-    replaced in every block (:func:`~depthscale.sims.grid.override_grid`)."""
-    import tomllib
-
-    from ....sims.grid import load_grid, override_grid
-
-    with preset_path(name).open("rb") as fh:
-        data = tomllib.load(fh)
-    return load_grid(override_grid(data, settings) if settings else data)
 
 
 def parse_settings(items) -> dict:
@@ -119,45 +101,6 @@ def set_text(settings: dict) -> str:
     import json
 
     return "".join(f" --set {k}={json.dumps(v, separators=(',', ':'))}" for k, v in settings.items())
-
-
-def first_run_needs(res) -> str:
-    """What a budget too short to start anything must hold, from a sweep's result: the first run's
-    (or lockstep group's) estimate by the cost model and the ``--budget`` that holds it after the
-    start-up the sweep already spent.
-
-    >>> from depthscale.sims.sweeps import SweepResult
-    >>> first_run_needs(SweepResult(43, 0, 0, 0, 0, 0, False, seconds=2.0, first_held_seconds=190.0))
-    'the first run needs about 3.2 min by the cost model; give --budget of at least 4m'
-    """
-    from ....sims.budget import budget_at_least, duration_text
-
-    if res.first_held_seconds is None:
-        return "the first is estimated to take longer"
-    need = res.first_held_seconds
-    return (
-        f"the first run needs about {duration_text(need)} by the cost model; "
-        f"give --budget of at least {budget_at_least(need + res.seconds)}"
-    )
-
-
-def missing_sentence(preset: str, runs, statuses: dict) -> str | None:
-    """First summary line of a report whose store lacks runs of the preset, else None.
-
-    >>> missing_sentence("smoke", [], {}) is None
-    True
-    """
-    from ....sims.grid import run_key
-    from ....sims.store import is_finished
-
-    keys = {run_key(cfg, seed) for cfg, seed in runs}
-    have = sum(is_finished(statuses.get(k)) for k in keys)
-    if have == len(keys):
-        return None
-    return (
-        f"Incomplete: {have} of {len(keys)} runs of the preset {preset!r} finished; the other {len(keys) - have}"
-        " failed or did not run, and the claims below rest only on the runs present."
-    )
 
 
 def handle(args) -> int:

@@ -213,7 +213,6 @@ def handle(args) -> int:
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.grid import load_grid
     from ....sims.store import Store, check_store_file
-    from .reproduce import first_run_needs
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
@@ -261,3 +260,23 @@ def handle(args) -> int:
     if res.interrupted:
         return 130
     return 1 if (res.failed or res.broken) else 0
+
+
+def first_run_needs(res) -> str:
+    """What a budget too short to start anything must hold, from a sweep's result: the first run's
+    (or lockstep group's) estimate by the cost model and the ``--budget`` that holds it after the
+    start-up the sweep already spent.
+
+    >>> from depthscale.sims.sweeps import SweepResult
+    >>> first_run_needs(SweepResult(43, 0, 0, 0, 0, 0, False, seconds=2.0, first_held_seconds=190.0))
+    'the first run needs about 3.2 min by the cost model; give --budget of at least 4m'
+    """
+    from ....sims.budget import budget_at_least, duration_text
+
+    if res.first_held_seconds is None:
+        return "the first is estimated to take longer"
+    need = res.first_held_seconds
+    return (
+        f"the first run needs about {duration_text(need)} by the cost model; "
+        f"give --budget of at least {budget_at_least(need + res.seconds)}"
+    )
