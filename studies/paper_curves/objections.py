@@ -328,6 +328,8 @@ def calibration_table(ev) -> Table | None:
     alpha = 0.5 and 2 are the negative controls at the real effect size. None without such rows."""
     rows = []
     for label, c in long_curves(ev):
+        if len(c.seeds) < 2:  # one seed has no seed offsets or pure error to simulate
+            continue
         try:
             rates = calibrate(
                 inverse_depth_under_objections, ev, label, CALIBRATION_ALPHAS, CALIBRATION_REPLICATES, seed=0

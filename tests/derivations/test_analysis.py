@@ -27,7 +27,7 @@ def test_a_curve_is_everything_but_depth_and_seed():
 
 
 def test_fits_are_cached_per_kind_bootstrap_and_seed():
-    (c,) = curves(curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2, 3), noise=0.02))
+    (c,) = curves(curve(lambda L: 0.5 + 0.4 / L, seeds=(0, 1, 2, 3, 4), noise=0.02))  # a bootstrap needs 5
     plain = c.fit("offset", n_boot=0)
     assert plain.bootstrap is None
     assert plain.params == pytest.approx(fit_offset_power(c.depths.astype(float), c.mean).params, rel=1e-12)

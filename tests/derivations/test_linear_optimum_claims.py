@@ -26,7 +26,7 @@ def rows_of(records, numbers: OptimumNumbers):
 
 
 def linear(law, **kw):
-    return curve(law, seeds=(0, 1), depths=DEPTHS, model="linear", task="easy-fresh", a=2.0, b=1.0, **kw)
+    return curve(law, seeds=(0, 1, 2), depths=DEPTHS, model="linear", task="easy-fresh", a=2.0, b=1.0, **kw)
 
 
 def test_trained_at_the_optimum_passes_and_far_above_fails_with_the_ratio():
