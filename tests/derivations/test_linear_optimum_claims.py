@@ -107,14 +107,14 @@ def test_reference_cache_is_reproduced_by_an_independent_run():
 def test_figure_draws_every_seed_the_optimum_and_the_laws():
     recs = linear(lambda L: 0.15 * L**-1.2)
     rows = figure_rows(curves(recs), OptimumNumbers(at_runs=optimum(lambda L: 0.1 * L**-1.5)))
-    assert len(rows) == 1 and sorted(rows[0]["seeds"]) == ["0", "1"] and sorted(rows[0]["optimum"]) == list(DEPTHS)
+    assert len(rows) == 1 and sorted(rows[0]["seeds"]) == ["0", "1", "2"] and sorted(rows[0]["optimum"]) == list(DEPTHS)
     assert set(rows[0]["laws"]) == {"equal step (optimal step)", "free continuum"}
     fig = draw_optimum_vs_depth(rows)
     ax = fig.axes[0]
     labels = [ln.get_label() for ln in ax.lines]
     # one line per seed under one legend label; each line holds its seed's losses
     seeds = [ln for ln in ax.lines if ln.get_label() == "trained (each seed)"]
-    assert len(seeds) == 2
+    assert len(seeds) == 3
     drawn = sorted(tuple(np.round(ln.get_ydata(), 12)) for ln in seeds)
     expected = sorted(tuple(np.round(c.loss[i], 12)) for c in curves(recs) for i in range(len(c.seeds)))
     assert drawn == expected

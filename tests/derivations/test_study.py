@@ -131,7 +131,7 @@ def test_the_four_studies_report_together_in_the_registry_order():
     "report, study, needles",
     [
         ("protocol-report", "protocols", ["inverse depth (alpha in [0.8, 1.2])", "Does the disagreement term"]),
-        ("curves-report", "paper-curves", ["The positive control", "ensemble-control", "under real training"]),
+        ("curves-report", "paper-curves", ["The positive control", "under real training"]),
         ("linear-start-report", "linear-start", ["best depth-L predictor of its class"]),
         ("cpu-report", "core", ["linear attention's exponent", "softmax's top-2 exponent"]),
     ],

@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 
+import pytest
 from synthetic import curve
 
 from depthscale.derivations.analysis import theory_numbers
@@ -16,6 +17,7 @@ from depthscale.sims.budget import parse_duration
 from depthscale.sims.store import Store
 
 
+@pytest.mark.slow  # a whole report: about 10 s on an idle machine
 def test_report_ends_with_the_verdict_counts_the_answer_and_the_path(tmp_path, monkeypatch, capsys):
     # the derivations' sympy checks are tested in tests/theory; here they would only cost time
     monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
