@@ -59,7 +59,7 @@ from .claims.generic import (
     INVERSE_DEPTH,
     disagreement_fit,
     floor_agreement,
-    identity_residuals,
+    identity_result,
 )
 from .claims.verdicts import ClaimResult, Condition, below_zero, in_range
 from .formatting import format_estimate, format_interval, format_value
@@ -578,12 +578,9 @@ def _identity(c, lo, hi, id_, statement) -> PredictionCheck:
     w = c.window(lo, hi)
 
     def rule(cl: Claim, w: Curve) -> ClaimResult:
-        res = identity_residuals([w])
-        if not res:
-            return cl.not_run("no runs with R_L, A_L and C_L stored (needs run records of L >= 2)", _where(w), 0.0)
-        worst = max(res)
-        verdict = "pass" if worst <= IDENTITY_TOL else "fail"  # exact arithmetic: decided by any run
-        return cl.result(_where(w), 0.0, worst, None, verdict, f"largest relative residual over {len(res)} runs")
+        row = identity_result(cl, _where(w), [w])
+        missing = "no runs with R_L, A_L and C_L stored (needs run records of L >= 2)"
+        return row if row is not None else cl.not_run(missing, _where(w), 0.0)
 
     declared = claim(id_, statement, tolerance=f"<= {IDENTITY_TOL:g}", expected=0.0, family="check")(
         lambda cl, ev: [rule(cl, x) for x in ev.curves]

@@ -120,6 +120,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.generic import disagreement_fit as disagreement_fit
     from .claims.generic import floor_agreement as floor_agreement
     from .claims.generic import identity_residuals as identity_residuals
+    from .claims.generic import identity_result as identity_result
     from .claims.generic import inverse_depth_verdict as inverse_depth_verdict
     from .claims.linear_optimum import OPTIMUM_RTOL as OPTIMUM_RTOL
     from .claims.linear_optimum import OptimumKey as OptimumKey
@@ -141,6 +142,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .claims.protocol_rows import row_label as row_label
     from .claims.protocol_rows import task_label as task_label
     from .claims.verdicts import MIN_EVAL as MIN_EVAL
+    from .claims.verdicts import MIN_SEEDS as MIN_SEEDS
     from .claims.verdicts import ClaimResult as ClaimResult
     from .claims.verdicts import Condition as Condition
     from .claims.verdicts import below_zero as below_zero
@@ -571,12 +573,13 @@ AUTHORING = {
     "claims.claim": "Claim claim evaluated_with",
     "claims.evidence": "Evidence select_curves",
     "claims.generic": "DISAGREEMENT_TOO_FEW FLOOR_RTOL IDENTITY_TOL INVERSE_DEPTH disagreement_fit "
-    "floor_agreement identity_residuals LawVerdict inverse_depth_verdict",
+    "floor_agreement identity_residuals identity_result LawVerdict inverse_depth_verdict",
     "claims.linear_optimum": "OPTIMUM_RTOL OptimumKey OptimumNumbers near_optimum optimum_exponent optimum_limit_note "
     "optimum_numbers_of optimum_of",
     "claims.protocol_rows": "ProtocolFloors ProtocolRow budget_decided budget_note gather_protocol_floors "
     "protocol_curves protocol_floors protocol_of protocol_rows row_label task_label",
-    "claims.verdicts": "MIN_EVAL ClaimResult Condition below_zero decision decision_p in_range log_ratio unidentified within",
+    "claims.verdicts": "MIN_EVAL MIN_SEEDS ClaimResult Condition below_zero decision decision_p in_range log_ratio "
+    "unidentified within",
     "formatting": "format_estimate format_interval format_percent format_value growth_text",
     "report.answers": "answer_word estimate_text in_these_settings joint_answer number_word quote settings_by short_label "
     "short_tally strength strongest verdict_phrase",

@@ -70,6 +70,18 @@ def identity_residuals(curves) -> list[float]:
     return [float(x) for x in res if x is not None and np.isfinite(x)]
 
 
+def identity_result(claim, label, curves):
+    """The central-limit identity claim on these curves' runs: exact arithmetic, so the largest
+    relative residual decides (at most :data:`IDENTITY_TOL`); None when no run stores the three terms."""
+    res = identity_residuals(curves)
+    if not res:
+        return None
+    worst = max(res)
+    verdict = "pass" if worst <= IDENTITY_TOL else "fail"
+    why = f"largest relative residual over {len(res)} runs"
+    return claim.result(label, 0.0, worst, None, verdict, why, test="exact (an identity of each run)")
+
+
 @dataclass(frozen=True)
 class LawVerdict:
     """The inverse-depth rule on one curve (:func:`inverse_depth_verdict`).

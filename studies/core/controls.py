@@ -13,7 +13,7 @@ from depthscale.derivations.study import (
     claim,
     decision_p,
     evaluated_with,
-    identity_residuals,
+    identity_result,
     select_curves,
 )
 from depthscale.derivations.study import format_estimate as est
@@ -25,14 +25,9 @@ CONTROL_GAIN_MAX = 0.01
 def identity(claim: Claim, ev) -> list[ClaimResult]:
     """R_L = C_L + (A_L - C_L)/L holds exactly on evaluation data"""
     # recomputed from the stored R_L, A_L, C_L (the exact floats the measurement compared), so every
-    # store is judged by one definition (theory.clt.identity_residual), whenever it was written; the
-    # rule any curve is checked by (derivations.claims.generic, check_prediction's clt-identity)
-    res = identity_residuals(ev.curves)
-    if not res:
-        return []
-    worst = max(res)
-    verdict = "pass" if worst <= IDENTITY_TOL else "fail"  # exact arithmetic: decided by any run
-    return [claim.result("", 0.0, worst, None, verdict, f"largest relative residual over {len(res)} runs")]
+    # store is judged by one definition, the rule any curve is checked by (check_prediction's too)
+    row = identity_result(claim, "", ev.curves)
+    return [row] if row is not None else []
 
 
 @claim(

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from synthetic import curve
+from synthetic import curve, record
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.registry import Evidence, evaluate_claims
@@ -212,3 +212,24 @@ def test_unidentified_fit_decides_nothing_and_points_nowhere():
     # the spread needs two identified softmax fits: only one is left, so it is undecided (the data exist)
     spread = rows["exponent-spread"]
     assert spread.verdict == "indicative" and "not identified" in spread.reason and "would be" not in spread.reason
+
+
+@pytest.mark.parametrize(
+    "losses, masses, expected",
+    [
+        ((1e-5, 2e-5, 1.5e-5), (0.999, 0.998, 0.999), "pass"),  # both intervals well inside their bounds
+        ((5e-3, 6e-3, 5.5e-3), (0.999, 0.998, 0.999), "fail"),  # the loss interval wholly above 1e-3
+        ((1e-5, 2e-5, 1.5e-5), (0.90, 0.91, 0.92), "fail"),  # the top-1 interval wholly below 0.99
+        ((1e-5, 1.9e-3, 1e-4), (0.999, 0.998, 0.999), "indicative"),  # the loss interval crosses 1e-3
+        ((1e-5,), (0.999,), "indicative"),  # one seed: no interval, never decided
+    ],
+)
+def test_easy_task_is_decided_on_the_seeds_intervals(losses, masses, expected):
+    recs = [
+        record(model="softmax", task="easy-exact", depth=1, seed=s, loss=x, top1_mass=[m])
+        for s, (x, m) in enumerate(zip(losses, masses))
+    ]
+    row = verdicts(recs)["softmax-easy-one-layer"]
+    assert row.verdict == expected, row.reason
+    n = len(losses)
+    assert row.test.startswith(f"seeds n={n}") if n > 1 else row.test == "one seed: no error estimate"
