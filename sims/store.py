@@ -10,6 +10,7 @@ NumPy bytes, so iterating over records does not load them unless asked.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 import json
@@ -41,7 +42,7 @@ from ._outputs import (
     umask,
     write_atomic,
 )
-from .config import CONTEXTS_VERSION
+from .config import CONTEXTS_VERSION, ModelConfig, TaskConfig, TrainConfig
 from .display import RecordView, store_html
 from .record_filters import REGISTERED, check_filters
 from .record_tables import flatten, records_frame
@@ -171,6 +172,19 @@ def _get_path(obj: dict, dotted: str):
 
 
 _MISSING = object()
+_SECTIONS: dict[str, type] = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
+
+
+def _filter_value(cfg: dict, dotted: str):
+    """The config's value at ``dotted`` for a ``where`` filter: a field a run was stored without (it
+    predates the field) reads as the field's default, as the run itself was trained with it."""
+    value = _get_path(cfg, dotted)
+    if value is _MISSING and (cls := _SECTIONS.get(dotted.partition(".")[0])) is not None:
+        name = dotted.partition(".")[2]
+        for f in dataclasses.fields(cls):
+            if f.name == name and f.default is not dataclasses.MISSING:
+                return f.default
+    return value
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -520,7 +534,9 @@ class Store:
 
     # -- writing ---------------------------------------------------------------------------
     def put(self, record: dict) -> None:
-        """Write one finished run (replacing any earlier row with its key) in ONE transaction.
+        """Write one finished run (replacing any earlier row with its key) in ONE transaction; a
+        record that is not ``ok`` never replaces an ``ok`` row (a second sweep on the same store, or
+        a rerun that failed, must not erase a finished run): it is dropped with a warning.
 
         ``record`` follows the run record of the engine contract; it needs at least ``key``,
         ``config`` (a dict), ``seed`` and ``status``. ``record["arrays"]`` (a dict of arrays), if
@@ -555,6 +571,15 @@ class Store:
         c = self._conn
         c.execute("BEGIN IMMEDIATE")
         try:
+            if record["status"] != "ok":
+                row = c.execute("SELECT status FROM runs WHERE key=?", (key,)).fetchone()
+                if row is not None and row[0] == "ok":
+                    c.execute("COMMIT")
+                    warnings.warn(
+                        f"{self.path.name}: run {key} is already finished; its {record['status']} record is not stored",
+                        stacklevel=2,
+                    )
+                    return
             c.execute("DELETE FROM arrays WHERE key=?", (key,))
             c.execute(
                 "INSERT OR REPLACE INTO runs (key, config_hash, seed, status, reason, config, record, finished)"
@@ -736,7 +761,7 @@ class Store:
         for key, config_text, text in rows:
             if conds:
                 cfg, _ = _parse(config_text)  # unreadable: matches nothing, and its record is named below
-                if not all(_get_path(cfg, k) in vals for k, vals in conds.items()):
+                if not all(_filter_value(cfg, k) in vals for k, vals in conds.items()):
                     continue
             rec, problem = _parse(text)
             if problem is None:

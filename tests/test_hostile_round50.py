@@ -7,7 +7,9 @@
   rename that writes them would replace it with a regular file);
 - ``predict linear --a 400`` is one line and exit 2, not an OverflowError traceback;
 - ``check --param`` given twice is refused (the second silently replaced the first);
-- a fit's ``params`` cannot be changed under a curve's cache by one caller for every later one.
+- a fit's ``params`` cannot be changed under a curve's cache by one caller for every later one;
+- a run stored before a config field existed matches that field's default under ``where`` (a
+  failure record never replacing a finished run is tested with the store, tests/sims/test_store.py).
 """
 
 from __future__ import annotations
@@ -144,3 +146,14 @@ def test_a_fits_parameters_are_not_changed_by_a_caller(tmp_path):
     mine["alpha"] = 99.0  # a copy is the caller's own
     again = c.fit("power", n_boot=0)
     assert again.params["alpha"] == alpha and json.loads(json.dumps(again.to_dict()))["params"]["alpha"] == alpha
+
+
+def test_a_run_stored_before_a_field_existed_matches_that_fields_default(tmp_path):
+    # `fit --where model.engine=numba` kept 2 of 13 curves of results/cpu.sqlite: its older runs have no
+    # `engine` field, and a field a run lacks is the default it was trained with
+    path = _store(tmp_path / "s.sqlite", extra_runs=[_record("jax1-0", 0, 1, {"engine": "jax"})])
+    with Store(path) as st:
+        keys = {r["key"] for r in st.records(where={"model.engine": "numba"})}
+        assert len(keys) == len(DEPTHS) * len(SEEDS) and "jax1-0" not in keys
+        assert [r["key"] for r in st.records(where={"model.engine": "jax"})] == ["jax1-0"]
+        assert {r["key"] for r in st.records(where={"model.ensemble": False})} == keys | {"jax1-0"}

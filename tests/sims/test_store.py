@@ -97,11 +97,19 @@ def test_status_filters_replace_and_failed(tmp_path):
             st.keys("done")
 
 
-def test_failed_run_without_arrays_replaces_arrays(tmp_path):
+def test_a_failure_never_replaces_a_finished_run(tmp_path):
+    # two sweeps on one store: the later one's failure record must not erase the run the other finished
     with Store(tmp_path / "s.sqlite", mode="write") as st:
-        st.put(make_record("h1-0"))
-        st.put(make_record("h1-0", status="failed"))
-        assert st.load_arrays("h1-0") is None
+        st.put(make_record("h1-0", loss=0.5))
+        for status in ("failed", "diverged"):
+            with pytest.warns(UserWarning, match=rf"run h1-0 is already finished; its {status} record is not stored"):
+                st.put(make_record("h1-0", status=status))
+        assert st.status("h1-0") == "ok" and st.get("h1-0")["final_loss"] == 0.5
+        assert st.load_arrays("h1-0")["sq_err"].shape == (50,)
+        # a failure may replace a failure, and an ok replaces either
+        st.put(make_record("h1-1", status="failed"))
+        st.put(make_record("h1-1", status="diverged"))
+        assert st.status("h1-1") == "diverged"
 
 
 def test_exports(tmp_path):
