@@ -315,6 +315,8 @@ def load_grid(path_or_dict) -> list:
         raise ValueError(f"grid={str(path)!r}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"grid={str(path)!r}: invalid TOML: not UTF-8 ({exc.reason})") from None
+    except RecursionError:  # tomllib parses nesting recursively: a grid is never nested that deep
+        raise ValueError(f"grid={str(path)!r}: invalid grid: arrays or tables nested too deep") from None
     return parse_grid(data, source=path.name)
 
 

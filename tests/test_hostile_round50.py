@@ -9,7 +9,8 @@
 - ``check --param`` given twice is refused (the second silently replaced the first);
 - a fit's ``params`` cannot be changed under a curve's cache by one caller for every later one;
 - a run stored before a config field existed matches that field's default under ``where`` (a
-  failure record never replacing a finished run is tested with the store, tests/sims/test_store.py).
+  failure record never replacing a finished run is tested with the store, tests/sims/test_store.py);
+- a grid nested deeper than tomllib can parse is one line and exit 2, not a RecursionError.
 """
 
 from __future__ import annotations
@@ -157,3 +158,13 @@ def test_a_run_stored_before_a_field_existed_matches_that_fields_default(tmp_pat
         assert len(keys) == len(DEPTHS) * len(SEEDS) and "jax1-0" not in keys
         assert [r["key"] for r in st.records(where={"model.engine": "jax"})] == ["jax1-0"]
         assert {r["key"] for r in st.records(where={"model.ensemble": False})} == keys | {"jax1-0"}
+
+
+def test_a_grid_nested_too_deep_is_one_line_and_writes_nothing(tmp_path, capsys):
+    grid = tmp_path / "deep.toml"
+    grid.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")  # RecursionError in tomllib
+    store = tmp_path / "s.sqlite"
+    assert main(["sweep", str(grid), "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deep" in err and str(grid) in err
+    assert not store.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["deep.toml"]
