@@ -158,7 +158,7 @@ def _bad_seed(where, s):
     raise ValueError(f"{where}seeds={s!r}: must be an integer >= 0")
 
 
-def _merge(defaults: dict, block: dict) -> dict:
+def _merge(defaults: dict, block: dict, where: str = "") -> dict:
     out = dict(defaults)
     for key, value in block.items():
         if key in SECTIONS and isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -166,6 +166,13 @@ def _merge(defaults: dict, block: dict) -> dict:
             if key == "task" and "spectra" in value:
                 merged.pop("a", None), merged.pop("b", None)
             if key == "task" and ("a" in value or "b" in value):
+                if "spectra" in merged and not ("a" in value and "b" in value):
+                    # replacing the pairs by one exponent would leave the other at its default, silently
+                    one = "a" if "a" in value else "b"
+                    raise ValueError(
+                        f"{where}task.{one}={value[one]!r}: the top level sets task.spectra; give both task.a "
+                        "and task.b in the block, or task.spectra"
+                    )
                 merged.pop("spectra", None)
             merged.update(value)
             out[key] = merged
@@ -193,7 +200,7 @@ def parse_grid(data: dict, source: str = "grid") -> list:
                         f"{source}: grid[{i}].{key}={block[key]!r}: unknown key; allowed keys are {', '.join(BLOCK_KEYS)}"
                     )
         wheres = [f"{source}: grid[{i}]." for i in range(1, len(blocks) + 1)]
-        planned = [_block_axes(w, _merge(defaults, b)) for w, b in zip(wheres, blocks)]
+        planned = [_block_axes(w, _merge(defaults, b, w)) for w, b in zip(wheres, blocks)]
     else:
         wheres = [f"{source}: "]
         planned = [_block_axes(wheres[0], data)]

@@ -10,7 +10,8 @@
 - a fit's ``params`` cannot be changed under a curve's cache by one caller for every later one;
 - a run stored before a config field existed matches that field's default under ``where`` (a
   failure record never replacing a finished run is tested with the store, tests/sims/test_store.py);
-- a grid nested deeper than tomllib can parse is one line and exit 2, not a RecursionError.
+- a grid nested deeper than tomllib can parse is one line and exit 2, not a RecursionError;
+- a [[grid]] block giving one exponent where the top level gives spectra is refused (it reset the other).
 """
 
 from __future__ import annotations
@@ -168,3 +169,20 @@ def test_a_grid_nested_too_deep_is_one_line_and_writes_nothing(tmp_path, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nested too deep" in err and str(grid) in err
     assert not store.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["deep.toml"]
+
+
+def test_a_block_setting_one_exponent_under_top_level_spectra_is_refused():
+    # it replaced the top level's (a, b) pairs by its one exponent and the other's default, silently
+    from depthscale.sims.grid import parse_grid
+
+    grid = {
+        "task": {"task": "topk", "k": 2, "spectra": [[0.5, 0.5]], "d": 4, "P": 16},
+        "model": {"model": "softmax", "depth": 1},
+        "seeds": [0],
+        "grid": [{"name": "x", "task": {"a": 1.0}}],
+    }
+    with pytest.raises(ValueError, match=r"^grid: grid\[1\]\.task\.a=1\.0: the top level sets task\.spectra"):
+        parse_grid(grid)
+    grid["grid"] = [{"name": "x", "task": {"a": 1.0, "b": 0.25}}]  # both: the block's own pair
+    ((cfg, _),) = parse_grid(grid)
+    assert (cfg.task.a, cfg.task.b) == (1.0, 0.25)
