@@ -11,7 +11,8 @@
 - a run stored before a config field existed matches that field's default under ``where`` (a
   failure record never replacing a finished run is tested with the store, tests/sims/test_store.py);
 - a grid nested deeper than tomllib can parse is one line and exit 2, not a RecursionError;
-- a [[grid]] block giving one exponent where the top level gives spectra is refused (it reset the other).
+- a [[grid]] block giving one exponent where the top level gives spectra is refused (it reset the other);
+- `fit` names the depths whose loss is zero or negative, which its fits leave out.
 """
 
 from __future__ import annotations
@@ -186,3 +187,13 @@ def test_a_block_setting_one_exponent_under_top_level_spectra_is_refused():
     grid["grid"] = [{"name": "x", "task": {"a": 1.0, "b": 0.25}}]  # both: the block's own pair
     ((cfg, _),) = parse_grid(grid)
     assert (cfg.task.a, cfg.task.b) == (1.0, 0.25)
+
+
+def test_fit_names_the_depths_whose_loss_is_not_positive(tmp_path, capsys):
+    # a hand-edited row with a zero or negative loss was fitted silently
+    edit = ("base4-0", json.dumps(_record("base4-0", 0, 4, loss=-0.1)))
+    path = _store(tmp_path / "s.sqlite", edits=[edit])
+    assert main(["fit", "--store", str(path), "--n-boot", "0"]) == 0
+    assert "loss <= 0 at depth(s) 4: left out of the fits" in capsys.readouterr().out
+    code, data, _ = _fit_json(path, capsys)
+    assert code == 0 and [c["depths_left_out"] for c in data["curves"]] == [[4]]

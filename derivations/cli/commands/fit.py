@@ -143,9 +143,14 @@ def handle(args) -> int:
             "n_unconverged": c.n_unconverged,
             "fits": {},
         }
+        # a loss at or below zero (a hand edit, or a broken run function) cannot be on a depth law:
+        # the fits leave those runs out, and the summary says which
+        dropped = sorted({int(L) for L, x in zip(c.depths, (c.loss <= 0).any(axis=0)) if x})
+        entry["depths_left_out"] = dropped
         lines.append(
             f"{c.label}: depths {', '.join(str(int(L)) for L in c.depths)}; {len(c.seeds)} seed(s)"
             + ("" if c.all_converged else f"; {c.n_unconverged} run(s) not converged")
+            + (f"; loss <= 0 at depth(s) {', '.join(map(str, dropped))}: left out of the fits" if dropped else "")
         )
         for kind in kinds:
             f = c.fit(kind, n_boot=n_boot, L_min=L_min, L_max=L_max)
