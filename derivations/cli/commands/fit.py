@@ -145,7 +145,7 @@ def handle(args) -> int:
         }
         # a loss at or below zero (a hand edit, or a broken run function) cannot be on a depth law:
         # the fits leave those runs out, and the summary says which
-        dropped = sorted({int(L) for L, x in zip(c.depths, (c.loss <= 0).any(axis=0)) if x})
+        dropped = [int(L) for L in c.depths[np.asarray(c.loss <= 0).any(axis=0)]]
         entry["depths_left_out"] = dropped
         lines.append(
             f"{c.label}: depths {', '.join(str(int(L)) for L in c.depths)}; {len(c.seeds)} seed(s)"
