@@ -138,6 +138,18 @@ def check_name_fits(name: str, path, extra: int = TEMP_EXTRA) -> None:
             )
 
 
+def refuse_a_store(name: str, path) -> None:
+    """``ValueError`` when ``path`` (through links) is an existing SQLite database: an output never
+    overwrites a results store, whichever command writes it."""
+    try:
+        with open(path, "rb") as fh:
+            is_store = fh.read(16) == b"SQLite format 3\x00"
+    except OSError:  # absent, or unreadable: nothing of a store to lose
+        return
+    if is_store:
+        raise ValueError(f"{name}={str(path)!r}: is a results store (an SQLite database); give another path")
+
+
 def check_new_file(name: str, path, replace: bool) -> Path:
     """An output file path: a str or path, not a directory, a special file (a pipe, socket or device,
     which the rename that writes it would replace with a regular file) or a dangling or looping link,
@@ -222,6 +234,7 @@ def write_atomic(name: str, path, write, **open_kw) -> None:
     half a file, a failure (a full disk) leaves the old file as it was and nothing beside it (the
     error names ``name``). A link to a file stays a link: the file it leads to is replaced."""
     out = check_new_file(name, path, replace=True)
+    refuse_a_store(name, out)
     if out.is_symlink():
         out = Path(os.path.realpath(out))
         check_name_fits(name, out)
@@ -243,6 +256,7 @@ __all__ = [
     "refuse_replacing_inputs",
     "check_name_fits",
     "check_new_file",
+    "refuse_a_store",
     "temp_beside",
     "write_atomic",
     "umask",

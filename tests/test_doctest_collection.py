@@ -18,6 +18,8 @@ def test_each_module_once_under_its_package_name():
             "pytest",
             "--collect-only",
             "-q",
+            "-n",
+            "0",  # in one process: the ids as plain collection lists them
             "-p",
             "no:cacheprovider",
             "theory",

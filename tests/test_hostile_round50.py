@@ -12,7 +12,8 @@
   failure record never replacing a finished run is tested with the store, tests/sims/test_store.py);
 - a grid nested deeper than tomllib can parse is one line and exit 2, not a RecursionError;
 - a [[grid]] block giving one exponent where the top level gives spectra is refused (it reset the other);
-- `fit` names the depths whose loss is zero or negative, which its fits leave out.
+- `fit` names the depths whose loss is zero or negative, which its fits leave out;
+- no output (an export, `derive --out`) overwrites a results store, also through a link.
 """
 
 from __future__ import annotations
@@ -197,3 +198,19 @@ def test_fit_names_the_depths_whose_loss_is_not_positive(tmp_path, capsys):
     assert "loss <= 0 at depth(s) 4: left out of the fits" in capsys.readouterr().out
     code, data, _ = _fit_json(path, capsys)
     assert code == 0 and [c["depths_left_out"] for c in data["curves"]] == [[4]]
+
+
+def test_no_output_overwrites_a_results_store_also_through_a_link(tmp_path, capsys):
+    store = _store(tmp_path / "s.sqlite")  # another store than the one exported (that one has its own test)
+    before = store.read_bytes()
+    link = tmp_path / "out.json"
+    link.symlink_to(store)
+    with Store(_store(tmp_path / "other.sqlite")) as st:
+        for target in (store, link):
+            with pytest.raises(ValueError, match="is a results store"):
+                st.export_json(target)
+            with pytest.raises(ValueError, match="is a results store"):
+                st.export_csv(target)
+    assert main(["derive", "linear", "--out", str(link)]) == 2
+    assert "is a results store" in capsys.readouterr().err
+    assert store.read_bytes() == before

@@ -72,10 +72,11 @@ def handler(args) -> int:
     if is_dir:
         check_out_dir("out", os.path.dirname(path))
     check_out_file("out", path)
-    from ....sims._outputs import check_name_fits, check_new_file, write_atomic
+    from ....sims._outputs import check_name_fits, check_new_file, refuse_a_store, write_atomic
 
     if not is_dir or os.path.isdir(os.path.dirname(path)):  # a link to nothing, a loop, a name too long
         check_new_file("out", path, replace=True)
+        refuse_a_store("out", path)
     else:  # the folder is created on writing: only the names can be checked
         check_name_fits("out", path)
     from ....theory.derivation import build_derivation
