@@ -65,7 +65,7 @@ def softmax_easy(claim: Claim, ev) -> list[ClaimResult]:
         why.append(f"fewer than {MIN_EVAL} evaluation contexts")
     would = {True: "pass", False: "fail", None: None}[ok]
     v = (would or "indicative") if not why else "indicative"
-    det = f"{len(recs)} seed(s); MSE/E[y*^2] {est(rel)}, top-1 mass {est(top1)}"
+    det = f"{len(recs)} seed(s); MSE/E[y*^2] {est(rel.value, rel.se)}, top-1 mass {est(top1.value, top1.se)}"
     if why:
         det += (f"; would be {would}, but " if would else "; ") + "; ".join(why)
     elif ok is None:

@@ -231,5 +231,6 @@ def test_easy_task_is_decided_on_the_seeds_intervals(losses, masses, expected):
     ]
     row = verdicts(recs)["softmax-easy-one-layer"]
     assert row.verdict == expected, row.reason
+    assert "Estimate(" not in row.reason and f"{len(losses)} seed(s); MSE/E[y*^2] " in row.reason
     n = len(losses)
     assert row.test.startswith(f"seeds n={n}") if n > 1 else row.test == "one seed: no error estimate"
