@@ -73,6 +73,7 @@ class RunRecord(TypedDict, total=False):
     floors: dict[str, Floor]
     arrays: dict[str, Any]  # "sq_err" (per-context squared errors), "theta" (trained parameters)
     code_version: str
+    resumed: list[dict[str, Any]]  # training resumed from snapshots: [{"step", "code_version"}, ...]
 
 
 RUN_RECORD_FIELDS = frozenset(RunRecord.__annotations__)

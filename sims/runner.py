@@ -170,17 +170,23 @@ def lockstep_key(config: RunConfig) -> str:
     return config_hash(dataclasses.replace(config, model=dataclasses.replace(config.model, depth=1)))
 
 
-def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False) -> list[RunRecord]:
+def run_group(
+    configs, seed: int, progress: bool = False, prefetch: bool = False, snapshots=None, snapshot_every: float = 600.0
+) -> list[RunRecord]:
     """Train the runs of one lockstep group together (one batch stream) and measure each.
 
     Every record is what :func:`run` gives for that config alone (tested bitwise), except
     ``wall_seconds``, which counts the run's own compute and an equal share of the shared data.
+    ``snapshots``: a folder where the numba engine saves the group's training state every
+    ``snapshot_every`` seconds and resumes from it (:mod:`depthscale.sims.snapshots`); the caller deletes the snapshot
+    once the records are stored.
     """
     progress, prefetch = check_bool("progress", progress), check_bool("prefetch", prefetch)
     configs = list(configs)
     if not configs or len({lockstep_key(c) for c in configs}) != 1:
         raise ValueError("configs: must be a non-empty list of RunConfigs that differ only in model.depth")
     task, tcfg = configs[0].task, configs[0].train
+    snapshot = None
     if configs[0].model.ensemble:  # one pool of one-layer models; depth L averages its first L members
         from .ensemble import Ensemble, ensemble_result, train_pool
 
@@ -190,10 +196,18 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
     else:
         models = [(make_model(c.model, task.d), c.model) for c in configs]
         measure = _checkpoint_measure(task, tcfg, seed)
-        trainer = train_lockstep
         if configs[0].model.engine == "jax":  # the group shares its engine (it differs only in depth)
-            from .jax_engine import train_lockstep as trainer
-        results = trainer(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
+            from .jax_engine import train_lockstep as jax_trainer
+
+            results = jax_trainer(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
+        else:
+            if snapshots is not None:
+                from .snapshots import Snapshot
+
+                snapshot = Snapshot(snapshots, configs, seed, snapshot_every)
+            results = train_lockstep(
+                models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure, snapshot=snapshot
+            )
     floors = None
     if any(res.status == "ok" for res in results):  # the group's reference floors, fitted once
         from .reference_floors import reference_floors
@@ -201,7 +215,11 @@ def run_group(configs, seed: int, progress: bool = False, prefetch: bool = False
         with one_blas_thread():
             # heads with the runs' own map (the group shares it: it differs only in depth)
             floors = reference_floors(task, seed, n_eval=tcfg.eval_contexts, attention=configs[0].model.attention)
-    return [_measure(config, seed, model, res, floors) for config, (model, _), res in zip(configs, models, results)]
+    records = [_measure(config, seed, model, res, floors) for config, (model, _), res in zip(configs, models, results)]
+    if snapshot is not None and snapshot.resumed:
+        for rec in records:
+            rec["resumed"] = snapshot.resumed
+    return records
 
 
 def _checkpoint_measure(task, tcfg, seed: int):

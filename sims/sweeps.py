@@ -14,6 +14,7 @@ executor), or any ``Executor`` instance you pass in.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ from .grid import run_key
 from .lifeline import exit_with_parent
 from .progress import Progress, RunLines, interactive
 from .provenance import code_version
+from .snapshots import SNAPSHOT_EVERY, Snapshot, snapshot_dir
 from .store import compact_record, contexts_mismatch
 from .threads import limit_worker_threads
 
@@ -53,6 +55,7 @@ class SweepResult:
     # the cost model's seconds for the first job the budget did not start (None: none was held back);
     # with nothing started, a budget shorter than this (plus the start-up) cannot start anything
     first_held_seconds: float | None = None
+    snapshotted: int = 0  # of the lost runs, those whose group left a snapshot: a rerun resumes them
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -315,6 +318,7 @@ def sweep(
     keep_parameters: bool = False,
     lines: bool = False,
     heartbeat: float = 30.0,
+    snapshot_every: float | None = SNAPSHOT_EVERY,
 ) -> SweepResult:
     """Run every ``(config, seed)`` not yet in ``store`` and write each record as it finishes.
 
@@ -363,6 +367,10 @@ def sweep(
         inside its submission, where no line can be written).
     heartbeat : float
         Seconds, > 0 (default 30).
+    snapshot_every : float or None
+        Seconds of training between snapshots of a lockstep group's state (default 600) in
+        ``<store>.snapshots/``, from which a rerun resumes a group a kill interrupted, bitwise
+        (:mod:`depthscale.sims.snapshots`; numba engine). None: no snapshots.
 
     Returns
     -------
@@ -385,12 +393,19 @@ def sweep(
 
     t0 = time.perf_counter()
     runs = list(runs)
+    snapshots = None
+    if snapshot_every is not None:
+        snapshot_every = check_real("snapshot_every", snapshot_every, lo=0, lo_open=True)
     if run_fn is None:
         if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
             raise ValueError(contexts_mismatch(store.path, store.contexts_version))
         from .runner import run_group
 
         job_fn: Callable[..., list] = run_group
+        path = getattr(store, "path", None)
+        if snapshot_every is not None and path is not None:  # a store on disk: its groups can resume
+            snapshots = snapshot_dir(path)
+            job_fn = functools.partial(run_group, snapshots=snapshots, snapshot_every=snapshot_every)
     else:
         if not callable(run_fn):
             raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
@@ -507,7 +522,8 @@ def sweep(
             status.beat((config, seed) for members, seed in pending.values() for _, config in members)
             for fut in finished:
                 members, seed = pending.pop(fut)
-                for rec in records_of(members, seed, fut):
+                records = records_of(members, seed, fut)
+                for rec in records:
                     rec.setdefault("code_version", version)
                     store.put(rec if keep_parameters else compact_record(rec))  # one transaction per finished run
                     if rec["status"] == "failed":
@@ -518,6 +534,8 @@ def sweep(
                     if on_result is not None:
                         on_result(rec)
                     status.finished(rec, done, failed)
+                if snapshots is not None and records:  # stored: its training state is no longer needed
+                    Snapshot(snapshots, [config for _, config in members], seed).discard()
             if out_of_budget and not pending:
                 break
     except KeyboardInterrupt:
@@ -533,6 +551,11 @@ def sweep(
         pending.clear()
     finally:
         lost = sum(len(members) for members, _ in pending.values())
+        snapshotted = sum(
+            len(members)
+            for members, seed in pending.values()
+            if snapshots is not None and Snapshot(snapshots, [c for _, c in members], seed).path.exists()
+        )
         for fut in pending:
             fut.cancel()
         status.close()
@@ -559,6 +582,7 @@ def sweep(
         broken,
         out_of_budget,
         held if out_of_budget else None,
+        snapshotted,
     )
 
 

@@ -237,7 +237,14 @@ def train(
 
 
 def train_lockstep(
-    models, task: TaskConfig, cfg: TrainConfig, seed: int, progress: bool = False, prefetch: bool = False, measure=None
+    models,
+    task: TaskConfig,
+    cfg: TrainConfig,
+    seed: int,
+    progress: bool = False,
+    prefetch: bool = False,
+    measure=None,
+    snapshot=None,
 ) -> list[TrainResult]:
     """Train several models on ONE stream of training batches, generated once per step.
 
@@ -248,7 +255,9 @@ def train_lockstep(
     loop. The data's cost is shared: the returned ``wall_seconds`` of each model is its own compute
     plus an equal share of the data generation. ``measure(model, theta) -> dict``, if given, is
     called after each of ``cfg.checkpoint_steps()`` for every model still training (or stopped as
-    converged at that step); its results go to ``TrainResult.checkpoints``.
+    converged at that step); its results go to ``TrainResult.checkpoints``. With a
+    :class:`~depthscale.sims.snapshots.Snapshot` the state is saved every ``snapshot.every`` seconds
+    and training resumes from a saved state, with bitwise the same results.
     """
     dtypes = {mcfg.dtype for _, mcfg in models}
     if len(dtypes) != 1:
@@ -258,12 +267,23 @@ def train_lockstep(
     data_rng = rng_for(task, seed, "train")
     data_seconds = 0.0
     bar = _bar(cfg.steps, progress)
+    start = 0
+    saved = snapshot.load() if snapshot is not None else None
+    if saved is not None:
+        states = dict(zip(saved["models"], saved["runs"]))  # by ModelConfig: the group's order may differ
+        for r, (_, mcfg) in zip(runs, models):
+            r.__dict__.update(states[mcfg])
+        data_rng.bit_generator.state = saved["rng"]
+        start, data_seconds = saved["step"], saved["data_seconds"]
+        if bar is not None:
+            bar.update(start)
+    rng_next = None  # with prefetch: the generator's state before the batch of the next step
     pool = ThreadPoolExecutor(1) if prefetch else None
     make = functools.partial(make_batch, task, cfg.batch, data_rng, dtype=dtype)
-    next_batch = pool.submit(make) if pool and cfg.steps else None
+    next_batch = pool.submit(make) if pool and start < cfg.steps else None
     checkpoints = set(cfg.checkpoint_steps()) if measure is not None else set()
     with one_blas_thread():
-        for step in range(cfg.steps):
+        for step in range(start, cfg.steps):
             t0 = time.perf_counter()
             if pool is None:
                 batch = make()
@@ -271,6 +291,7 @@ def train_lockstep(
                 assert next_batch is not None  # submitted before the loop and at every step but the last
                 batch = next_batch.result()
                 if step + 1 < cfg.steps:
+                    rng_next = data_rng.bit_generator.state  # before the prefetch draws from it
                     next_batch = pool.submit(make)
             data_seconds += time.perf_counter() - t0
             for r in runs:
@@ -288,6 +309,16 @@ def train_lockstep(
                     bar.set_postfix(loss=f"{runs[0].ema:.4g}")
             if not any(r.active for r in runs):
                 break
+            if snapshot is not None and step + 1 < cfg.steps and snapshot.due():
+                snapshot.save(
+                    {
+                        "step": step + 1,
+                        "rng": data_rng.bit_generator.state if pool is None else rng_next,
+                        "data_seconds": data_seconds,
+                        "models": [mcfg for _, mcfg in models],
+                        "runs": [{k: v for k, v in vars(r).items() if k not in ("model", "cfg")} for r in runs],
+                    }
+                )
     if pool is not None:
         pool.shutdown(wait=True, cancel_futures=True)
     if bar is not None:

@@ -462,7 +462,7 @@ SLOW_MODULE = textwrap.dedent(
         time.sleep(0.3)
         return {"status": "ok", "converged": True, "final_loss": 1.0 + config.model.depth + seed / 100}
 
-    def slow_group(configs, seed):  # the engine's lockstep job: one record per config
+    def slow_group(configs, seed, **options):  # the engine's lockstep job (options: snapshots): one record per config
         return [slow_run(c, seed) for c in configs]
     """
 )

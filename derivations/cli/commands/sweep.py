@@ -239,6 +239,7 @@ def handle(args) -> int:
         + f" ({res.seconds:.1f} s)"
         + (
             f"\ninterrupted: {res.lost} run(s) in flight lost, {res.not_started} not started; rerun to resume"
+            + (f" ({res.snapshotted} of those in flight from their snapshots)" if res.snapshotted else "")
             if res.interrupted
             else ""
         )
