@@ -66,7 +66,7 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame "
-            "register_attention register_model from_layer_outputs"
+            "register_attention register_model register_task from_layer_outputs check_attention check_model check_task"
         ).split(),
         "sims",
     ),
@@ -105,6 +105,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.sims.config import RunConfig as RunConfig
     from depthscale.sims.config import TaskConfig as TaskConfig
     from depthscale.sims.config import TrainConfig as TrainConfig
+    from depthscale.sims.conformance import check_attention as check_attention
+    from depthscale.sims.conformance import check_model as check_model
+    from depthscale.sims.conformance import check_task as check_task
     from depthscale.sims.frames import to_frame as to_frame
     from depthscale.sims.grid import load_grid as load_grid
     from depthscale.sims.model_registry import register_model as register_model
@@ -113,6 +116,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.sims.store import Store as Store
     from depthscale.sims.sweeps import SweepResult as SweepResult
     from depthscale.sims.sweeps import sweep as sweep
+    from depthscale.sims.task_registry import register_task as register_task
     from depthscale.theory.clt import clt_loss as clt_loss
     from depthscale.theory.clt import decompose as decompose
     from depthscale.theory.derivation import DERIVATIONS as DERIVATIONS

@@ -36,12 +36,43 @@ TEMP_EXTRA = 1 + len(_TEMP_TAG) + 7 + 1 + 8 + len(".tmp")
 
 # what SQLite writes beside a store: its journals and the WAL index
 COMPANIONS = ("-wal", "-shm", "-journal")
-STORE_EXTRA = max(map(len, COMPANIONS))  # what they add to a store's name
+LOCK_SUFFIX = "-lock"  # the writer's lock file (sims/store.py: one writer at a time)
+SNAPSHOTS_SUFFIX = ".snapshots"  # the folder of a sweep's training snapshots (sims/snapshots.py)
+SIDE_FILES = (*COMPANIONS, LOCK_SUFFIX)
+STORE_EXTRA = max(map(len, (*SIDE_FILES, SNAPSHOTS_SUFFIX)))  # what they add to a store's name
 
 
 def store_inputs(name: str, path) -> list:
     """``(name, file)`` for a store and each file SQLite keeps beside it: what no output may replace."""
     return [(name, Path(str(path) + suffix)) for suffix in ("", *COMPANIONS)]
+
+
+def refuse_store_side_inputs(name: str, store, inputs: Iterable) -> None:
+    """Refuse a ``store`` that is, or whose side files would replace, one of ``inputs``: SQLite replays or
+    deletes a ``-wal``/``-journal`` it finds and rewrites a ``-shm``, a writer takes ``-lock``, and a
+    sweep writes and removes files in ``<store>.snapshots/``. One ``ValueError`` naming ``name``, before
+    anything is written.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> refuse_store_side_inputs("store", d / "s.sqlite", [("grid", d / "s.sqlite-wal")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: store=...: must be a path whose side files are not inputs (its ...s.sqlite-wal' is grid=...)
+    """
+    inputs = list(inputs)
+    refuse_replacing_inputs(name, store, inputs)
+    sides = [Path(str(store) + suffix) for suffix in SIDE_FILES]
+    folder = Path(os.path.realpath(str(store) + SNAPSHOTS_SUFFIX))
+    for label, path in inputs:
+        real, ident = Path(os.path.realpath(path)), _identity(path)
+        hit = next((s for s in sides if Path(os.path.realpath(s)) == real or (ident and _identity(s) == ident)), None)
+        if hit is None and real.is_relative_to(folder):
+            hit = folder
+        if hit is not None:
+            bad_argument(
+                name, str(store), f"a path whose side files are not inputs (its {str(hit)!r} is {label}={str(path)!r})"
+            )
 
 
 def _identity(path) -> tuple[int, int] | None:
@@ -251,7 +282,11 @@ def write_atomic(name: str, path, write, **open_kw) -> None:
 
 __all__ = [
     "COMPANIONS",
+    "LOCK_SUFFIX",
+    "SIDE_FILES",
+    "SNAPSHOTS_SUFFIX",
     "STORE_EXTRA",
+    "refuse_store_side_inputs",
     "store_inputs",
     "refuse_replacing_inputs",
     "check_name_fits",

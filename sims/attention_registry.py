@@ -1,5 +1,8 @@
 """One registry of attention maps by name: the built-in numba maps and the maps a user adds.
 
+The registry is a :class:`~depthscale.sims.registry.Registry` (sims/registry.py: the one registry
+type of every pluggable kind); this module holds what is particular to maps.
+
 A map takes one layer's scores (the test token's ``z_i`` over the P context tokens) to its weights
 ``p_i``. Each is an :class:`AttentionMap` record: its ``name``, its numba kernel ``code`` (``None``
 for a map with no numba kernel), whether its weights lie on the simplex (``normalised``: then
@@ -7,8 +10,8 @@ mixtures of its heads are reference floors, docs/reference-floors.md), its JAX f
 (scores ``(..., P)`` to weights ``(..., P)``; ``None`` only for a built-in, whose JAX function the
 JAX engine defines) and its learnable parameters (``params``: a name and an initial value each,
 one copy per layer, trained with the model's on the JAX engine; none for the built-ins). The five
-built-in maps are registered here, once; their kernel codes are their places in this list
-(``sims/attention_maps.py`` takes its constants from it).
+built-in maps are registered here, once, through the call that registers a user's; their kernel
+codes are their places in this list (``sims/attention_maps.py`` takes its constants from it).
 
 A user's map comes in two ways, and is then a valid ``ModelConfig(attention=...)``, ``--attention``
 and sweep-grid value for the JAX engine (``engine="jax"``; it has no numba kernel):
@@ -41,15 +44,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from ..theory._validate import bad_argument
-from .plugins import read_plugins, warn_left_out
+from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.attention"
 ENGINES = ("numba", "jax")  # the engines that compute a model (ModelConfig.engine)
-_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -102,21 +103,27 @@ class AttentionMap:
         return ENGINES if self.code is not None else ("jax",)
 
 
+def _map_of_entry_point(ep, obj) -> AttentionMap:
+    """The map an entry point names (a JAX function or an ``AttentionMap``); ``ValueError`` saying why not."""
+    where = f"entry point {ep.value}"
+    if isinstance(obj, AttentionMap):
+        if obj.name != ep.name or obj.code is not None or obj.jax_fn is None:
+            raise ValueError(f"must be an AttentionMap named {ep.name!r} with a jax_fn and no numba code")
+        return _user_map(obj.name, obj.jax_fn, obj.normalised, dict(obj.params), where)
+    if callable(obj):
+        normalised, params = bool(getattr(obj, "normalised", False)), getattr(obj, "params", None)
+        return _user_map(ep.name, obj, normalised, params, where)
+    raise ValueError(f"names a {type(obj).__name__}: must name a JAX function or an AttentionMap")
+
+
+REGISTRY = Registry[AttentionMap]("attention", "map", ENTRY_POINT_GROUP, _map_of_entry_point, "register_attention")
 BUILTIN_MAPS = tuple(
-    AttentionMap(name, code, normalised, None, "built-in")
+    REGISTRY.register(name, AttentionMap(name, code, normalised, None, "built-in"), builtin=True)
     for code, (name, normalised) in enumerate(
         (("softmax", True), ("sparsemax", True), ("entmax15", True), ("sigmoid", False), ("relu", False))
     )
 )
-BUILTIN_NAMES = tuple(m.name for m in BUILTIN_MAPS)
-_maps: dict[str, AttentionMap] = {m.name: m for m in BUILTIN_MAPS}
-_entry_points_read = False
-_broken: dict[str, str] = {}  # entry point name -> why its line was left out (warned once)
-
-
-def _allowed() -> str:
-    names = ", ".join(_maps)
-    return f"one of {names} (or a map registered with depthscale.register_attention or the entry-point group {ENTRY_POINT_GROUP})"
+BUILTIN_NAMES = REGISTRY.builtin_names
 
 
 def register_attention(
@@ -143,17 +150,12 @@ def register_attention(
     (('log_temp', 0.0),)
     >>> unregister_attention("scaled")
     """
-    entry = _user_map(name, fn, normalised, params, "python")
-    _maps[name] = entry
-    return entry
+    return REGISTRY.register(name, _user_map(name, fn, normalised, params, "python"))
 
 
 def _user_map(name, fn, normalised, params, source: str) -> AttentionMap:
-    """A user's map, checked (``ValueError`` naming the argument)."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
-    if name in BUILTIN_NAMES:
-        bad_argument("name", name, f"not a built-in map's name ({', '.join(BUILTIN_NAMES)})")
+    """A user's map, checked (``ValueError`` naming the argument; the name first)."""
+    REGISTRY.check_name(name)
     if not callable(fn):
         bad_argument("fn", fn, "a JAX function from scores (..., P) to weights (..., P)")
     if not isinstance(normalised, bool):
@@ -181,67 +183,15 @@ def _check_params(params) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
-def unregister_attention(name: str) -> None:
-    """Remove a user's map (tests, notebooks); a built-in map cannot be removed."""
-    if name in BUILTIN_NAMES:
-        bad_argument("name", name, "a user's map (built-in maps stay registered)")
-    _maps.pop(name, None)
-
-
-def _read_entry_points() -> None:
-    """Register the maps of the group ``depthscale.attention`` (once per process; names already
-    registered from Python win); a line that cannot be used is warned about once and left out."""
-    global _entry_points_read
-    _entry_points_read = True
-    lines = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-    got = read_plugins([ep for ep in lines if ep.name not in _maps], _map_of_entry_point)
-    _maps.update(got.loaded)
-    _broken.update({name: f"{got.where[name]}: {why}" for name, why in got.broken.items()})
-    warn_left_out("attention-map plugin", ENTRY_POINT_GROUP, got)
-
-
-def _map_of_entry_point(ep, obj, loaded) -> AttentionMap:
-    """The map an entry point names (a JAX function or an ``AttentionMap``); ``ValueError`` saying why not."""
-    where = f"entry point {ep.value}"
-    if isinstance(obj, AttentionMap):
-        if obj.name != ep.name or obj.code is not None or obj.jax_fn is None:
-            raise ValueError(f"must be an AttentionMap named {ep.name!r} with a jax_fn and no numba code")
-        return _user_map(obj.name, obj.jax_fn, obj.normalised, dict(obj.params), where)
-    if callable(obj):
-        normalised, params = bool(getattr(obj, "normalised", False)), getattr(obj, "params", None)
-        return _user_map(ep.name, obj, normalised, params, where)
-    raise ValueError(f"names a {type(obj).__name__}: must name a JAX function or an AttentionMap")
-
-
-def reload_attention_entry_points() -> None:
-    """Read the entry points again on the next look-up (a package installed while the process runs; tests)."""
-    global _entry_points_read
-    for name in [n for n, m in _maps.items() if m.source.startswith("entry point")]:
-        del _maps[name]
-    _broken.clear()
-    _entry_points_read = False
-
-
-def broken_attention_plugins() -> dict[str, str]:
-    """``{entry point name: "name = 'value': reason"}`` of the map plugins left out (read first if not yet).
-
-    >>> broken_attention_plugins()
-    {}
-    """
-    if not _entry_points_read:
-        _read_entry_points()
-    return dict(_broken)
+# the registry's own methods under this kind's public names (tests, notebooks, other modules)
+unregister_attention = REGISTRY.unregister  # a built-in map cannot be removed
+reload_attention_entry_points = REGISTRY.reload  # read the group again on the next look-up (a package installed since)
+broken_attention_plugins = REGISTRY.broken  # {entry point name: "name = 'value': reason"} of the lines left out
 
 
 def get_attention(name) -> AttentionMap:
     """The registered map ``name`` (``ValueError`` naming ``attention`` and the registered names otherwise)."""
-    if isinstance(name, str) and name not in _maps and not _entry_points_read:
-        _read_entry_points()
-    if not isinstance(name, str) or name not in _maps:
-        if isinstance(name, str) and name in _broken:
-            bad_argument("attention", name, f"a map that loads; its plugin was left out ({_broken[name]})")
-        bad_argument("attention", name, _allowed())
-    return _maps[name]
+    return REGISTRY.get(name)
 
 
 def attention_names() -> tuple[str, ...]:
@@ -250,9 +200,7 @@ def attention_names() -> tuple[str, ...]:
     >>> attention_names()[:5]
     ('softmax', 'sparsemax', 'entmax15', 'sigmoid', 'relu')
     """
-    if not _entry_points_read:
-        _read_entry_points()
-    return tuple(_maps)
+    return REGISTRY.names()
 
 
 def check_attention_engine(name: str, engine: str) -> AttentionMap:
@@ -261,11 +209,12 @@ def check_attention_engine(name: str, engine: str) -> AttentionMap:
     >>> check_attention_engine("relu", "numba").code
     4
     """
-    entry = get_attention(name)
-    if engine not in entry.engines:
-        why = "its learnable parameters train with autograd" if entry.params else "a user's map has a JAX function"
-        bad_argument("engine", engine, f"jax for attention={name!r} ({why}, no numba kernel)")
-    return entry
+    return check_engine(REGISTRY, name, engine, _why_jax_only)
+
+
+def _why_jax_only(entry: AttentionMap) -> str:
+    why = "its learnable parameters train with autograd" if entry.params else "a user's map has a JAX function"
+    return f"{why}, no numba kernel"
 
 
 def attention_code(name: str) -> int:

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..theory._choices import MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS: the built-in models' names)
+from ..theory._choices import EASY_TASKS, MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS, TASKS: the built-ins' names)
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
 from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
 from .model_registry import check_model_engine, get_model
+from .task_registry import check_task_engine, get_task
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
 VALUE_KINDS = ("shared", "per-layer")
@@ -69,11 +70,13 @@ class TaskConfig:
 
     Parameters
     ----------
-    task : {"topk", "easy-exact", "easy-fresh"}, default "topk"
+    task : {"topk", "easy-exact", "easy-fresh"} or a registered task, default "topk"
         ``"topk"``: the target is the mean label of the ``k`` context tokens most similar to the
         query (the difficult task); ``"easy-exact"``: the query is a copy of a uniformly drawn
         context token and the target its label; ``"easy-fresh"``: a fresh query with the linear
-        target ``beta . x_test`` of the context's teacher ``beta``.
+        target ``beta . x_test`` of the context's teacher ``beta``. A task registered by a user
+        (``depthscale.register_task``, entry-point group ``depthscale.tasks``) runs on the numba
+        engine (sims/task_registry.py).
     k : int, default 2
         Tokens averaged by the top-k target, 1 to ``P`` (ignored by the easy tasks).
     a : float, default 0.0
@@ -99,7 +102,7 @@ class TaskConfig:
     c_omega: float = 1.0
 
     def __post_init__(self):
-        check_choice("task", self.task, TASKS)
+        get_task(self.task)  # a registered name (built-in or a user's: sims/task_registry.py)
         _set(self, "d", check_int("d", self.d, lo=1, hi=D_MAX))
         _set(self, "P", check_int("P", self.P, lo=1, hi=P_MAX))
         _set(self, "k", check_int("k", self.k, lo=1, hi=self.P))
@@ -122,6 +125,16 @@ class TaskConfig:
     def omega(self) -> np.ndarray:
         """Teacher spectrum omega_k = c_omega k^-b, k = 1..d."""
         return self.spectrum.omega
+
+    @property
+    def second_moment(self) -> float | None:
+        """``E[y*^2]`` of the task's target, as its registered task gives it (``None``: topk, no closed form).
+
+        >>> TaskConfig(task="easy-fresh", d=2, c_lambda=2.0, c_omega=3.0).second_moment
+        12.0
+        """
+        moment = get_task(self.task).second_moment
+        return None if moment is None else float(moment(self))
 
 
 @dataclass(frozen=True)
@@ -369,7 +382,8 @@ class RunConfig:
                     f"{name}={getattr(self, name)!r}: must be a {cls.__name__} (RunConfig.from_dict takes dicts)"
                 )
         t = self.task
-        if self.model.init == "jacobi" and (t.task == "topk" or t.a <= 0 or t.a + t.b <= 1):
+        check_task_engine(t.task, self.model.engine)
+        if self.model.init == "jacobi" and (t.task not in EASY_TASKS or t.a <= 0 or t.a + t.b <= 1):
             raise ValueError(
                 f"init='jacobi' with task={t.task!r}, a={t.a!r}, b={t.b!r}: needs an easy task with a > 0 and "
                 "a + b > 1 (the Jacobi steps need zeta = (a + b - 1) / a > 0)"
@@ -414,6 +428,50 @@ def _hashed(obj):
     return obj
 
 
+_NUMBER_TYPES = {"float": float, "int": int}  # the annotations (text: postponed) of the number fields
+
+
+def _schema(cls) -> dict:
+    """``{field: float or int}`` of a config dataclass's number fields, by its annotations."""
+    return {f.name: _NUMBER_TYPES[str(f.type)] for f in dataclasses.fields(cls) if str(f.type) in _NUMBER_TYPES}
+
+
+def _number(x, kind):
+    """A value as hashed: NumPy scalars as Python's, a float field's ``1`` as ``1.0``, an int field's
+    ``4.0`` as ``4``, and ``-0.0`` as ``0.0``: numbers that are equal give one key."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, np.integer):
+        x = int(x)
+    elif isinstance(x, np.floating):
+        x = float(x)
+    if kind is float and isinstance(x, int):
+        return float(x)
+    if kind is int and isinstance(x, float) and x.is_integer():
+        return int(x)
+    return 0.0 if isinstance(x, float) and x == 0 else x
+
+
+def _normalised(obj, schema):
+    """``obj`` (dicts, lists, values) with each value as :func:`_number` gives it, for its field's type
+    where ``schema`` (nested like ``obj``) names one."""
+    if isinstance(obj, dict):
+        return {k: _normalised(v, schema.get(k) if isinstance(schema, dict) else None) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_normalised(v, None) for v in obj]
+    return _number(obj, schema if isinstance(schema, type) else None)
+
+
+def _schema_of(obj) -> dict | None:
+    """The number types of a config, a section, or a dict shaped like ``RunConfig.to_dict()``."""
+    sections = {"task": TaskConfig, "model": ModelConfig, "train": TrainConfig}
+    if isinstance(obj, RunConfig) or (isinstance(obj, dict) and obj and set(obj) <= set(sections)):
+        return {name: _schema(cls) for name, cls in sections.items()}
+    if isinstance(obj, (TaskConfig, ModelConfig, TrainConfig)):
+        return _schema(type(obj))
+    return None
+
+
 def config_hash(obj) -> str:
     """Stable hex digest of a (nested) dataclass or dict: the key of a run in the store.
 
@@ -422,10 +480,20 @@ def config_hash(obj) -> str:
     >>> config_hash(ModelConfig()) == config_hash({k: v for k, v in dataclasses.asdict(ModelConfig()).items()
     ...                                            if k not in ("init", "ensemble")})
     True
+
+    Numbers equal as numbers hash alike (a float field given as an int, ``-0.0``, NumPy's scalars). A
+    ``RunConfig`` already holds its fields as Python floats and ints (its checks convert them), so the
+    keys of stored runs are unchanged:
+
+    >>> config_hash({"task": {"a": 1, "d": 16.0}}) == config_hash({"task": {"a": 1.0, "d": 16}})
+    True
+    >>> run_key(RunConfig(task=TaskConfig(a=-0.0)), 0) == run_key(RunConfig(), 0)
+    True
     """
+    schema = _schema_of(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = dataclasses.asdict(obj)
-    text = json.dumps(_hashed(obj), sort_keys=True, separators=(",", ":"), default=float)
+    text = json.dumps(_hashed(_normalised(obj, schema)), sort_keys=True, separators=(",", ":"), default=float)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

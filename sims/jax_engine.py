@@ -32,15 +32,24 @@ is trained and measured the same way. Measurement (A_L, C_L, the reference floor
 host from the per-layer outputs, on the evaluation contexts every engine shares. The JAX engine
 runs unchanged on an accelerator (JAX picks the device); the GPU path is untested here
 (docs/benchmarks.md).
+
+Compiled programs persist across processes in JAX's compilation cache, ``<user cache>/depthscale/
+<version>/jax`` beside numba's kernels (:func:`configure_cache`, at the engine's first use, unless
+the user has configured JAX's cache; ``DEPTHSCALE_JAX_CACHE=0`` turns it off): a repeat run loads
+its programs instead of compiling each shape again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
 import math
+import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,6 +67,7 @@ from ..theory._validate import bad_argument
 from .attention_registry import AttentionMap, get_attention
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
 from .jax_tasks import DataSpec, data_key, step_batch
+from .jit import numba_cache_dir, writable_folder
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .model_registry import get_model
 from .parameters import ParamLayout
@@ -83,12 +93,98 @@ def x64():
     return _enable_x64(True)
 
 
+# ------------------------------------------------------------------------------------------------
+# JAX's persistent compilation cache: a new process loads the engine's compiled programs instead
+# of compiling each shape again (seconds each on a CPU)
+CACHE_SWITCH = "DEPTHSCALE_JAX_CACHE"  # 0 / off turns the engine's default cache off
+_SWITCH_ON, _SWITCH_OFF = ("", "1", "on", "true", "yes"), ("0", "off", "false", "no")
+# the thread-local scope of JAX's threshold below which a compiled program is not written (1 s by
+# default: most of the engine's programs compile faster on a CPU, and all are worth keeping); a JAX
+# without the state keeps its global threshold
+_min_compile_time: Any = getattr(
+    importlib.import_module("jax._src.config"), "persistent_cache_min_compile_time_secs", None
+)
+_cache: dict[str, Any] = {"configured": False, "folder": None, "ours": False}
+
+
+def cache_switch(value: str | None) -> bool:
+    """Whether the value of ``DEPTHSCALE_JAX_CACHE`` asks for the engine's cache (unset: yes).
+
+    >>> cache_switch(None), cache_switch("0"), cache_switch("on")
+    (True, False, True)
+    """
+    v = (value or "").strip().lower()
+    if v not in _SWITCH_ON + _SWITCH_OFF:
+        bad_argument(CACHE_SWITCH, value, "1 or 0 (on, off; unset is on)")
+    return v in _SWITCH_ON
+
+
+def jax_cache_dir() -> Path | None:
+    """The engine's compilation cache: ``<user cache>/depthscale/<version>/jax``, beside numba's
+    (``sims.jit.numba_cache_dir``); None when there is no home directory.
+
+    >>> jax_cache_dir().name
+    'jax'
+    """
+    folder = numba_cache_dir()
+    return None if folder is None else folder.with_name("jax")
+
+
+def _jax_option(name: str) -> Any:
+    return getattr(jax.config, name)  # JAX declares its options at run time: not typed
+
+
+def configure_cache() -> str | None:
+    """Point JAX's persistent compilation cache at :func:`jax_cache_dir`, once, at the engine's first
+    use; return the cache folder in use (None: no persistent cache).
+
+    Left as it is when the user has configured JAX's cache (``JAX_COMPILATION_CACHE_DIR`` or
+    ``jax.config``'s ``jax_compilation_cache_dir``, whose thresholds then hold too), disabled it
+    (``jax_enable_compilation_cache``), or turned the engine's default off
+    (``DEPTHSCALE_JAX_CACHE=0``). The setting is JAX's, process-wide: once it is set, other JAX
+    programs of the process that compile for over a second are kept there too.
+    """
+    if _cache["configured"]:
+        return _cache["folder"]
+    wanted = cache_switch(os.environ.get(CACHE_SWITCH))  # a bad value: a ValueError, nothing configured
+    enabled = _jax_option("jax_enable_compilation_cache")
+    users = _jax_option("jax_compilation_cache_dir") or os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
+    folder = None
+    if users is not None or not enabled:
+        folder = users if enabled else None
+    elif wanted:
+        mine = jax_cache_dir()
+        if mine is not None and writable_folder(mine):
+            folder = str(mine)
+            jax.config.update("jax_compilation_cache_dir", folder)
+            _cache["ours"] = True
+        else:  # JAX would warn at every program it fails to write: one line, then no cache
+            sys.stderr.write(
+                f"depthscale: warning: the JAX cache folder {str(mine)!r} cannot be written; "
+                "JAX programs are compiled without a cache\n"
+            )
+    _cache.update(configured=True, folder=folder)
+    return folder
+
+
+@contextlib.contextmanager
+def _engine_scope():
+    """float64 (:func:`x64`) and, where the cache is the engine's own, every program written to it."""
+    configure_cache()
+    with x64():
+        if _cache["ours"] and _min_compile_time is not None:
+            with _min_compile_time(0.0):
+                yield
+        else:
+            yield
+
+
 def _in_x64(fn):
-    """``fn`` run inside :func:`x64` (an engine entry point)."""
+    """``fn`` run inside the engine's scope (an engine entry point): :func:`x64` and the cache."""
 
     @functools.wraps(fn)
     def inside(*args, **kwargs):
-        with x64():
+        with _engine_scope():
             return fn(*args, **kwargs)
 
     return inside

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .config import TaskConfig, rng_for
+from .task_registry import check_task_engine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +39,9 @@ class DataSpec:
 
     @classmethod
     def of(cls, task: TaskConfig) -> DataSpec:
-        """The spec of a task: its kind, sizes and the square roots of its spectra."""
+        """The spec of a task: its kind, sizes and the square roots of its spectra (a built-in task:
+        a user's is drawn on the host, ``ValueError`` naming ``engine``)."""
+        check_task_engine(task.task, "jax")
         return cls(
             task.task, task.k, task.d, task.P, tuple(np.sqrt(task.lam).tolist()), tuple(np.sqrt(task.omega).tolist())
         )

@@ -66,7 +66,7 @@ def numba_cache_dir() -> Path | None:
     return root / release / "numba"
 
 
-def _writable_folder(folder: Path) -> bool:
+def writable_folder(folder: Path) -> bool:
     """True if ``folder`` exists or can be created, and a file can be written in it."""
     import tempfile
 
@@ -111,10 +111,10 @@ def configure_cache() -> str | None:
     global _CACHE_USABLE
     chosen = os.environ.get("NUMBA_CACHE_DIR") or None
     folder = Path(chosen) if chosen else numba_cache_dir()
-    if folder is None or not _writable_folder(folder):
+    if folder is None or not writable_folder(folder):
         fallback = fallback_cache_dir()
         what = f"NUMBA_CACHE_DIR={chosen!r}" if chosen else f"the cache folder {str(folder)!r}"
-        if _writable_folder(fallback):
+        if writable_folder(fallback):
             sys.stderr.write(f"depthscale: warning: {what} cannot be written; caching kernels in {str(fallback)!r}\n")
         else:
             _CACHE_USABLE = False
@@ -159,4 +159,5 @@ __all__ = [
     "fallback_cache_dir",
     "numba_cache_dir",
     "user_cache_dir",
+    "writable_folder",
 ]

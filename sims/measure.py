@@ -130,7 +130,7 @@ def evaluate(
         if attn_ok:
             attn_ok = _attention_stats(model, theta, batch, f.shape[1], k, acc, sel_err)
     sq_err, fields = decomposed_loss(np.concatenate(fs), np.concatenate(targets))
-    has_sel = task.task != "easy-fresh"
+    has_sel = bool(sel_err)  # the batches named target tokens (not easy-fresh, nor a user's task without)
     # a user's model (sims/model_registry.py) may have no query-key maps: None, as for external predictions
     norms = model.qk_norms(theta)
     maps = model.qk_maps(theta) if hasattr(model, "qk_maps") else None

@@ -1,7 +1,9 @@
 """One registry of whole models by name: the built-in ``softmax`` and ``linear`` and the models a user adds.
 
-A model names what ``ModelConfig.model`` builds. The two built-ins are registered here, once, and
-run on both engines (their numba kernels, and the JAX engine's own passes). A user's model runs on
+A model names what ``ModelConfig.model`` builds. The registry is a
+:class:`~depthscale.sims.registry.Registry` (sims/registry.py: the one registry type of every
+pluggable kind). The two built-ins are registered here, once, through the call that registers a
+user's, and run on both engines (their numba kernels, and the JAX engine's own passes). A user's model runs on
 the JAX engine only (``engine="jax"``) and is two JAX functions:
 
 - ``init(key, cfg, d) -> params``: a pytree of arrays (a dict of arrays is enough) from a JAX
@@ -37,19 +39,16 @@ ValueError: model='transformer': must be one of linear, softmax (or a model regi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from ..theory._choices import MODELS
 from ..theory._validate import bad_argument
 from .attention_registry import ENGINES
-from .plugins import read_plugins, warn_left_out
+from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.models"
-_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -94,18 +93,21 @@ class Model:
         return ENGINES if self.builtin else ("jax",)
 
 
-BUILTIN_MODELS = tuple(Model(name, source="built-in") for name in MODELS)
-_models: dict[str, Model] = {m.name: m for m in BUILTIN_MODELS}
-_entry_points_read = False
-_broken: dict[str, str] = {}  # entry point name -> why its line was left out (warned once)
+def _model_of_entry_point(ep, obj) -> Model:
+    """The model an entry point names (a ``Model`` or an object with ``init`` and ``layer_outputs``);
+    ``ValueError`` saying why not."""
+    init, outputs = getattr(obj, "init", None), getattr(obj, "layer_outputs", None)
+    if not (callable(init) and callable(outputs)) or (isinstance(obj, Model) and obj.name != ep.name):
+        raise ValueError(
+            f"names a {type(obj).__name__}: must name a Model called {ep.name!r} or an object with init "
+            "and layer_outputs JAX functions"
+        )
+    linear = bool(getattr(obj, "linear_in_labels", False))
+    return _user_model(ep.name, init, outputs, linear, getattr(obj, "attention", None), f"entry point {ep.value}")
 
 
-def _allowed() -> str:
-    names = ", ".join(_models)
-    return (
-        f"one of {names} (or a model registered with depthscale.register_model or the entry-point group "
-        f"{ENTRY_POINT_GROUP})"
-    )
+REGISTRY = Registry[Model]("model", "model", ENTRY_POINT_GROUP, _model_of_entry_point, "register_model")
+BUILTIN_MODELS = tuple(REGISTRY.register(name, Model(name, source="built-in"), builtin=True) for name in MODELS)
 
 
 def register_model(
@@ -128,17 +130,12 @@ def register_model(
     (('jax',), True)
     >>> unregister_model("mean-label")
     """
-    entry = _user_model(name, init, layer_outputs, linear_in_labels, attention, "python")
-    _models[name] = entry
-    return entry
+    return REGISTRY.register(name, _user_model(name, init, layer_outputs, linear_in_labels, attention, "python"))
 
 
 def _user_model(name, init, layer_outputs, linear_in_labels, attention, source: str) -> Model:
-    """A user's model, checked (``ValueError`` naming the argument)."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad_argument("name", name, "lower-case letters, digits, '_', '.' or '-', starting with a letter (<= 40)")
-    if name in MODELS:
-        bad_argument("name", name, f"not a built-in model's name ({', '.join(MODELS)})")
+    """A user's model, checked (``ValueError`` naming the argument; the name first)."""
+    REGISTRY.check_name(name)
     for arg, fn in (("init", init), ("layer_outputs", layer_outputs)):
         if not callable(fn):
             bad_argument(arg, fn, "a JAX function (see depthscale.sims.model_registry)")
@@ -149,67 +146,15 @@ def _user_model(name, init, layer_outputs, linear_in_labels, attention, source: 
     return Model(name, init, layer_outputs, linear_in_labels, attention, source)
 
 
-def unregister_model(name: str) -> None:
-    """Remove a user's model (tests, notebooks); a built-in model cannot be removed."""
-    if name in MODELS:
-        bad_argument("name", name, "a user's model (built-in models stay registered)")
-    _models.pop(name, None)
-
-
-def _read_entry_points() -> None:
-    """Register the models of the group ``depthscale.models`` (once per process; names already
-    registered from Python win); a line that cannot be used is warned about once and left out."""
-    global _entry_points_read
-    _entry_points_read = True
-    lines = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-    got = read_plugins([ep for ep in lines if ep.name not in _models], _model_of_entry_point)
-    _models.update(got.loaded)
-    _broken.update({name: f"{got.where[name]}: {why}" for name, why in got.broken.items()})
-    warn_left_out("model plugin", ENTRY_POINT_GROUP, got)
-
-
-def _model_of_entry_point(ep, obj, loaded) -> Model:
-    """The model an entry point names (a ``Model`` or an object with ``init`` and ``layer_outputs``);
-    ``ValueError`` saying why not."""
-    init, outputs = getattr(obj, "init", None), getattr(obj, "layer_outputs", None)
-    if not (callable(init) and callable(outputs)) or (isinstance(obj, Model) and obj.name != ep.name):
-        raise ValueError(
-            f"names a {type(obj).__name__}: must name a Model called {ep.name!r} or an object with init "
-            "and layer_outputs JAX functions"
-        )
-    linear = bool(getattr(obj, "linear_in_labels", False))
-    return _user_model(ep.name, init, outputs, linear, getattr(obj, "attention", None), f"entry point {ep.value}")
-
-
-def reload_model_entry_points() -> None:
-    """Read the entry points again on the next look-up (a package installed while the process runs; tests)."""
-    global _entry_points_read
-    for name in [n for n, m in _models.items() if m.source.startswith("entry point")]:
-        del _models[name]
-    _broken.clear()
-    _entry_points_read = False
-
-
-def broken_model_plugins() -> dict[str, str]:
-    """``{entry point name: "name = 'value': reason"}`` of the model plugins left out (read first if not yet).
-
-    >>> broken_model_plugins()
-    {}
-    """
-    if not _entry_points_read:
-        _read_entry_points()
-    return dict(_broken)
+# the registry's own methods under this kind's public names (tests, notebooks, other modules)
+unregister_model = REGISTRY.unregister  # a built-in model cannot be removed
+reload_model_entry_points = REGISTRY.reload  # read the group again on the next look-up (a package installed since)
+broken_model_plugins = REGISTRY.broken  # {entry point name: "name = 'value': reason"} of the lines left out
 
 
 def get_model(name) -> Model:
     """The registered model ``name`` (``ValueError`` naming ``model`` and the registered names otherwise)."""
-    if isinstance(name, str) and name not in _models and not _entry_points_read:
-        _read_entry_points()
-    if not isinstance(name, str) or name not in _models:
-        if isinstance(name, str) and name in _broken:
-            bad_argument("model", name, f"a model that loads; its plugin was left out ({_broken[name]})")
-        bad_argument("model", name, _allowed())
-    return _models[name]
+    return REGISTRY.get(name)
 
 
 def model_names() -> tuple[str, ...]:
@@ -218,9 +163,7 @@ def model_names() -> tuple[str, ...]:
     >>> model_names()[:2]
     ('linear', 'softmax')
     """
-    if not _entry_points_read:
-        _read_entry_points()
-    return tuple(_models)
+    return REGISTRY.names()
 
 
 def check_model_engine(name: str, engine: str) -> Model:
@@ -229,7 +172,4 @@ def check_model_engine(name: str, engine: str) -> Model:
     >>> check_model_engine("softmax", "numba").builtin
     True
     """
-    entry = get_model(name)
-    if engine not in entry.engines:
-        bad_argument("engine", engine, f"jax for model={name!r} (a user's model is JAX functions, no numba kernels)")
-    return entry
+    return check_engine(REGISTRY, name, engine, lambda m: "a user's model is JAX functions, no numba kernels")

@@ -1,7 +1,8 @@
 """Entry points of other packages read once, a broken one warned about and left out.
 
-Studies, attention maps and models come from the entry-point groups ``depthscale.studies``,
-``depthscale.attention`` and ``depthscale.models``. A third party's line can fail in any way: its
+Studies, attention maps, models and tasks come from the entry-point groups ``depthscale.studies``,
+``depthscale.attention``, ``depthscale.models`` and ``depthscale.tasks`` (the last three through
+sims/registry.py). A third party's line can fail in any way: its
 module raises on import (any exception, or an exit), it lacks its attribute, or it names the wrong
 kind of object. :func:`read_plugins` loads each line of a group and converts what it names;
 :func:`warn_left_out` writes one warning line per line that could not be used, naming it and why.

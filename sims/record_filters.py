@@ -1,29 +1,27 @@
 """The filters of :meth:`Store.records <depthscale.sims.store.Store.records>`, checked before any
 record is read: a misspelt path or value is an error naming it, never an empty result.
 
-A model or an attention map is checked against its registry (sims/model_registry.py,
-sims/attention_registry.py), so every name ``ModelConfig`` accepts, a user's own included, is a
-filter value too; so is a name the store's runs hold (``stored``: a map whose plugin this process
-lacks, or a model trained elsewhere, ``from_layer_outputs(..., model=...)``)."""
+A model, an attention map or a task is checked against its registry (sims/registry.py), so every
+name the configs accept, a user's own included, is a filter value too; so is a name the store's
+runs hold (``stored``: a map or task whose plugin this process lacks, or a model trained
+elsewhere, ``from_layer_outputs(..., model=...)``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..theory._validate import bad_argument, check_choice
+from . import attention_registry, model_registry, task_registry
 from . import config as _config
-from .attention_registry import ENTRY_POINT_GROUP as _MAP_GROUP
-from .attention_registry import attention_names, broken_attention_plugins
-from .model_registry import ENTRY_POINT_GROUP as _MODEL_GROUP
-from .model_registry import broken_model_plugins, model_names
+from .registry import Registry
 
 # config sections and their fields, from the config classes themselves
 SECTIONS = {"task": _config.TaskConfig, "model": _config.ModelConfig, "train": _config.TrainConfig}
 # the fields whose values come from a fixed list
 CHOICES = {
-    "task.task": _config.TASKS,
     "model.qk": _config.QK_KINDS,
     "model.value": _config.VALUE_KINDS,
     "model.stream": _config.STREAMS,
@@ -32,19 +30,12 @@ CHOICES = {
     "train.schedule": _config.SCHEDULES,
 }
 # the fields whose values are registered names (the built-ins, then a user's from Python or an entry
-# point): the names registered when the filter is checked, how an error says where others come from,
-# and the plugin lines left out (an error names why)
-REGISTERED: dict[str, tuple[Callable[[], tuple[str, ...]], str, Callable[[], dict[str, str]]]] = {
-    "model.model": (
-        model_names,
-        f"or a model registered with depthscale.register_model or the entry-point group {_MODEL_GROUP}",
-        broken_model_plugins,
-    ),
-    "model.attention": (
-        attention_names,
-        f"or a map registered with depthscale.register_attention or the entry-point group {_MAP_GROUP}",
-        broken_attention_plugins,
-    ),
+# point): their registries give the names registered when the filter is checked, where others come
+# from, and the plugin lines left out (an error names why)
+REGISTERED: dict[str, Registry[Any]] = {
+    "task.task": task_registry.REGISTRY,
+    "model.model": model_registry.REGISTRY,
+    "model.attention": attention_registry.REGISTRY,
 }
 
 
@@ -54,14 +45,19 @@ def _check_value(name: str, path: str, value, stored: Mapping[str, Iterable[str]
     if path in CHOICES:
         check_choice(name, value, CHOICES[path])
     elif path in REGISTERED:
-        names, how, broken = REGISTERED[path]
-        allowed = names()
+        registry = REGISTERED[path]
+        allowed = registry.names()
         held = sorted(n for n in stored.get(path, ()) if n not in allowed)
-        if value not in allowed and value not in held and isinstance(value, str) and value in (left_out := broken()):
+        if (
+            value not in allowed
+            and value not in held
+            and isinstance(value, str)
+            and value in (left_out := registry.broken())
+        ):
             bad_argument(name, value, f"a name that loads; its plugin was left out ({left_out[value]})")
         if value not in allowed and value not in held:
             more = f"; in this store also {', '.join(held)}" if held else ""
-            bad_argument(name, value, f"one of {', '.join(allowed)} ({how}{more})")
+            bad_argument(name, value, f"one of {', '.join(allowed)} ({registry.elsewhere}{more})")
 
 
 def allowed_paths() -> list:

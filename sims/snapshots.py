@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import sys
 import time
 from pathlib import Path
 
+from ._outputs import SNAPSHOTS_SUFFIX
 from .config import run_key
 
 SNAPSHOT_EVERY = 600.0  # seconds of training between snapshots: at most ten minutes lost to a kill
@@ -28,7 +30,7 @@ _FORMAT = 1
 def snapshot_dir(store_path) -> Path:
     """The folder of a store's snapshots: ``results/x.sqlite`` -> ``results/x.sqlite.snapshots``."""
     p = Path(store_path)
-    return p.with_name(p.name + ".snapshots")
+    return p.with_name(p.name + SNAPSHOTS_SUFFIX)
 
 
 class Snapshot:
@@ -48,6 +50,12 @@ class Snapshot:
             with open(self.path, "rb") as fh:
                 state = pickle.load(fh)
         except FileNotFoundError:
+            return None
+        except Exception as exc:  # unreadable (a damaged disk, another version's classes): train afresh
+            print(
+                f"depthscale: warning: snapshot {self.path} unreadable ({type(exc).__name__}); training afresh",
+                file=sys.stderr,
+            )
             return None
         if not isinstance(state, dict) or state.get("format") != _FORMAT or state.get("keys") != self.keys:
             return None

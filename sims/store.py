@@ -1,6 +1,8 @@
 """SQLite results store: one file, one row per run, one transaction per finished run.
 
-The store is written by one client (the sweep loop) and may be read by others at the same time.
+The store is written by one client (the sweep loop) and may be read by others at the same time; a
+second writer (another sweep on the same store) is refused while the first runs: a writer holds an
+advisory lock on ``<store>-lock``, which the kernel releases however its process ends.
 WAL journaling plus one transaction per run means a writer killed at any instant (SIGINT or
 SIGKILL) leaves a readable file that holds every run whose transaction committed; only runs in
 flight are lost. Per-context arrays (``record["arrays"]``) live in a separate table as compressed
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import errno
+import fcntl
 import html
 import io
 import json
@@ -22,6 +26,7 @@ import stat
 import tempfile
 import time
 import warnings
+import weakref
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +38,8 @@ import numpy as np
 from ..theory._json import json_safe
 from ..theory._validate import check_bool, check_choice, check_real
 from ._outputs import (
+    COMPANIONS,
+    LOCK_SUFFIX,
     STORE_EXTRA,
     check_name_fits,
     check_new_file,
@@ -92,6 +99,41 @@ def json_text(obj, **kwargs) -> str:
     return json.dumps(json_safe(obj, finite=True), allow_nan=False, default=_not_json, **kwargs)
 
 
+def unstorable(record: dict) -> str | None:
+    """Why :meth:`Store.put` would refuse the fields of ``record`` (a dict), or None: a field that is not
+    JSON-able (a set, an object), arrays that are not a dict of arrays of numbers, a seed that is not
+    an integer. A sweep stores such a run as failed with this reason (it checks what a run function
+    returns before it is stored) instead of stopping with a traceback.
+
+    >>> unstorable({"key": "k-0", "seed": 0, "final_loss": 0.5, "when": {1, 2}})
+    "record['when'] is not JSON-able (record field of type set is not JSON serialisable)"
+    """
+    for name, value in record.items():
+        if name == "arrays":
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                return f"record['arrays'] is a {type(value).__name__}, not a dict of arrays"
+            for k, v in value.items():
+                try:
+                    kind = np.asarray(v).dtype
+                except Exception as exc:  # numpy refuses ragged lists and odd objects in many ways
+                    return f"record['arrays'][{str(k)!r}] is not an array ({type(exc).__name__}: {exc})"
+                if kind.hasobject:
+                    return f"record['arrays'][{str(k)!r}] has dtype object: not an array of numbers"
+            continue
+        try:
+            json_text(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"record[{name!r}] is not JSON-able ({exc})"
+    seed: Any = record.get("seed")
+    try:
+        int(seed)  # what put stores
+    except (TypeError, ValueError, OverflowError):
+        return f"record['seed']={record.get('seed')!r} is not an integer"
+    return None
+
+
 # A run's arrays as stored. Schema 1 wrote an ``.npz`` (deflate); schema 2 writes ``ARRAYS_MAGIC`` and
 # then LZMA2 of a JSON header (name, dtype, shape of each array) and the arrays' bytes shuffled by
 # byte plane (all first bytes, then all second bytes, ...). Per-context errors in float16 are noise in
@@ -117,30 +159,92 @@ def _pack_arrays(arrays: dict, schema: int = 2) -> bytes:
     return ARRAYS_MAGIC + lzma.compress(payload, format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
 
 
+# A run's arrays decompress to at most ARRAYS_RATIO times their stored bytes or ARRAYS_FLOOR, whichever
+# is larger: stored arrays shrink by a few times (float noise, parameters) and all-zero ones by at most
+# about a thousand, so a legitimate run is far inside it, while a crafted blob of 200 KB that would
+# unpack to gigabytes (an LZMA or deflate "bomb") is refused before it is unpacked.
+ARRAYS_RATIO = 64
+ARRAYS_FLOOR = 64 << 20
+
+
+def arrays_cap(stored: int) -> int:
+    """The most bytes the arrays stored in ``stored`` bytes may unpack to.
+
+    >>> arrays_cap(1000) == ARRAYS_FLOOR, arrays_cap(10 << 20) == 640 << 20
+    (True, True)
+    """
+    return max(ARRAYS_RATIO * int(stored), ARRAYS_FLOOR)
+
+
+def _too_big(size: int, stored: int) -> str:
+    return (
+        f"they would unpack to {size:,} bytes or more, over the cap of {arrays_cap(stored):,} "
+        f"({ARRAYS_RATIO} times their {stored:,} stored bytes, at least {ARRAYS_FLOOR >> 20} MiB)"
+    )
+
+
+def _dtype_of(name, text) -> np.dtype:
+    try:
+        dtype = np.dtype(text) if isinstance(text, str) else None
+    except (TypeError, ValueError):  # numpy: TypeError "data type 'x' not understood"
+        dtype = None
+    if dtype is None:
+        raise ValueError(f"array {name!r} names an unknown dtype {text!r}")
+    if dtype.kind not in _NUMBER_KINDS:
+        raise ValueError(f"array {name!r} has dtype {text}: not a number type")
+    return dtype
+
+
+def _unpack_npz(blob: bytes) -> dict:
+    """Schema 1's ``.npz``: each member's declared sizes checked against the cap before it is read."""
+    cap = arrays_cap(len(blob))
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        if sum(info.file_size for info in zf.infolist()) > cap:
+            raise ValueError(_too_big(sum(info.file_size for info in zf.infolist()), len(blob)))
+        for info in zf.infolist():  # the array's own header (its shape) must fit the member's size too
+            with zf.open(info) as fh:
+                read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+                version = np.lib.format.read_magic(fh)
+                if version not in read_header:  # depthscale wrote 1.0 (savez); 3.0 only differs in text
+                    raise ValueError(f"array {info.filename!r} is in .npy format {version}, not one depthscale wrote")
+                shape, _, dtype = read_header[version](fh)
+                if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > info.file_size:
+                    raise ValueError(f"array {info.filename!r} declares more data than it holds")
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
 def _unpack_arrays(blob: bytes) -> dict:
     if not bytes(blob[: len(ARRAYS_MAGIC)]) == ARRAYS_MAGIC:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    try:
-        payload = lzma.decompress(bytes(blob[len(ARRAYS_MAGIC) :]), format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
+        return _unpack_npz(blob)
+    cap = arrays_cap(len(blob))
+    unpacker = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_LZMA_FILTERS)
+    try:  # never more than the cap in memory, however much the blob would unpack to
+        payload = unpacker.decompress(bytes(blob[len(ARRAYS_MAGIC) :]), max_length=cap + 1)
     except lzma.LZMAError as exc:
         raise ValueError(f"not LZMA2 data ({exc})") from None
+    if len(payload) > cap:
+        raise ValueError(_too_big(len(payload), len(blob)))
     n = int.from_bytes(payload[:4], "little")
     try:
         header = json.loads(payload[4 : 4 + n])
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"unreadable header ({exc})") from None
+    if not isinstance(header, list) or not all(isinstance(h, list) and len(h) == 3 for h in header):
+        raise ValueError("its header is not a list of [name, dtype, shape]")
     out, at = {}, 4 + n
     for name, dtype_str, shape in header:
-        dtype = np.dtype(dtype_str)
-        if dtype.kind not in _NUMBER_KINDS:
-            raise ValueError(f"array {name!r} has dtype {dtype_str}: not a number type")
+        dtype = _dtype_of(name, dtype_str)
+        if not isinstance(shape, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in shape
+        ):
+            raise ValueError(f"array {name!r} has shape {shape!r}: not a list of sizes")
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         plane = np.frombuffer(payload, np.uint8, count=size, offset=at) if size else np.zeros(0, np.uint8)
         if plane.size != size:
             raise ValueError(f"array {name!r} is cut short")
         at += size
-        out[name] = plane.reshape(dtype.itemsize, -1).T.copy().view(dtype).reshape(shape)
+        out[str(name)] = plane.reshape(dtype.itemsize, -1).T.copy().view(dtype).reshape(shape)
     if at != len(payload):
         raise ValueError(f"{len(payload) - at} bytes after the last array")
     return out
@@ -151,7 +255,7 @@ def _stored_arrays(name: str, path, key: str, blob: bytes) -> dict:
     store (as the parameter ``name``) and the run."""
     try:
         return _unpack_arrays(blob)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:  # KeyError: a zip member's
         raise ValueError(f"{name}={str(path)!r}: the arrays of run {key!r} are damaged ({exc})") from None
 
 
@@ -211,6 +315,144 @@ def contexts_mismatch(path, have: int) -> str:
     )
 
 
+# One writer at a time: a writer holds an exclusive flock on ``<store>-lock`` for as long as its store is
+# open. The kernel drops the lock when the process ends however it ends, so a killed sweep never leaves a
+# stale lock (its file may stay; the next writer takes it over). A separate file, not the store: SQLite
+# holds its own POSIX locks on the store, which flock emulated over NFS would collide with.
+def _lock_path(path) -> Path:
+    return Path(str(path) + LOCK_SUFFIX)
+
+
+def _lock_owner(fd: int) -> str | None:
+    """The pid a writer wrote into its lock file ('' if none yet), or None for a file holding anything else."""
+    try:
+        text = os.pread(fd, 64, 0).strip()
+    except OSError:
+        return ""
+    if not text:
+        return ""
+    return text.decode("ascii") if text.isdigit() else None
+
+
+def _busy(path, fd: int) -> str:
+    owner = _lock_owner(fd)
+    who = f"process {owner}" if owner else "another process"
+    return (
+        f"store={str(path)!r}: another sweep is writing it ({who} holds {_lock_path(path).name!r}); "
+        "one writer at a time: wait for it to end, or use another store"
+    )
+
+
+def _lock_file_problem(path) -> str | None:
+    """Why the lock file beside ``path`` cannot be one (a link, folder or special file), or None."""
+    try:
+        st = os.lstat(_lock_path(path))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"its lock file cannot be read ({exc.strerror})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"its lock file {str(_lock_path(path))!r} is not a regular file (a link, folder or special file): move it away"
+    return None
+
+
+def _foreign_lock(path) -> str:
+    return (
+        f"store={str(path)!r}: {str(_lock_path(path))!r} is not a depthscale lock file (it holds other data): "
+        "move it away"
+    )
+
+
+def _check_no_writer(path) -> None:
+    """Refuse, changing nothing, a store whose lock another live writer holds (the lock file only read)."""
+    if (problem := _lock_file_problem(path)) is not None:
+        raise ValueError(f"store={str(path)!r}: {problem}")
+    try:
+        fd = os.open(_lock_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"store={str(path)!r}: its lock file cannot be read ({exc.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(_busy(path, fd)) from None
+        except OSError:
+            return  # a file system without locks: the writer's own attempt says so
+        if _lock_owner(fd) is None:
+            raise ValueError(_foreign_lock(path))
+    finally:
+        os.close(fd)  # releases the probe's shared lock
+
+
+def _take_writer_lock(path) -> int:
+    """An exclusive lock on ``<store>-lock`` (created if need be), or ``ValueError`` naming the store."""
+    lock = _lock_path(path)
+    for _ in range(100):  # a writer closing between our open and our lock removes the file: open it again
+        if (problem := _lock_file_problem(path)) is not None:
+            raise ValueError(f"store={str(path)!r}: {problem}")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise ValueError(
+                f"store={str(path)!r}: cannot create its lock file {str(lock)!r} ({exc.strerror})"
+            ) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ValueError(_busy(path, fd)) from None
+            except OSError as exc:
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise ValueError(f"store={str(path)!r}: cannot lock {str(lock)!r} ({exc.strerror})") from None
+                # a file system without locks: go on unguarded, as before locks existed
+            try:
+                current = os.stat(lock)
+            except FileNotFoundError:
+                current = None
+            mine = os.fstat(fd)
+            if current is None or (current.st_dev, current.st_ino) != (mine.st_dev, mine.st_ino):
+                os.close(fd)
+                continue
+            if _lock_owner(fd) is None:
+                raise ValueError(_foreign_lock(path))
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+    raise ValueError(
+        f"store={str(path)!r}: its lock file {str(lock)!r} keeps changing; another sweep is starting on it"
+    )
+
+
+def _release_writer_lock(path, fd: int) -> None:
+    """Remove the lock file (while still holding it, so no one locks a file about to vanish), then unlock."""
+    try:
+        current, mine = os.stat(_lock_path(path)), os.fstat(fd)
+        if (current.st_dev, current.st_ino) == (mine.st_dev, mine.st_ino):
+            os.unlink(_lock_path(path))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _stray_companions(path: Path) -> str | None:
+    """For a store about to be created: a journal, WAL or WAL index already beside it is not its own
+    (SQLite would replay or delete it, whoever's file it is), or None."""
+    for suffix in COMPANIONS:
+        side = Path(str(path) + suffix)
+        if side.exists() or side.is_symlink():
+            return (
+                f"store={str(path)!r}: a new store, but {str(side)!r} exists beside it (SQLite would take it as the "
+                "store's own and replay, rewrite or delete it): move it away, or give another store"
+            )
+    return None
+
+
 def check_store_file(path, mode: str = "read", contexts: int | None = None) -> bool:
     """Check, without changing anything, that ``path`` may be opened as a store in ``mode``.
 
@@ -232,11 +474,15 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
         check_name_fits("store", path, extra=STORE_EXTRA)
     if path.is_dir():
         raise ValueError(f"store={name!r}: must be a file, not a directory")
+    if mode == "write":
+        _check_no_writer(path)
     if not path.exists():
         if mode == "read":
             raise ValueError(f"store={name!r}: must be an existing results store (no such file)")
         if not path.absolute().parent.is_dir():
             raise ValueError(f"store={name!r}: must be a file in an existing directory")
+        if (stray := _stray_companions(path)) is not None:
+            raise ValueError(stray)
         return False
     for file in (path, Path(name + "-wal")):
         # open() on a FIFO waits for a writer forever, and a device is no store
@@ -250,6 +496,8 @@ def check_store_file(path, mode: str = "read", contexts: int | None = None) -> b
     if not head:
         if mode == "read":
             raise ValueError(f"store={name!r}: is an empty file, not a depthscale results store")
+        if (stray := _stray_companions(path)) is not None:
+            raise ValueError(stray)
         return False
     if head != SQLITE_HEADER:
         raise ValueError(f"store={name!r}: is not a depthscale results store (not an SQLite file)")
@@ -410,9 +658,10 @@ class Store:
     """
 
     def __init__(self, path, timeout: float = 60.0, mode: str = "read", contexts: int | None = None):
-        self._con = None
+        self._con: sqlite3.Connection | None = None
         self._closed = True
         self._private = None
+        self._unlock: weakref.finalize | None = None
         self.path = store_path(path)
         self.timeout = check_real("timeout", timeout, lo=0)
         self.mode = check_choice("mode", mode, MODES)
@@ -423,28 +672,36 @@ class Store:
             self._open_reader()
             self._closed = False
             return
+        # before SQLite touches the file: a second writer (another sweep) is refused here, not mid-way
+        fd = _take_writer_lock(self.path)
+        self._unlock = weakref.finalize(self, _release_writer_lock, self.path, fd)  # also if never closed
         try:
-            self._con = connect(self.path, timeout=self.timeout)
-            self._con.execute("PRAGMA foreign_keys=ON")
-            self._con.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new, empty file
+            self._open_writer(path)
+        except BaseException:
+            self._unlock()
+            raise
+
+    def _open_writer(self, path) -> None:
+        try:
+            con = self._con = connect(self.path, timeout=self.timeout)
+            con.execute("PRAGMA foreign_keys=ON")
+            con.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new, empty file
             # WAL: readers never block the writer and a killed writer leaves a consistent file.
             # synchronous=NORMAL in WAL mode survives a process kill (not a power cut) at lower cost.
-            mode = self._con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            self._con.execute("PRAGMA synchronous=NORMAL")
-            self._con.execute("BEGIN IMMEDIATE")
+            mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.execute("BEGIN IMMEDIATE")
             try:
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
-                        self._con.execute(stmt)
+                        con.execute(stmt)
                 # versions were checked read-only above; a new store gets this engine's
-                self._con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                self.schema_version, self.contexts_version = _versions(self._con)
-                self._con.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('contexts_version', ?)", (str(self.contexts_version),)
-                )
-                self._con.execute("COMMIT")
+                con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.schema_version, self.contexts_version = _versions(con)
+                con.execute("INSERT OR IGNORE INTO meta VALUES ('contexts_version', ?)", (str(self.contexts_version),))
+                con.execute("COMMIT")
             except BaseException:
-                self._con.execute("ROLLBACK")
+                con.execute("ROLLBACK")
                 raise
         except sqlite3.DatabaseError as exc:
             if self._con is not None:
@@ -507,12 +764,15 @@ class Store:
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
         """Close the connection (the file stays consistent whether or not this is called); closing
-        twice is harmless, and any later use raises ``ValueError`` saying the store is closed."""
+        twice is harmless, and any later use raises ``ValueError`` saying the store is closed. A
+        writer's lock is released last, once SQLite has checkpointed and closed."""
         self._closed = True
         if self._con is not None:
             self._con.close()
         _remove_private(self._private)
         self._private = None
+        if self._unlock is not None:
+            self._unlock()
 
     def __enter__(self):
         return self
@@ -724,9 +984,10 @@ class Store:
         """
         if status is not None:
             check_choice("status", status, STATUSES)
-        # a model or map name the store's runs hold is a value too (registered or not in this process)
-        given = where if isinstance(where, dict) else {}
-        named = {p for p in REGISTERED if p in given or (p == "model.model" and model is not None)}
+        # a model, map or task name the store's runs hold is a value too (registered or not in this process)
+        given = set(where) if isinstance(where, dict) else set()
+        given |= {p for p, v in (("model.model", model), ("task.task", task)) if v is not None}
+        named = {p for p in REGISTERED if p in given}
         stored = self._config_values(named)
         conds = check_filters(where, stored, model=model, task=task)  # at the call, not at the first next()
         return self._records(status, conds, check_bool("arrays", arrays))
@@ -1070,6 +1331,7 @@ __all__ = [
     "json_text",
     "check_store_file",
     "store_path",
+    "unstorable",
     "compact_arrays",
     "compact_record",
     "compact_store",

@@ -30,7 +30,7 @@ from .lifeline import exit_with_parent
 from .progress import Progress, RunLines, interactive
 from .provenance import code_version
 from .snapshots import SNAPSHOT_EVERY, Snapshot, snapshot_dir
-from .store import compact_record, contexts_mismatch
+from .store import compact_record, contexts_mismatch, unstorable
 from .threads import limit_worker_threads
 
 EXECUTORS = ("process", "serial", "dask")
@@ -467,10 +467,25 @@ def sweep(
         sys.stderr.write(f"depthscale: {forecast(jobs, budget, rate_by_kind, slots, beyond)}\n")
     done = failed = 0
     failed_keys = []
+    counted: set = set()  # keys stored and counted as done or failed in this sweep
     pending: dict = {}  # future -> (members, seed)
     queue = list(reversed(jobs))
     interrupted = broken = out_of_budget = False
     deadline = t0 + budget if budget is not None else None
+
+    def keep(rec) -> None:
+        """Store one record (one transaction) and count it."""
+        nonlocal done, failed
+        rec.setdefault("code_version", version)
+        store.put(rec if keep_parameters else compact_record(rec))
+        counted.add(rec["key"])
+        if rec["status"] == "failed":
+            failed += 1
+            failed_keys.append(rec["key"])
+        else:
+            done += 1
+        if on_result is not None:
+            on_result(rec)
 
     def records_of(members, seed, fut):
         try:
@@ -521,19 +536,14 @@ def sweep(
             finished, _ = cf.wait(list(pending), timeout=min(1.0, heartbeat), return_when=cf.FIRST_COMPLETED)
             status.beat((config, seed) for members, seed in pending.values() for _, config in members)
             for fut in finished:
-                members, seed = pending.pop(fut)
+                # the job stays pending until its records are stored and counted: a broken pool (the
+                # result raises) or an interrupt mid-way then still counts each of its runs, once
+                members, seed = pending[fut]
                 records = records_of(members, seed, fut)
                 for rec in records:
-                    rec.setdefault("code_version", version)
-                    store.put(rec if keep_parameters else compact_record(rec))  # one transaction per finished run
-                    if rec["status"] == "failed":
-                        failed += 1
-                        failed_keys.append(rec["key"])
-                    else:
-                        done += 1
-                    if on_result is not None:
-                        on_result(rec)
+                    keep(rec)
                     status.finished(rec, done, failed)
+                del pending[fut]
                 if snapshots is not None and records:  # stored: its training state is no longer needed
                     Snapshot(snapshots, [config for _, config in members], seed).discard()
             if out_of_budget and not pending:
@@ -544,13 +554,20 @@ def sweep(
         # The pool lost a worker (killed or crashed): every run still in it is unrecoverable here.
         broken = True
         for fut, (members, seed) in list(pending.items()):
+            finished_ok = fut.done() and not fut.cancelled() and fut.exception() is None
+            records = records_of(members, seed, fut) if finished_ok else []  # a job that ended before the break
+            by_key = {rec["key"]: rec for rec in records}
             for key, config in members:
-                store.put(_failure_record(config, seed, f"executor broke while this run was in flight: {exc}"))
-                failed += 1
-                failed_keys.append(key)
+                if key in counted:
+                    continue
+                keep(
+                    by_key.get(key)
+                    or _failure_record(config, seed, f"executor broke while this run was in flight: {exc}")
+                )
         pending.clear()
     finally:
-        lost = sum(len(members) for members, _ in pending.values())
+        # every run of a job still pending and not stored is lost (an interrupt): counted once, here
+        lost = sum(key not in counted for members, _ in pending.values() for key, _ in members)
         snapshotted = sum(
             len(members)
             for members, seed in pending.values()
@@ -613,6 +630,8 @@ def _checked(key, config, seed, value) -> dict:
     rec.setdefault("reason", None)
     if rec.get("status") not in ("ok", "diverged", "failed"):
         return _failure_record(config, seed, f"run_fn returned status {rec.get('status')!r}")
+    if (problem := unstorable(rec)) is not None:  # the store would refuse it: a failed run, not a traceback
+        return _failure_record(config, seed, f"run_fn returned a record the store cannot hold: {problem}")
     return rec
 
 

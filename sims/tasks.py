@@ -10,6 +10,10 @@ One context: a fresh Haar rotation ``O`` (QR of a Gaussian matrix, the columns o
   decreasing similarity; exact ties, possible only at d = 1, go to the lower index), ``y*`` and
   ``t`` the means of ``y`` and ``x`` over ``S_k``.
 
+A task a user registered (sims/task_registry.py) is drawn by its own ``make_batch``; its batch is
+checked field by field and cast to the dtype asked for, so everything downstream reads one kind
+of batch.
+
 Speed and reproducibility. Context b has its own counter-based stream (SplitMix64 output at
 counter j of two 64-bit keys drawn from the caller's ``numpy`` generator), turned into normals by a
 256-layer ziggurat (Marsaglia and Tsang, signed form) inside the per-context loop: no batch-sized
@@ -29,10 +33,11 @@ from ..theory._validate import check_choice, check_int
 from .batch import Batch
 from .config import TaskConfig, rng_for
 from .jit import njit, prange
+from .task_registry import Task, get_task
 from .threads import numba_threads, run_parallel
 
 EVAL_BLOCK = 256  # evaluation contexts are made in fixed blocks, so they do not depend on the chunk size
-_TASK_CODE = {"easy-exact": 0, "easy-fresh": 1, "topk": 2}
+_FIELDS = ("X", "y", "x_test", "target", "t", "beta", "O", "sel")
 
 # ---------------------------------------------------------------------------------------------
 # Ziggurat tables for the standard normal, unnormalised density f(x) = exp(-x^2 / 2), 256 layers.
@@ -298,7 +303,10 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
     check_choice("dtype", dt.name, ("float64", "float32"))
     threads = numba_threads(threads)
     d, P = task.d, task.P
-    code = _TASK_CODE[task.task]
+    entry = get_task(task.task)
+    if entry.code is None:
+        return _users_batch(entry, task, n, rng, dt)
+    code = entry.code
     k = task.k if code == 2 else (1 if code == 0 else 0)
     keys = rng.bit_generator.random_raw(2 * n).reshape(n, 2)
     jidx = rng.integers(0, P, size=n) if code == 0 else np.zeros(n, dtype=np.int64)
@@ -329,6 +337,33 @@ def make_batch(task: TaskConfig, n: int, rng: np.random.Generator, dtype=np.floa
         sel,
     )
     return Batch(X, y, xt, target, t, beta, O, sel)
+
+
+def _users_batch(entry: Task, task: TaskConfig, n: int, rng: np.random.Generator, dt: np.dtype) -> Batch:
+    """A user's task's batch, checked (one-line ``ValueError`` naming the task and the field) and cast to ``dt``."""
+    assert entry.make_batch is not None  # a user's task has its own make_batch (task_registry)
+    b = entry.make_batch(task, n, rng)
+    where = f"task={task.task!r}: make_batch(cfg, n={n}, rng)"
+    if not isinstance(b, Batch):
+        raise ValueError(f"{where} must return a Batch (depthscale.sims.batch.Batch), not a {type(b).__name__}")
+    d, P = task.d, task.P
+    k = np.shape(b.sel)[1] if np.ndim(b.sel) == 2 else -1
+    shapes = {"X": (n, P, d), "y": (n, P), "x_test": (n, d), "target": (n,), "t": (n, d), "beta": (n, d)}
+    shapes.update({"O": (n, d, d), "sel": (n, k)})
+    out = []
+    for name in _FIELDS:
+        value = np.asarray(getattr(b, name))
+        if value.shape != shapes[name]:
+            raise ValueError(f"{where} must give {name} of shape {shapes[name]}, not {value.shape}")
+        if name == "sel":
+            if value.dtype.kind not in "iu" or (value.size and (value.min() < 0 or value.max() >= P)):
+                raise ValueError(f"{where} must give sel as integer indices of context tokens, 0 to P - 1 = {P - 1}")
+            out.append(value.astype(np.int64))
+            continue
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{where} must give finite {name}")
+        out.append(value.astype(dt))
+    return Batch(*out)
 
 
 def batches(task: TaskConfig, n: int, rng: np.random.Generator, chunk: int = 1024, dtype=np.float64, threads: int = 1):
@@ -389,5 +424,4 @@ def eval_batches(task: TaskConfig, n: int, seed: int, chunk: int = 1024, dtype=n
 
 
 def _concat(parts: list[Batch]) -> Batch:
-    fields = ("X", "y", "x_test", "target", "t", "beta", "O", "sel")
-    return Batch(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+    return Batch(*(np.concatenate([getattr(p, f) for p in parts]) for f in _FIELDS))

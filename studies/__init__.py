@@ -7,6 +7,15 @@ pyproject.toml; :func:`depthscale.derivations.study.studies` lists them. How a s
 itself: the docstring of :mod:`depthscale.derivations.study`.
 """
 
-# the studies whose claims a report of any of these four studies' presets decides, in report order
-# (each decides some claims on the others' runs: the cpu preset's cosine runs are a protocol)
-REPORTED_TOGETHER = ("core", "protocols", "paper-curves", "linear-start")
+# the paper's four studies, whose claims docs/claims.md documents (a study added later documents its
+# claims on its own page)
+PAPER_STUDIES = ("core", "protocols", "paper-curves", "linear-start")
+
+# A report holds its own study's claims, and those of a study whose claims judge its runs (issue 47):
+# - protocols and paper-curves judge the same kind of curve (trained softmax R_L against depth, with
+#   floors) with each other's claims: the paper-curves answer rests on the protocol claims on its
+#   curves, the protocols' on the shallow-above-single claim;
+# - the cpu preset's linear runs are the linear-start study's plain-initialised half: the core report
+#   decides linear-start's claims on them (its Jacobi-initialised half is its own preset).
+PROTOCOL_CURVES = ("protocols", "paper-curves")
+CORE_AND_LINEAR_START = ("core", "linear-start")

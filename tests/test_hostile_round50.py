@@ -56,12 +56,18 @@ def test_runs_of_an_unknown_task_are_not_pooled_across_their_k(tmp_path, capsys)
     assert soft == ["softmax topk-soft k=2 (a,b)=(0,0) d=4 P=16", "softmax topk-soft k=4 (a,b)=(0,0) d=4 P=16"]
     for c in out["curves"]:  # each curve one k: its losses are one law's
         assert len(c["depths"]) == len(DEPTHS) and c["n_seeds"] == (1 if "topk-soft" in c["label"] else len(SEEDS))
-    # the easy tasks ignore k: their runs of any k are one condition
-    easy = [_record(f"e{k}-{L}", 0, L) for k in (2, 4) for L in DEPTHS]
+    # the easy tasks ignore k: their runs of any k are one condition (here one seed each)
+    easy = [_record(f"e{k}-{L}", k // 2 - 1, L) for k in (2, 4) for L in DEPTHS]
     for rec, k in zip(easy, [2] * len(DEPTHS) + [4] * len(DEPTHS)):
         rec["config"]["task"].update(task="easy-exact", k=k)
         rec["key"] = f"easy-k{k}-{rec['config']['model']['depth']}"
-    assert len(curves(easy)) == 1
+    (one,) = curves(easy)
+    assert one.seeds == [0, 1]
+    # at one seed the two k's are two runs in each cell, which one curve cannot hold: refused
+    for rec in easy:
+        rec["seed"] = 0
+    with pytest.raises(ValueError, match=r"^records: 4 \(curve, depth, seed\) cell\(s\) hold two runs"):
+        curves(easy)
 
 
 def test_an_unknown_field_at_null_tells_its_curve_apart_in_the_label(tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from depthscale.sims.attention_registry import get_attention
+from depthscale.sims.config import run_key
 from depthscale.sims.grid import load_grid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +76,12 @@ def readme_counts(text: str) -> dict:
         "nonlinearity curves": int(_find(r"on \d+ of (\d+) curves", nonlin, "the nonlinearity curves").group(1)),
         "sparse-map pairs": int(_find(r"\(\d+ of (\d+) pairs decided", nonlin, "the sparse-map pairs").group(1)),
         "paired comparisons": int(_find(r"in \d+ of (\d+) paired comparisons", nonlin, "the comparisons").group(1)),
+        "protocol preset's estimate": _find(
+            r"The `protocol` preset needs about ([\d.]+) hours on 2 cores by the cost model; `--budget (\d+)h` runs the "
+            r"(\d+) of its (\d+) runs",
+            text,
+            "the protocol preset's cost",
+        ).groups(),
     }
 
 
@@ -108,7 +115,20 @@ def tree_counts() -> dict:
         "nonlinearity curves": len(nonlin),
         "sparse-map pairs": len(sparse) * settings,
         "paired comparisons": (len(maps) - 1) * settings,
+        "protocol preset's estimate": _protocol_forecast(
+            protocol, _find(r"`--budget (\d+)h` runs", README, "the protocol budget").group(1)
+        ),
     }
+
+
+def _protocol_forecast(runs, hours: str) -> tuple:
+    """(total hours, budget hours, runs that fit, runs) of a fresh store's cost model on 2 workers."""
+    from depthscale.sims.sweeps import _jobs, forecast
+
+    jobs = _jobs([(run_key(c, seed), c, seed) for c, seed in runs], lockstep=True)
+    whole = re.search(r"about ([\d.]+) h", forecast(jobs, 1e12, {}, 2)).group(1)
+    fit = re.search(r"(\d+) of (\d+) runs", forecast(jobs, int(hours) * 3600.0, {}, 2)).groups()
+    return (whole, hours, *fit)
 
 
 def _text(path: str) -> str:
@@ -164,6 +184,8 @@ EDITS = [  # (what, old, new): one count changed in a copy of the README
     ("nonlinearity curves", "on 20 of 20 curves", "on 20 of 24 curves"),
     ("sparse-map pairs", "(0 of 8 pairs decided", "(0 of 10 pairs decided"),
     ("paired comparisons", "in 0 of 16 paired comparisons", "in 0 of 12 paired comparisons"),
+    ("protocol preset's estimate", "about 3.4 hours", "about 2.3 hours"),
+    ("protocol preset's estimate", "runs the 132", "runs the 140"),
 ]
 
 

@@ -668,19 +668,36 @@ def curves(records: Iterable[RunRecord]) -> list[Curve]:
                 raise ValueError(f"records[{i}]: not a complete run record (config field {exc} missing)") from None
             groups[key].append(r)
     out = []
+    twice: list[str] = []  # (curve, depth, seed) cells that two runs claim
     for key, recs in sorted(groups.items(), key=lambda kv: str(kv[0])):
         depths = np.array(sorted({int(r["config"]["model"]["depth"]) for r in recs}))
         seeds = sorted({r.get("seed", 0) for r in recs})
         loss = np.full((len(seeds), len(depths)), np.nan)
-        runs = {}
+        runs: dict = {}
         n_unconv = 0
         for r in recs:
             i, j = seeds.index(r.get("seed", 0)), int(np.searchsorted(depths, int(r["config"]["model"]["depth"])))
+            cell = (int(depths[j]), r.get("seed", 0))
+            if cell in runs:
+                if runs[cell].get("key") is not None and runs[cell].get("key") == r.get("key"):
+                    continue  # one run read twice (two stores that both hold it): the same run
+                twice.append(
+                    f"{curve_label(key)!r} depth {cell[0]} seed {cell[1]} (keys {runs[cell].get('key')!r}, {r.get('key')!r})"
+                )
+                continue
             v = r.get("final_loss")
             loss[i, j] = np.nan if v is None else v
-            runs[(int(depths[j]), r.get("seed", 0))] = r
+            runs[cell] = r
             n_unconv += not r.get("converged", False)
         out.append(Curve(key, curve_label(key), depths, seeds, loss, runs, n_unconv == 0, n_unconv))
+    if twice:
+        # one would silently stand for both (the last by key order): configurations equal as numbers that
+        # earlier versions hashed apart (1 and 1.0), an edited row, or runs differing in a field the task ignores
+        raise ValueError(
+            f"records: {len(twice)} (curve, depth, seed) cell(s) hold two runs, which one curve cannot tell "
+            f"apart: {'; '.join(twice[:3])}{f'; and {len(twice) - 3} more' if len(twice) > 3 else ''}; "
+            "keep one run per cell (Store.delete the other)"
+        )
     _distinguish(out)
     return out
 

@@ -27,6 +27,24 @@ from ...theory._validate import check_choice, check_int, check_real
 COLUMNS = ("task", "k", "a", "b", "L0")
 TASK_CHOICES = ("topk", "easy-exact", "easy-fresh")
 REFERENCES = FLOOR_NAMES  # the reference floors a setting is matched against
+# (d, P) scales one ranking computes at most: each is a reference-floor fit and evaluation per CSV row
+# (a few tenths of a second to seconds each), so 400 is minutes where 500 x 500 was about 14 hours
+MAX_SCALES = 400
+
+
+def check_scale_count(ds, Ps) -> None:
+    """Refuse a grid of more than :data:`MAX_SCALES` ``(d, P)`` scales, before anything is computed.
+
+    >>> check_scale_count(range(1, 501), range(1, 501))
+    Traceback (most recent call last):
+    ...
+    ValueError: d, P=500 x 500: must give at most 400 (d, P) scales together (here 250000); split the grid
+    """
+    n_d, n_P = len(set(ds)), len(set(Ps))
+    if n_d * n_P > MAX_SCALES:
+        raise ValueError(
+            f"d, P={n_d} x {n_P}: must give at most {MAX_SCALES} (d, P) scales together (here {n_d * n_P}); split the grid"
+        )
 
 
 def read_floors(text: str) -> list[dict]:
@@ -251,6 +269,7 @@ def infer_scale(rows: list[dict], ds, Ps, kw: dict, c_lambda=1.0, c_omega=1.0) -
     the internal ``grad``; ``covariances[(d, P)]`` as in ``scale_candidates``.
     ``scale_resolution`` says whether the ranking is resolved.
     """
+    check_scale_count(ds, Ps)
     tasks = {
         (d, P): [task_from(r["task"], r["k"], r["a"], r["b"], d, P, c_lambda, c_omega) for r in rows]
         for d in ds

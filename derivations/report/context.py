@@ -202,9 +202,34 @@ def _check_claim(name: str, c, seen: set) -> dict:
         "measured": format_value(cells["measured"]),
         "tolerance": format_value(cells["tolerance"]),
         "verdict": cells["verdict"],
-        "reason": format_value(cells["reason"] or ""),
+        **dict(zip(("reason", "reason_more"), reason_cell(format_value(cells["reason"] or "")))),
         "p": c.p,
     }
+
+
+def reason_cell(reason: str) -> tuple[str, str]:
+    """``(cell, details)``: a reason's first clause (the estimate) and its last (how it was decided),
+    and the whole reason where that leaves clauses out (shown behind a fold in HTML).
+
+    >>> cell, details = reason_cell("alpha = 0.12 [t(2)]; lack of fit p = 1e-6 (at 1; 0.8); would be fail, but 1 unconverged")
+    >>> cell
+    'alpha = 0.12 [t(2)] … would be fail, but 1 unconverged'
+    >>> details.count("; ")  # the whole reason (the bracketed "; " is no clause break)
+    3
+    >>> reason_cell("relative difference -0.99%; worse than it")
+    ('relative difference -0.99%; worse than it', '')
+    """
+    clauses, depth, start = [], 0, 0
+    for i, ch in enumerate(reason):  # split at "; " outside brackets
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and reason.startswith("; ", i):
+            clauses.append(reason[start:i])
+            start = i + 2
+    clauses.append(reason[start:])
+    if len(clauses) <= 2:
+        return reason, ""
+    return f"{clauses[0]} … {clauses[-1]}", reason
 
 
 def _check_finding(name: str, f, figures: dict) -> dict:

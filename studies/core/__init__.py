@@ -8,7 +8,7 @@ numbers (derivation checks, equal-step slopes, linear floors, the paper's floors
 """
 
 from depthscale.derivations.study import Study
-from depthscale.studies import REPORTED_TOGETHER
+from depthscale.studies import CORE_AND_LINEAR_START
 
 from . import sections, theory
 from .claims import CLAIMS
@@ -29,6 +29,6 @@ STUDY = Study(
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,
-    report_studies=REPORTED_TOGETHER,
     contexts={"smoke": (500, 300)},
+    report_studies=CORE_AND_LINEAR_START,
 )

@@ -6,7 +6,6 @@ tables and figure).
 """
 
 from depthscale.derivations.study import Study
-from depthscale.studies import REPORTED_TOGETHER
 
 from . import claims, sections, theory
 
@@ -23,5 +22,4 @@ STUDY = Study(
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,
-    report_studies=REPORTED_TOGETHER,
 )

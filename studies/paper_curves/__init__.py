@@ -7,7 +7,7 @@ It builds on the protocol study (whose per-protocol claims decide every setting 
 """
 
 from depthscale.derivations.study import Study
-from depthscale.studies import REPORTED_TOGETHER
+from depthscale.studies import PROTOCOL_CURVES
 
 from . import claims, objections, sections
 
@@ -27,5 +27,5 @@ STUDY = Study(
     ),
     sections=sections.sections,
     story=sections.story,
-    report_studies=REPORTED_TOGETHER,
+    report_studies=PROTOCOL_CURVES[::-1],
 )

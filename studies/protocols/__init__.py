@@ -9,7 +9,7 @@ claims per protocol.
 """
 
 from depthscale.derivations.study import Study
-from depthscale.studies import REPORTED_TOGETHER
+from depthscale.studies import PROTOCOL_CURVES
 
 from . import claims, sections, theory
 
@@ -25,5 +25,5 @@ STUDY = Study(
     theory=theory.theory_numbers,
     sections=sections.sections,
     story=sections.story,
-    report_studies=REPORTED_TOGETHER,
+    report_studies=PROTOCOL_CURVES,
 )

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from depthscale.derivations.claims.registry import registered_claims
 from depthscale.derivations.study import study
-from depthscale.studies import REPORTED_TOGETHER
+from depthscale.studies import PAPER_STUDIES
 
-REGISTRY = registered_claims([study(name) for name in REPORTED_TOGETHER])
+REGISTRY = registered_claims([study(name) for name in PAPER_STUDIES])
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "claims.md"
 # a claims-table row: | `id` | statement | compared with | decided by | `tolerance` |

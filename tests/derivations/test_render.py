@@ -571,3 +571,16 @@ def test_a_rebuild_drops_the_figures_the_old_report_showed_and_this_one_does_not
     mine.write_bytes(tiny_png("C1"))  # the user's own file, named by no report
     write_report(make_context(figures=[DrawnFigure("overview", "Loss against depth.", tiny_png("C0"))]), tmp_path)
     assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["mine.png", "overview.png"]
+
+
+def test_a_long_reason_shows_its_estimate_and_decision_and_folds_the_rest_in_html(tmp_path):
+    reason = "alpha = 0.12 ± 0.06 [t(2)]; lack of fit p = 1e-6 (at 1; at 0.8); would be fail, but 1 unconverged run"
+    claim = ClaimResult("long-reason", "a claim", 1.0, 0.12, None, "± 0.2", "indicative", reason)
+    paths = write_report(make_context(claims=[claim]), tmp_path / "out")
+    md, html, tex = (Path(paths[k]).read_text(encoding="utf-8") for k in ("md", "html", "tex"))
+    short = "alpha = 0.12 ± 0.06 [t(2)] … would be fail, but 1 unconverged run"
+    assert short in md and "lack of fit" not in md.split("long-reason", 1)[1].split("\n", 1)[0]
+    assert "would be fail" in tex and "1e-6" not in tex  # LaTeX: the short cell too (escaped)
+    # HTML: the short cell opens to the whole reason
+    cell = re.search(r'<details class="reason"><summary>(.*?)</summary>(.*?)</details>', html)
+    assert cell and cell.group(1) == short and cell.group(2) == reason

@@ -286,3 +286,120 @@ def test_the_jax_trainer_stops_and_schedules_as_the_numba_one(changes):
         assert getattr(res_j, field) == getattr(res_n, field), field
     assert [s for s, _ in res_j.curve] == [s for s, _ in res_n.curve]
     assert np.allclose([v for _, v in res_j.curve], [v for _, v in res_n.curve], rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# the process's JAX settings (x64, the compilation cache), each in a fresh process: the settings are
+# process-wide and JAX reads some of them once
+_TINY_TRAINING = (
+    "import numpy as np\n"
+    "from depthscale.sims import jax_engine\n"
+    "from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig\n"
+    "from depthscale.sims.tasks import make_batch\n"
+    f"task = TaskConfig(task='topk', k=2, d={D}, P={P})\n"
+    "mcfg = ModelConfig(model='linear', depth=2, engine='jax')\n"
+    f"cfg = TrainConfig(steps=4, batch={B}, lr=1e-2, eval_contexts=16, window=2)\n"
+    "model = jax_engine.JaxModel(mcfg, task.d)\n"
+    "(res,) = jax_engine.train_lockstep([(model, mcfg)], task, cfg, 0)\n"
+    f"_, grad = model.loss_and_grad(res.theta, make_batch(task, {B}, np.random.default_rng(1)))\n"
+)
+
+
+def _fresh_process(code: str, env: dict) -> list[str]:
+    """The words ``code`` prints, run by a new interpreter with ``env`` added to this one's environment
+    (numba's cache folder included: the kernels load, not compile)."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_importing_and_training_on_the_jax_engine_leaves_x64_as_it_was(before, tmp_path):
+    code = (
+        f"import jax\njax.config.update('jax_enable_x64', {before})\nbefore = jax.config.jax_enable_x64\n"
+        f"{_TINY_TRAINING}"
+        "print(before, jax.config.jax_enable_x64, res.status, res.steps, grad.dtype, jax.numpy.zeros(1).dtype,\n"
+        "      jax.config.jax_compilation_cache_dir)\n"
+    )
+    # with the engine's cache switched off, the cache setting too stays as it was
+    words = _fresh_process(code, {"DEPTHSCALE_JAX_CACHE": "0", "XDG_CACHE_HOME": str(tmp_path)})
+    outside = "float64" if before else "float32"  # the process's own default dtype, unchanged
+    # trained in float64 inside the engine's scope, whatever the process's flag
+    assert words == [str(before), str(before), "ok", "4", "float64", outside, "None"]
+    assert not list(tmp_path.glob("depthscale/*/jax"))
+
+
+def test_a_second_process_loads_the_engines_programs_from_the_cache(tmp_path):
+    from importlib.metadata import version
+
+    code = f"{_TINY_TRAINING}import hashlib, jax\n"
+    code += "print(jax.config.jax_compilation_cache_dir, hashlib.sha256(res.theta.tobytes()).hexdigest())\n"
+    env = {"XDG_CACHE_HOME": str(tmp_path), "DEPTHSCALE_JAX_CACHE": "1"}
+    folder = tmp_path / "depthscale" / version("depthscale") / "jax"  # beside numba's cache, by version
+    first = _fresh_process(code, env)
+    written = sorted(p.name for p in folder.iterdir())
+    second = _fresh_process(code, env)
+    # the first process wrote every program it compiled (the fast ones too); the second compiled
+    # nothing new, and its programs, loaded from the cache, trained to the same bits
+    assert first[0] == second[0] == str(folder)
+    assert len(written) >= 2 and any(name.startswith("jit__block_device") for name in written)
+    assert sorted(p.name for p in folder.iterdir()) == written
+    assert first[1] == second[1]
+
+
+def test_a_users_own_jax_cache_setting_is_kept(tmp_path):
+    mine = tmp_path / "mine"
+    code = f"{_TINY_TRAINING}import jax\nprint(jax.config.jax_compilation_cache_dir)\n"
+    env = {
+        "XDG_CACHE_HOME": str(tmp_path),
+        "JAX_COMPILATION_CACHE_DIR": str(mine),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # the user's threshold: every program
+    }
+    assert _fresh_process(code, env) == [str(mine)]
+    assert any(p.name.startswith("jit__block_device") for p in mine.iterdir())
+    assert not list(tmp_path.glob("depthscale/*/jax"))  # nothing in the engine's default folder
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", " of"])
+def test_a_bad_cache_switch_is_one_error_naming_it(value, monkeypatch, capsys):
+    from depthscale.derivations.cli.app import main
+
+    assert jax_engine.cache_switch(" Off ") is False and jax_engine.cache_switch("") is True
+    expected = f"DEPTHSCALE_JAX_CACHE={value!r}: must be 1 or 0 (on, off; unset is on)"
+    with pytest.raises(ValueError) as info:
+        jax_engine.cache_switch(value)
+    assert str(info.value) == expected
+    # read at the engine's first use in a process: here as if this process had not used it yet
+    monkeypatch.setenv("DEPTHSCALE_JAX_CACHE", value)
+    monkeypatch.setitem(jax_engine._cache, "configured", False)
+    argv = ["simulate", "--engine", "jax", "--d", str(D), "--P", str(P), "--depth", str(L), "--batch", str(B)]
+    assert main([*argv, "--steps", "4", "--window", "2", "--eval-contexts", "16", "--quiet", "--threads", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"depthscale: error: {expected}\n"
+    assert jax_engine._cache["configured"] is False  # nothing was configured
+
+
+def test_an_unwritable_cache_folder_is_one_warning_and_no_cache(tmp_path, monkeypatch, capsys):
+    import jax
+
+    (tmp_path / "file").write_text("")  # a folder inside a file cannot be created, even by root
+    monkeypatch.setattr(jax_engine, "jax_cache_dir", lambda: tmp_path / "file" / "jax")
+    monkeypatch.setitem(jax_engine._cache, "configured", False)  # as if this process had not used the engine
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    monkeypatch.delenv("DEPTHSCALE_JAX_CACHE", raising=False)
+    before = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", None)
+    try:
+        assert jax_engine.configure_cache() is None
+        assert jax.config.jax_compilation_cache_dir is None
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("depthscale: warning: the JAX cache folder")
+    assert err.endswith("cannot be written; JAX programs are compiled without a cache\n")

@@ -96,6 +96,18 @@ def test_a_snapshot_of_another_group_is_not_loaded(tmp_path):
     assert Snapshot(folder, configs, 5).load() is None
 
 
+def test_a_damaged_snapshot_is_warned_about_and_training_starts_afresh(tmp_path, capsys):
+    configs = _configs(depths=(1, 2))
+    folder = _kill_at(tmp_path, configs, 5, 10)
+    path = Snapshot(folder, configs, 5).path
+    path.write_bytes(path.read_bytes()[:100])  # cut short
+    records = run_group(configs, seed=5, snapshots=folder)
+    assert "unreadable" in capsys.readouterr().err
+    for a, b in zip(run_group(configs, seed=5), records):
+        _same(a, b)
+        assert "resumed" not in b
+
+
 def test_a_sweep_resumes_from_the_snapshot_and_deletes_it(tmp_path):
     configs = _configs(depths=(1, 2))
     store_path = tmp_path / "s.sqlite"

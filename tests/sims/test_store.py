@@ -169,7 +169,7 @@ def test_bad_paths(tmp_path):
 def test_reader_sees_committed_runs_while_writer_open(tmp_path):
     path = tmp_path / "s.sqlite"
     writer = Store(path, mode="write")
-    reader = Store(path, mode="write")
+    reader = Store(path)  # a second writer is refused (one writer at a time): read-only opens are not
     writer.put(make_record("h1-0"))
     assert reader.keys() == ["h1-0"]
     writer.put(make_record("h1-1", seed=1))

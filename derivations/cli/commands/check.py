@@ -13,7 +13,7 @@ verdict (the verdict is in the output); 2 for bad input.
 from __future__ import annotations
 
 from ..app import emit
-from .fit import add_model_task_options, add_selection_options, check_model_task, check_window, parse_where
+from .fit import add_model_task_options, add_selection_options, check_window, parse_where
 
 GENERIC = ("inverse-depth", "disagreement", "clt-identity", "floor-reached")  # derivations.check.GENERIC_CLAIMS
 
@@ -94,7 +94,6 @@ def handle(args) -> int:
     expected = parse_param(param) if param is not None else {}
     L_min, L_max = check_window(args)
     where = parse_where(args.where)
-    check_model_task(args)
     for name in ("model", "task"):
         if getattr(args, name) is not None:
             if f"{name}.{name}" in where:

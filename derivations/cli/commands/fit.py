@@ -30,18 +30,7 @@ def register(sub) -> None:
 def add_model_task_options(p) -> None:
     """``--model`` and ``--task``: shorthands of ``--where model.model=NAME`` and ``--where task.task=NAME``."""
     p.add_argument("--model", default=None, help="only this model (linear, softmax or a registered model)")
-    p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh or topk)")
-
-
-def check_model_task(args) -> None:
-    """``--task`` against the tasks. ``--model`` is checked by ``Store.records`` when the store is
-    open: any registered model (a user's included) or a model the store's runs hold (one trained
-    elsewhere, ``from_layer_outputs(..., model=...)``)."""
-    from ....theory._choices import TASKS
-    from ....theory._validate import check_choice
-
-    if args.task is not None:
-        check_choice("task", args.task, TASKS)
+    p.add_argument("--task", default=None, help="only this task (easy-exact, easy-fresh, topk or a registered task)")
 
 
 def add_selection_options(p) -> None:
@@ -107,7 +96,6 @@ def handle(args) -> int:
     from ....theory._validate import check_choice, check_int
     from ..app import check_in_store, parse_list
 
-    check_model_task(args)
     kinds = parse_list("kind", args.kind, str)
     n_boot = check_int("n-boot", args.n_boot, lo=0, hi=1_000_000)
     L_min, L_max = check_window(args)

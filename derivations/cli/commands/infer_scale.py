@@ -35,8 +35,14 @@ def register(subparsers) -> None:
         help="CSV with columns task,k,a,b,L0 (reported floors; '#' lines are comments, k empty for easy tasks); "
         "'example' uses the example shipped with depthscale",
     )
-    p.add_argument("--d", required=True, help="comma-separated input dimensions, e.g. 8,16,32")
-    p.add_argument("--P", required=True, help="comma-separated context lengths, e.g. 64,128,256")
+    p.add_argument(
+        "--d", required=True, help="comma-separated input dimensions, e.g. 8,16,32 (at most 400 (d, P) pairs with --P)"
+    )
+    p.add_argument(
+        "--P",
+        required=True,
+        help="comma-separated context lengths, e.g. 64,128,256 (at most 400 (d, P) pairs with --d)",
+    )
     add_floor_options(p, contexts_default=DEFAULT_CONTEXTS)
     p.add_argument(
         "--resolve",
@@ -76,7 +82,9 @@ def _read(path: str) -> str:
 def handle_infer_scale(args) -> int:
     ds = [check_int("d", v, lo=1, hi=100_000) for v in parse_list("d", args.d, int)]
     Ps = [check_int("P", v, lo=1, hi=1_000_000) for v in parse_list("P", args.P, int)]
-    from ...analysis.scale_match import read_floors
+    from ...analysis.scale_match import check_scale_count, read_floors
+
+    check_scale_count(ds, Ps)  # before the floors file is read or anything imported
 
     rows = read_floors(_read(args.floors))  # the file first: a missing one is refused before any import
     kw = floor_options(args, ds, Ps)

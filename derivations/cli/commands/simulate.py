@@ -36,7 +36,9 @@ def register(sub) -> None:
         help="linear, softmax, or a model registered by a package (entry points depthscale.models; with "
         "--engine jax) (default softmax)",
     )
-    p.add_argument("--task", default="topk", help="easy-exact, easy-fresh or topk (default topk)")
+    p.add_argument(
+        "--task", default="topk", help="easy-exact, easy-fresh, topk (default) or a registered task (numba engine)"
+    )
     p.add_argument("--k", type=int, default=2, help="top-k size, 1 <= k <= P (task topk; default 2)")
     p.add_argument(
         "--a", type=float, default=0.0, help="input spectrum exponent a >= 0, lambda_k = c_lambda k^-a (default 0)"

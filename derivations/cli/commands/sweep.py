@@ -209,14 +209,15 @@ def never_decides(runs) -> str:
 
 
 def handle(args) -> int:
-    from ....sims._outputs import refuse_replacing_inputs
+    from ....sims._outputs import refuse_store_side_inputs
     from ....sims.config import CONTEXTS_VERSION
     from ....sims.grid import load_grid
     from ....sims.store import Store, check_store_file
 
     executor, budget = check_run_options(args)
     store_path = Path(args.store)
-    refuse_replacing_inputs("store", args.store, [("grid", args.grid)])  # a store made in the grid's place loses it
+    # a store, or a side file of it (-wal, -journal, -shm, -lock, .snapshots/), in the grid's place loses the grid
+    refuse_store_side_inputs("store", args.store, [("grid", args.grid)])
     run_fn = resolve_run_fn(args.run_fn)
     # a new path, an empty file or a depthscale store (on this engine's contexts); else untouched
     contexts = CONTEXTS_VERSION if run_fn is None else None
