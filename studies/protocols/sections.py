@@ -26,6 +26,12 @@ from depthscale.derivations.study import (
 from depthscale.derivations.study import format_estimate as est
 from depthscale.sims.reference_floors import FLOOR_NAMES
 
+DECOMPOSITION_CAPTION = (
+    "The exact decomposition R_L = C_L + (A_L - C_L)/L of every protocol curve: the shared error C_L and the "
+    "layers' disagreement A_L - C_L against depth, one colour per curve."
+)
+DECOMPOSITION_LOOK_AT = "Look at whether the disagreement A_L - C_L stays flat with depth, as the 1/L law needs."
+
 CAPTION = (
     "Protocol study: the excess R_L - R_inf over each curve's fitted plateau against depth, log-log, one "
     "panel per task, one colour per training protocol; dotted: c/L through each curve's first point, the "
@@ -104,7 +110,10 @@ def sections(ev) -> Sections:
     if t is None:
         return Sections()
     fig = figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION, look_at=LOOK_AT)
-    return Sections(tables=(t,), figures=(fig,))
+    # the mechanism's own picture: whether the layers' disagreement stays flat, curve by curve
+    records = [r for _, c in protocol_curves(ev.curves) for L in c.depths for r in c.records_at(int(L))]
+    decomposition = figure_entry("decomposition", records, caption=DECOMPOSITION_CAPTION, look_at=DECOMPOSITION_LOOK_AT)
+    return Sections(tables=(t,), figures=(fig, decomposition))
 
 
 def story(results, ev) -> Story:
