@@ -15,7 +15,9 @@ PAPER_STUDIES = ("core", "protocols", "paper-curves", "linear-start")
 # - protocols and paper-curves judge the same kind of curve (trained softmax R_L against depth, with
 #   floors) with each other's claims: the paper-curves answer rests on the protocol claims on its
 #   curves, the protocols' on the shallow-above-single claim;
-# - the cpu preset's linear runs are the linear-start study's plain-initialised half: the core report
-#   decides linear-start's claims on them (its Jacobi-initialised half is its own preset).
+# - the core presets' runs include the other studies' designs: the linear runs are linear-start's
+#   plain-initialised half (its Jacobi-initialised half is its own preset), and the ensemble control
+#   and the cosine curves are protocols the protocol claims judge (the smoke preset decides the
+#   control): the core report holds those studies' claims too.
 PROTOCOL_CURVES = ("protocols", "paper-curves")
-CORE_AND_LINEAR_START = ("core", "linear-start")
+CORE_REPORT = ("core", "linear-start", "protocols")

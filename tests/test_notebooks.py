@@ -29,7 +29,12 @@ WHERE = {"notebooks": NOTEBOOKS, "root": ROOT}
 
 
 def _digests() -> dict:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (ROOT / "results").iterdir()}
+    # every file but a sweep's snapshots (a sweep running beside the tests rewrites them)
+    return {
+        p.relative_to(ROOT).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in (ROOT / "results").rglob("*")
+        if p.is_file() and not p.parent.name.endswith(".snapshots")
+    }
 
 
 def _outputs(nb) -> dict:

@@ -8,7 +8,7 @@ numbers (derivation checks, equal-step slopes, linear floors, the paper's floors
 """
 
 from depthscale.derivations.study import Study
-from depthscale.studies import CORE_AND_LINEAR_START
+from depthscale.studies import CORE_REPORT
 
 from . import sections, theory
 from .claims import CLAIMS
@@ -30,5 +30,5 @@ STUDY = Study(
     sections=sections.sections,
     story=sections.story,
     contexts={"smoke": (500, 300)},
-    report_studies=CORE_AND_LINEAR_START,
+    report_studies=CORE_REPORT,
 )

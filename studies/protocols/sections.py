@@ -112,7 +112,13 @@ def sections(ev) -> Sections:
     fig = figure_entry("excess_vs_depth", figure_rows(ev), name="protocol_excess", caption=CAPTION, look_at=LOOK_AT)
     # the mechanism's own picture: whether the layers' disagreement stays flat, curve by curve
     records = [r for _, c in protocol_curves(ev.curves) for L in c.depths for r in c.records_at(int(L))]
-    decomposition = figure_entry("decomposition", records, caption=DECOMPOSITION_CAPTION, look_at=DECOMPOSITION_LOOK_AT)
+    decomposition = figure_entry(
+        "decomposition",
+        records,
+        name="protocol_decomposition",
+        caption=DECOMPOSITION_CAPTION,
+        look_at=DECOMPOSITION_LOOK_AT,
+    )
     return Sections(tables=(t,), figures=(fig, decomposition))
 
 
