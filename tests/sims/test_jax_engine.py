@@ -319,7 +319,8 @@ def _fresh_process(code: str, env: dict) -> list[str]:
     return out.stdout.split()
 
 
-@pytest.mark.parametrize("before", [False, True])
+# a fresh process each (about 30 s of JAX start-up and compiling here): the flag on is opt-in
+@pytest.mark.parametrize("before", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_importing_and_training_on_the_jax_engine_leaves_x64_as_it_was(before, tmp_path):
     code = (
         f"import jax\njax.config.update('jax_enable_x64', {before})\nbefore = jax.config.jax_enable_x64\n"
@@ -335,6 +336,7 @@ def test_importing_and_training_on_the_jax_engine_leaves_x64_as_it_was(before, t
     assert not list(tmp_path.glob("depthscale/*/jax"))
 
 
+@pytest.mark.slow  # two fresh processes compiling (about 40 s here)
 def test_a_second_process_loads_the_engines_programs_from_the_cache(tmp_path):
     from importlib.metadata import version
 
@@ -353,6 +355,7 @@ def test_a_second_process_loads_the_engines_programs_from_the_cache(tmp_path):
     assert first[1] == second[1]
 
 
+@pytest.mark.slow  # a fresh process compiling (about 30 s here)
 def test_a_users_own_jax_cache_setting_is_kept(tmp_path):
     mine = tmp_path / "mine"
     code = f"{_TINY_TRAINING}import jax\nprint(jax.config.jax_compilation_cache_dir)\n"
