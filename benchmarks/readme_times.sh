@@ -5,9 +5,21 @@
 # it; then the test command. Each line: wall and CPU seconds (the command and every process it
 # waits for) and the load average before it. On a shared machine compare CPU seconds and ratios;
 # wall times wait for cores. Run from the repository root of a fresh clone with its venv active (the
-# install is not timed). The compile per kernel and per process of one command:
+# install is not timed). The lines also go to benchmarks/readme_times.txt (replaced each run; pass
+# --record FILE for another file), which tests/test_readme_counts.py holds the README's times to.
+# The compile per kernel and per process of one command:
 # python benchmarks/numba_compile.py -- simulate ... (its --runs 2 gives cold, then warm).
 set -euo pipefail
+record=benchmarks/readme_times.txt
+tests=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --no-tests) tests=0 ;;
+        --record) record=$2; shift ;;
+        *) echo "readme_times.sh: unknown option $1 (allowed: --no-tests, --record FILE)" >&2; exit 2 ;;
+    esac
+    shift
+done
 out=$(mktemp -d)
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 timed() {  # label, command...
@@ -15,11 +27,15 @@ timed() {  # label, command...
     local before; before=$(load)
     /usr/bin/time -f "%e %U %S" -o "$out/t" "$@" >"$out/log" 2>&1 || { tail -5 "$out/log"; exit 1; }
     read -r wall user sys <"$out/t"
-    printf '%-34s wall %7.1f s  cpu %7.1f s  load before %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$before"
+    printf '%-34s wall %7.1f s  cpu %7.1f s  load before %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$before" |
+        tee -a "$out/record"
 }
 simulate=(depthscale simulate --model softmax --task topk --k 2 --d 8 --P 64 --depth 4 --steps 300 --json)
 main=(depthscale reproduce --preset smoke)
-echo "$(nproc) cores; $(python -c 'import numba; print("numba", numba.__version__)')"
+{
+    echo "# benchmarks/readme_times.sh, $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "$(nproc) cores; $(python -c 'import numba; print("numba", numba.__version__)')"
+} | tee "$out/record"
 
 cache=$(mktemp -d)
 NUMBA_CACHE_DIR=$cache timed "simulate, empty cache" "${simulate[@]}"
@@ -32,7 +48,9 @@ NUMBA_CACHE_DIR=$cache timed "depthscale warm, empty cache" depthscale warm
 NUMBA_CACHE_DIR=$cache timed "depthscale warm, again" depthscale warm
 NUMBA_CACHE_DIR=$cache timed "simulate, after warm" "${simulate[@]}"
 NUMBA_CACHE_DIR=$cache timed "main job, after warm" "${main[@]}" --out "$out/r3"
-if [ "${1:-}" != "--no-tests" ]; then
+if [ "$tests" = 1 ]; then
     timed "test command (pytest -q)" python -m pytest -q -p no:cacheprovider
-    grep -E "passed|failed" "$out/log" | tail -1
+    grep -E "passed|failed" "$out/log" | tail -1 | tee -a "$out/record"
 fi
+cp "$out/record" "$record"
+echo "recorded in $record" >&2

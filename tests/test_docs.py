@@ -233,3 +233,14 @@ def test_a_reports_answer_md_can_be_included_into_a_study_page_and_is_no_page_it
     excluded = GitIgnoreSpec.from_lines(config["exclude_docs"].splitlines())
     assert excluded.match_file("nonlinearities-report/answer.md")
     assert not excluded.match_file("nonlinearities-report/report.md") and not excluded.match_file("studies/core.md")
+
+
+def test_the_own_question_page_shows_the_package_and_grid_its_test_runs():
+    import textwrap
+
+    from tests.test_own_question import GRID, PACKAGE
+
+    page = (ROOT / "docs" / "studies" / "generic.md").read_text()
+    blocks = re.findall(r"```(?:python|toml)\n(.*?)```", page, re.S)
+    assert textwrap.dedent(PACKAGE).strip() in [b.strip() for b in blocks]
+    assert GRID.strip() in [b.strip() for b in blocks]

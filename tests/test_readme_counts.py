@@ -10,8 +10,11 @@ nonlinearities study's 20 curves, 8 sparse-map pairs and 16 paired comparisons.
 Not checked here: the numbers of tests and of slow checks need pytest to collect the
 whole suite, which imports every module (``python -m pytest --collect-only -q``, with and without
 ``-m slow``; the lead recounts them with each release); the verdict counts ("5 of 20", "15 of 15")
-come from the committed reports, not from the tree; the times come from benchmarks/readme_times.sh
-and are never asserted.
+come from the committed reports, not from the tree.
+
+The README's times are CPU-seconds that benchmarks/readme_times.sh last recorded in
+benchmarks/readme_times.txt: the README must state what the record says (to its rounding), never a
+time measured here (no timing is asserted).
 """
 
 from __future__ import annotations
@@ -195,3 +198,60 @@ def test_an_edited_count_is_caught(what, old, new):
     edited, n = re.subn(pattern, lambda _: new, README)
     assert n == 1, f"the README's words changed: update EDITS ({old!r})"
     assert list(mismatches(edited)) == [what]
+
+
+# ------------------------------------------------------------------------------------------ times
+RECORD = ROOT / "benchmarks" / "readme_times.txt"
+
+
+def recorded_cpu() -> dict:
+    """``{label: CPU-seconds}`` of the last benchmarks/readme_times.sh run."""
+    lines = re.findall(r"^(\S.*?)\s+wall\s+[\d.]+ s\s+cpu\s+([\d.]+) s", RECORD.read_text(encoding="utf-8"), re.M)
+    return {label: float(cpu) for label, cpu in lines}
+
+
+def readme_times(text: str) -> dict:
+    """The CPU-seconds the README states: the main job warm, what an empty cache adds, the test command."""
+    warm, cold = _find(
+        r"(?s)(\d[\d,]*) CPU-seconds with a warm numba cache.*?an empty cache adds about (\d[\d,]*)", text, "the main job's time"
+    ).groups()
+    tests = _find(r"the tests took about (\d[\d,]*) CPU-seconds", text, "the test command's time").group(1)
+    return {"main job": _number(warm), "empty cache adds": _number(cold), "test command": _number(tests)}
+
+
+def _close(stated: float, recorded: float) -> bool:
+    return abs(stated - recorded) <= max(5.0, 0.05 * recorded)  # the README rounds
+
+
+
+def _recorded_for_readme() -> dict:
+    rec = recorded_cpu()
+    return {
+        "main job": rec["main job, warm cache"],
+        "empty cache adds": rec["main job, empty cache"] - rec["main job, warm cache"],
+        "test command": rec["test command (pytest -q)"],
+    }
+
+
+def time_mismatches(text: str) -> dict:
+    """The times where ``text`` (a README) and the record disagree beyond the README's rounding."""
+    recorded = _recorded_for_readme()
+    return {k: (v, recorded[k]) for k, v in readme_times(text).items() if not _close(v, recorded[k])}
+
+
+def test_the_readmes_times_are_the_last_recorded():
+    assert time_mismatches(README) == {}
+    assert "benchmarks/readme_times.txt" in " ".join(README.split())
+
+
+@pytest.mark.parametrize("what", ["main job", "empty cache adds", "test command"])
+def test_a_time_off_the_record_is_caught(what):
+    stated = readme_times(README)[what]
+    pattern = {
+        "main job": r"\d[\d,]* (CPU-seconds\s+with\s+a\s+warm)",
+        "empty cache adds": r"(an\s+empty\s+cache\s+adds\s+about) \d[\d,]*",
+        "test command": r"(the\s+tests\s+took\s+about) \d[\d,]*",
+    }[what]
+    wrong = str(round(stated * 1.5) + 10)
+    edited = re.sub(pattern, lambda m: f"{wrong} {m.group(1)}" if what == "main job" else f"{m.group(1)} {wrong}", README)
+    assert list(time_mismatches(edited)) == [what]

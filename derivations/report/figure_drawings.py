@@ -295,7 +295,7 @@ def _panel_maps(model: str, keys) -> str:
 
     maps = sorted({k.variant for k in keys if k.variant in attention_names() and k.variant != "softmax"})
     if not maps:
-        return f"{model} attention"
+        return f"{model} attention" if model in ("linear", "softmax") else f"model {model}"
     shown = (["softmax"] if any(k.variant not in maps for k in keys) else []) + maps
     return "attention: " + ", ".join(shown)
 
@@ -315,9 +315,10 @@ def draw_overview(records, fits=None, converged_only: bool = False) -> Figure:
     if not groups:
         raise NoFigure("no curve with a positive final loss at two depths or more")
     keys = list(groups)
+    models = ["linear", "softmax"] + sorted({k[0] for k in keys} - {"linear", "softmax"})  # a user's models too
     panels = [
         (model, kind, mine)
-        for model in ("linear", "softmax")
+        for model in models
         for kind in ("easy", "difficult")
         if (mine := [k for k in keys if k[0] == model and ((k[2] in _EASY) == (kind == "easy"))])
     ]

@@ -20,6 +20,17 @@ from .entries import draw_entry
 from .findings import claim_findings, default_answer, simulation_first
 
 
+def studies_with_runs(reported, claims):
+    """``(studies, claims, names left out)``: the studies with at least one simulation claim that ran
+    on these runs (not ``not run``), and their claims; all of them when none ran (an empty store)."""
+    ran = {r.claim_id for r in claims if r.verdict != "not run"}
+    kept = [s for s in reported if any(c.kind != "theory" and c.id in ran for c in s.claims)]
+    if not kept:
+        return list(reported), claims, []
+    ids = {c.id for s in kept for c in s.claims}
+    return kept, [r for r in claims if r.claim_id in ids], [s.name for s in reported if s not in kept]
+
+
 def build_context(
     records,
     *,
@@ -49,6 +60,10 @@ def build_context(
     )
     ev, reported, asked = rep.evidence, rep.studies, rep.claims
     claims = evaluate_claims(ev, asked)
+    if study is None:  # a store of one's own: the studies that judge its runs, not every study's "not run"
+        reported, claims, left_out = studies_with_runs(reported, claims)
+        if left_out:
+            notes = [*notes, f"Left out: the claims of {', '.join(left_out)}, which judge no run of this store."]
     theory_only = [c.id for c in asked if c.kind == "theory"]
     sections = [s.sections(ev) for s in reported if s.sections is not None]
     entries = [f for sec in sections for f in sec.figures]

@@ -1,0 +1,90 @@
+"""The generic study (studies/generic): any curve's depth gain and inverse-depth law, by the one rule.
+
+Synthetic curves whose losses follow a known law, three seeds at seven depths (1..64, decisive
+runs): 1/L passes the inverse-depth claim and L^-0.3 fails it; a falling curve passes the depth
+gain and a rising one fails it, on a user's map and model alike; linear attention gets no
+inverse-depth row. A report of a store without a preset holds the studies whose claims ran.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from depthscale.derivations.analysis.curve import curves
+from depthscale.derivations.claims.evidence import Evidence
+from depthscale.derivations.claims.registry import evaluate_claims
+from depthscale.derivations.report.reporting import studies_with_runs
+from depthscale.derivations.study import study, studies
+from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
+from depthscale.studies.generic import claims as generic
+
+DEPTHS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _records(law, *, model="softmax", noise=0.002, seeds=(0, 1, 2)):
+    rng = np.random.default_rng(3)
+    out = []
+    for s in seeds:
+        offset = 1 + noise * rng.standard_normal()  # a seed's own level, shared by its depths
+        for L in DEPTHS:
+            cfg = RunConfig(
+                TaskConfig(task="topk", k=2, d=8, P=64),
+                ModelConfig(model=model, depth=L),
+                TrainConfig(steps=100, window=10, eval_contexts=4096),
+            )
+            loss = law(L) * offset * (1 + 0.2 * noise * rng.standard_normal())
+            out.append(
+                {"key": run_key(cfg, s), "config": cfg.to_dict(), "seed": s, "status": "ok", "converged": True,
+                 "steps": 100, "final_loss": loss, "final_loss_se": 1e-4 * loss}
+            )
+    return out
+
+
+def _rows(claim, records):
+    return claim(Evidence(curves(records)))
+
+
+@pytest.mark.parametrize(
+    "law,helps,inverse",
+    [
+        (lambda L: 0.5 + 0.4 / L, "pass", "pass"),
+        (lambda L: 0.5 + 0.4 * L**-0.3, "pass", "fail"),
+        (lambda L: 0.5 + 0.01 * L, "fail", "fail"),
+    ],
+    ids=["inverse", "shallow", "rising"],
+)
+def test_a_curve_is_judged_by_its_law(law, helps, inverse):
+    recs = _records(law)
+    (gain,) = _rows(generic.depth_helps, recs)
+    (inv,) = _rows(generic.inverse_depth, recs)
+    assert (gain.verdict, inv.verdict) == (helps, inverse), (gain.reason, inv.reason)
+    # the gain is the seeds' own, against an independent computation
+    R = np.array([[r["final_loss"] for r in recs if r["seed"] == s] for s in (0, 1, 2)])
+    g = (R[:, 0] - R[:, -1]) / R[:, 0]
+    assert gain.measured == pytest.approx(g.mean()) and gain.error == pytest.approx(g.std(ddof=1) / np.sqrt(3))
+
+
+def test_two_seeds_decide_nothing_and_linear_gets_no_law_row():
+    (gain,) = _rows(generic.depth_helps, _records(lambda L: 0.5 + 0.4 / L, seeds=(0, 1)))
+    assert gain.verdict == "indicative" and gain.would_be == "pass"
+    (none,) = _rows(generic.inverse_depth, _records(lambda L: 0.5 + 0.4 / L, model="linear"))
+    assert none.verdict == "not run" and "other than linear" in none.reason
+    (empty,) = _rows(generic.depth_helps, [])
+    assert empty.verdict == "not run" and empty.reason == generic.NO_CURVES
+
+
+def test_a_report_without_a_preset_holds_the_studies_whose_claims_ran():
+    every = list(studies().values())
+    claims = [c for s in every for c in s.claims]
+    ev = Evidence(curves(_records(lambda L: 0.5 + 0.4 / L)))
+    rows = evaluate_claims(ev, [c for c in claims if c.kind != "theory"])
+    kept, kept_rows, left_out = studies_with_runs(every, rows)
+    names = [s.name for s in kept]
+    assert "generic" in names and "core" in names  # the generic claims and the CLT identity judge any run
+    assert "scale" in left_out and "nonlinearities" in left_out
+    assert {r.claim_id for r in kept_rows} <= {c.id for s in kept for c in s.claims}
+    # an empty store: nothing ran, nothing is left out
+    empty = evaluate_claims(Evidence(curves([])), [c for c in claims if c.kind != "theory"])
+    assert studies_with_runs(every, empty)[2] == []
+    assert study("generic").presets == ()
