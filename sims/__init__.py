@@ -24,6 +24,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     model_registry="Model model_names register_model",
     conformance="Check ConformanceError ConformanceReport check_attention check_model check_task",
     task_registry="Task task_names register_task",
+    optimizer_registry="Adam SGD Optimizer optimizer_names register_optimizer",
     registry="Registry",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",
@@ -43,5 +44,5 @@ __all__, __getattr__, __dir__ = lazy_exports(
     store="Store flatten is_finished",
     sweeps="SerialExecutor SweepResult make_executor plan sweep",
     tasks="batches eval_batches make_batch standard_normal",
-    training="Adam TrainResult lr_at train",
+    training="TrainResult lr_at train",
 )

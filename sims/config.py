@@ -19,6 +19,7 @@ from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, 
 from ..theory.spectra import PowerLawSpectrum
 from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
 from .model_registry import check_model_engine, get_model
+from .optimizer_registry import check_optimizer_engine, get_optimizer
 from .task_registry import check_task_engine, get_task
 
 QK_KINDS = ("factorised", "merged", "tied", "temperature")  # tied / temperature are the controls
@@ -32,7 +33,14 @@ ATTENTIONS = BUILTIN_NAMES  # the built-in maps (a user's map: sims/attention_re
 
 # Fields added after stores were written. At their default they are left out of a config's hash, so
 # every earlier run keeps its key (and its seeds): a store written before they existed still resumes.
-_LATER_FIELDS = {"init": "scaled", "ensemble": False, "checkpoints_from": 0, "attention": "softmax", "engine": "numba"}
+_LATER_FIELDS = {
+    "init": "scaled",
+    "ensemble": False,
+    "checkpoints_from": 0,
+    "attention": "softmax",
+    "engine": "numba",
+    "optimizer": "adam",
+}
 
 
 # Version of the context generator (sims/tasks.py). Contexts of a (config, seed) are identical only
@@ -261,7 +269,7 @@ STEPS_MAX = 10_000_000  # the step cap of a run, and so of its window and first 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Online training: fresh contexts every step, Adam, a schedule and a stated stopping rule.
+    """Online training: fresh contexts every step, an optimiser (Adam), a schedule and a stated stopping rule.
 
     The defaults are the paper's scale (8,000 steps of batch 1,024, 10,240 evaluation contexts:
     minutes to hours a run); :meth:`quick` is a preset of seconds for notebooks and trials.
@@ -280,6 +288,8 @@ class TrainConfig:
     schedule : {"cosine", "constant", "plateau"}, default "cosine"
         Cosine decay to 0 over ``steps`` (the rule is checked at the end); constant (the rule stops
         the run); or halve the rate when the rule fires (five halvings, then stop).
+    optimizer : {"adam", "sgd"} or a registered optimiser, default "adam"
+        What steps the parameters (sims/optimizer_registry.py); ``"sgd"``: plain gradient descent.
     beta1, beta2 : float, default 0.9, 0.999
         Adam's moment decays, in [0, 1).
     eps : float, default 1e-8
@@ -317,6 +327,7 @@ class TrainConfig:
     # measure R_L, A_L and C_L on the evaluation contexts after this many steps and after each
     # doubling of it (0: only at the end), so a depth law at a fixed budget can be told from one at convergence
     checkpoints_from: int = 0
+    optimizer: str = "adam"  # a registered optimiser (sims/optimizer_registry.py)
 
     def __post_init__(self):
         _set(self, "lr", check_real("lr", self.lr, lo=0, lo_open=True, hi=10))
@@ -324,6 +335,7 @@ class TrainConfig:
         _set(self, "steps", check_int("steps", self.steps, lo=0, hi=STEPS_MAX))
         _set(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0))
         check_choice("schedule", self.schedule, SCHEDULES)
+        get_optimizer(self.optimizer)  # a registered name (ValueError naming optimizer)
         _set(self, "beta1", check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True))
         _set(self, "beta2", check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True))
         _set(self, "eps", check_real("eps", self.eps, lo=0, lo_open=True))
@@ -383,6 +395,7 @@ class RunConfig:
                 )
         t = self.task
         check_task_engine(t.task, self.model.engine)
+        check_optimizer_engine(self.train.optimizer, self.model.engine)
         if self.model.init == "jacobi" and (t.task not in EASY_TASKS or t.a <= 0 or t.a + t.b <= 1):
             raise ValueError(
                 f"init='jacobi' with task={t.task!r}, a={t.a!r}, b={t.b!r}: needs an easy task with a > 0 and "

@@ -1,4 +1,4 @@
-"""The JAX engine: the two-stream models written once with autograd, trained with a jitted Adam loop.
+"""The JAX engine: the two-stream models written once with autograd, trained with a jitted optimiser loop.
 
 ``ModelConfig(engine="jax")`` (``pip install "depthscale[jax]"``). The forward passes are those of
 docs/engine-contract.md and of the numba models, with the same flat parameter vector (layout,
@@ -18,7 +18,7 @@ Gradients are ``jax.value_and_grad`` of the loss (no hand-derived backward pass)
 double precision: the engine's own calls (a model's passes, training, the map heads) run inside
 :func:`x64`, JAX's ``enable_x64`` scope, and importing this module leaves the process's
 ``jax_enable_x64`` as it was (float32 models still compute in float32). Training
-(:func:`train_lockstep`) runs blocks of steps in one jitted ``lax.scan`` (Adam from optax, the
+(:func:`train_lockstep`) runs blocks of steps in one jitted ``lax.scan`` (the run's optimiser from optax, the
 learning rate of each step an input), and replays the losses through ``sims.training``'s own
 stopping and divergence rules on the host; a block in which
 a rule fires (a stop, a plateau halving, a checkpoint) is recomputed up to that step. Training data
@@ -70,6 +70,7 @@ from .jax_tasks import DataSpec, data_key, step_batch
 from .jit import numba_cache_dir, writable_folder
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .model_registry import get_model
+from .optimizer_registry import Hyper, get_optimizer
 from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
@@ -562,19 +563,27 @@ class JaxModel:
 
 
 # ------------------------------------------------------------------------------------------------
-# training: jitted blocks of Adam steps, the host's rules replayed on their losses
-def _adam_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on):
-    """One step: loss and gradient, then Adam where ``on`` (the flags the host's rules read)."""
-    b1, b2, eps = hyper
-    adam = optax.scale_by_adam(b1=b1, b2=b2, eps=eps)
+# training: jitted blocks of optimiser steps, the host's rules replayed on their losses
+def _transform(hyper):
+    """The optax transformation of ``hyper`` = ``(optimizer name, Hyper)``: the run's optimiser."""
+    name, h = hyper
+    make = get_optimizer(name).optax
+    if make is None:  # RunConfig refuses such a run on this engine before it gets here
+        raise ValueError(f"optimizer={name!r}: has no optax transformation (numba engine only)")
+    return make(h)
+
+
+def _optimizer_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on):
+    """One step: loss and gradient, then the optimiser's update where ``on`` (the flags the host's rules read)."""
     loss, g = grad_fn(th, X, y, xq, target)
     finite = jnp.isfinite(loss) & jnp.all(jnp.isfinite(g))
-    upd, st1 = adam.update(g, st)
+    upd, st1 = _transform(hyper).update(g, st)
     th1 = th - lr.astype(th.dtype) * upd
-    # after the update: parameters and moments finite (an overflowed second moment freezes a run)
-    after = jnp.all(jnp.isfinite(th1)) & jnp.all(
-        jnp.stack([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(st1)])
-    )
+    # after the update: parameters and the optimiser's state finite (an overflowed second moment
+    # freezes a run); a stateless optimiser (sgd) has no leaves
+    after = jnp.all(jnp.isfinite(th1))
+    for a in jax.tree_util.tree_leaves(st1):
+        after = after & jnp.all(jnp.isfinite(a))
     keep = functools.partial(jnp.where, on)
     # the target's scale (the loss of predicting 0), which the host's divergence rule reads at step 0
     scale = jnp.mean(jnp.square(target.astype(jnp.float64)))
@@ -587,7 +596,7 @@ def _block_host(spec, hyper, theta, state, X, y, xq, target, lrs, mask):
     grad_fn = jax.value_and_grad(functools.partial(_loss, spec))
 
     def step(carry, inp):
-        return _adam_step(spec, hyper, grad_fn, *carry, *inp)
+        return _optimizer_step(spec, hyper, grad_fn, *carry, *inp)
 
     (theta, state), outs = jax.lax.scan(step, (theta, state), (X, y, xq, target, lrs, mask))
     return theta, state, *outs
@@ -599,7 +608,7 @@ def _block_device_one(spec, data, hyper, batch, theta, state, key, steps, lrs, m
     def step(carry, inp):
         (th, st), (s, lr, on) = carry, inp
         X, y, xq, target = step_batch(data, batch, key, s, theta.dtype)  # made here, on the device
-        return _adam_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on)
+        return _optimizer_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on)
 
     (theta, state), outs = jax.lax.scan(step, (theta, state), (steps, lrs, mask))
     return theta, state, *outs
@@ -656,21 +665,20 @@ class _Run:
         self.model, self.cfg, self.seed = model, cfg, seed
         self.replay = _Replay()
         self.trainee.model = self.replay
-        self.trainee.opt = self.replay  # type: ignore[assignment]  # the optimiser's interface, replayed
+        self.trainee.opt = self.replay  # the optimiser's interface, replayed
         self.pos = 0  # the next step to run
 
 
 class _Group:
-    """Runs of one model trained in one compiled program: their parameters and Adam states stacked
+    """Runs of one model trained in one compiled program: their parameters and optimiser states stacked
     on a leading axis (one run per seed; a single run is a group of one)."""
 
     def __init__(self, runs: list[_Run], task: TaskConfig, data: str):
         cfg = runs[0].cfg
         self.runs, self.model, self.cfg, self.data = runs, runs[0].model, cfg, data
-        self.hyper = (cfg.beta1, cfg.beta2, cfg.eps)
+        self.hyper = (cfg.optimizer, Hyper.of(cfg))  # static: one compiled program for every learning rate
         self.theta = jnp.asarray(np.stack([r.trainee.theta for r in runs]))
-        adam = optax.scale_by_adam(b1=cfg.beta1, b2=cfg.beta2, eps=cfg.eps)
-        self.state = jax.vmap(adam.init)(self.theta)
+        self.state = jax.vmap(_transform(self.hyper).init)(self.theta)
         self.spec = DataSpec.of(task)
         self.keys = jnp.asarray(np.stack([data_key(task, r.seed) for r in runs]))
 

@@ -147,7 +147,7 @@ class Registry(Generic[T]):
     def elsewhere(self) -> str:
         """Where records other than the registered ones come from, for an unknown name's message."""
         return (
-            f"or a {self.noun} registered with depthscale.{self.register_function} or the entry-point group "
+            f"or {_a(self.noun)} registered with depthscale.{self.register_function} or the entry-point group "
             f"{self.group}"
         )
 
@@ -158,7 +158,7 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or name not in self._items:
             if isinstance(name, str) and name in self._broken:
                 bad_argument(
-                    self.kind, name, f"a {self.noun} that loads; its plugin was left out ({self._broken[name]})"
+                    self.kind, name, f"{_a(self.noun)} that loads; its plugin was left out ({self._broken[name]})"
                 )
             bad_argument(self.kind, name, f"one of {', '.join(self._items)} ({self.elsewhere})")
         return self._items[name]
@@ -168,6 +168,10 @@ class Registry(Generic[T]):
         if not self._read:
             self._read_entry_points()
         return tuple(self._items)
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
 class RunsOn(Protocol):

@@ -1,4 +1,5 @@
-"""Online training: fresh contexts every step, Adam, a learning-rate schedule and a stopping rule.
+"""Online training: fresh contexts every step, an optimiser (Adam by default; sims/optimizer_registry.py),
+a learning-rate schedule and a stopping rule.
 
 Stopping rule (recorded with every run): compare the mean training loss of the last ``window`` steps
 with that of the ``window`` steps before; the run has *converged* when the drop is at most ``tol``
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
+from .optimizer_registry import Hyper, get_optimizer
 from .tasks import make_batch
 from .threads import one_blas_thread
 
@@ -50,30 +52,6 @@ class TrainResult:
     curve: list = field(default_factory=list)  # [[step, smoothed loss], ...]
     wall_seconds: float = 0.0
     checkpoints: list = field(default_factory=list)  # [{"step": s, **measurement}, ...] (TrainConfig.checkpoints_from)
-
-
-class Adam:
-    """Adam on a flat parameter vector (bias-corrected, in place)."""
-
-    def __init__(self, n: int, cfg: TrainConfig, dtype):
-        self.m = np.zeros(n, dtype=dtype)
-        self.v = np.zeros(n, dtype=dtype)
-        self.t = 0
-        self.b1, self.b2, self.eps = cfg.beta1, cfg.beta2, cfg.eps
-
-    def finite(self) -> bool:
-        """Whether the moments are finite (an overflowed ``v`` freezes the parameters without a NaN)."""
-        return bool(np.all(np.isfinite(self.m)) and np.all(np.isfinite(self.v)))
-
-    def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
-        self.t += 1
-        self.m *= self.b1
-        self.m += (1 - self.b1) * grad
-        self.v *= self.b2
-        self.v += (1 - self.b2) * grad * grad
-        # the textbook (and PyTorch) form: eps is added to the bias-corrected sqrt(v)
-        denom = np.sqrt(self.v) / math.sqrt(1 - self.b2**self.t) + self.eps
-        theta -= (lr / (1 - self.b1**self.t)) * self.m / denom
 
 
 def lr_at(cfg: TrainConfig, step: int, base: float) -> float:
@@ -103,7 +81,7 @@ class _Trainee:
     def __init__(self, model, mcfg: ModelConfig, task: TaskConfig, cfg: TrainConfig, seed: int, dtype):
         self.theta = initial_parameters(model, mcfg, task, rng_for(mcfg, seed, "init")).astype(dtype)
         self.model, self.cfg = model, cfg
-        self.opt = Adam(self.theta.size, cfg, dtype)
+        self.opt = get_optimizer(cfg.optimizer).make(self.theta.size, Hyper.of(cfg), dtype)
         self.tau = max(cfg.window / 4, 1.0)
         self.ema: float | None = None  # smoothed training loss, from the first step on
         self.first: float | None = None

@@ -153,6 +153,14 @@ def test_on_the_same_batches_both_engines_train_to_the_same_parameters():
     assert _rel(res_j.theta, res_n.theta) < 1e-6
 
 
+def test_sgd_trains_to_the_same_parameters_on_both_engines():
+    # the optimiser by name on both engines: the numba SGD class and optax.identity scaled by -lr
+    tr = TrainConfig(steps=20, batch=B, lr=5e-2, eval_contexts=64, window=5, schedule="cosine", optimizer="sgd")
+    res_n, res_j = _train_both(RunConfig(TASK, ModelConfig(depth=L), tr), 0)
+    assert (res_j.status, res_j.steps) == (res_n.status, res_n.steps) == ("ok", 20)
+    assert _rel(res_j.theta, res_n.theta) < 1e-6
+
+
 def test_engine_info_names_the_device():
     info = jax_engine.engine_info()
     assert info["platform"] in ("cpu", "gpu", "cuda", "rocm", "tpu") and info["jax"]
