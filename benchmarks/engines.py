@@ -9,7 +9,7 @@ larger kept): the matrix-product FLOPs of the numba algorithm (``timing.step_flo
 over the GEMM rate. The same FLOP count is used for every engine, so the fraction is the GEMM-bound
 time over the engine's time. Before timing, the loss and gradient of JAX and PyTorch are compared
 with numba's (relative differences printed). ``--step`` also times a training step (loss, gradient
-and Adam: numba's ``training.Adam``, ``TorchTrainer.step``, and the JAX engine's jitted Adam block
+and Adam: numba's ``optimizer_registry.Adam``, ``TorchTrainer.step``, and the JAX engine's jitted Adam block
 per step).
 
 All engines on one thread by default (numba's ``set_num_threads``, XLA's CPU flags set before JAX
@@ -246,7 +246,7 @@ def _time_steps(row: dict, engines: dict, theta, batch, n: int, args, clock, bla
 
     from depthscale.sims import jax_engine
     from depthscale.sims.config import TrainConfig
-    from depthscale.sims.training import Adam
+    from depthscale.sims.optimizer_registry import Adam
 
     tcfg = TrainConfig()
     steps = {}
