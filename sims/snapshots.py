@@ -33,6 +33,17 @@ def snapshot_dir(store_path) -> Path:
     return p.with_name(p.name + SNAPSHOTS_SUFFIX)
 
 
+# classes a snapshot names by where they were when it was written, and where they are now
+MOVED = {("depthscale.sims.training", "Adam"): ("depthscale.sims.optimizer_registry", "Adam")}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads snapshots written before a class they hold moved (a group resumes across that change)."""
+
+    def find_class(self, module: str, name: str):
+        return super().find_class(*MOVED.get((module, name), (module, name)))
+
+
 class Snapshot:
     """The snapshot file of one lockstep group (its configs at one seed) and when to write it next."""
 
@@ -48,7 +59,7 @@ class Snapshot:
         """The saved state, or None when there is none (or it belongs to another group or format)."""
         try:
             with open(self.path, "rb") as fh:
-                state = pickle.load(fh)
+                state = _Unpickler(fh).load()
         except FileNotFoundError:
             return None
         except Exception as exc:  # unreadable (a damaged disk, another version's classes): train afresh

@@ -132,3 +132,25 @@ def test_a_sweep_without_snapshots_writes_none(tmp_path):
     with pytest.raises(ValueError, match="snapshot_every"):
         with Store(store_path, mode="write") as store:
             sweep([], store, executor="serial", snapshot_every=-1)
+
+
+def test_a_snapshot_written_before_adam_moved_still_loads(monkeypatch):
+    # snapshots of groups in flight when Adam moved from sims/training.py to sims/optimizer_registry.py
+    # name it at its old place; they must resume, not train afresh
+    import io
+
+    from depthscale.sims import training
+    from depthscale.sims.optimizer_registry import Adam
+    from depthscale.sims.snapshots import _Unpickler
+
+    opt = Adam(3, TrainConfig(), np.float64)
+    opt.m[:] = [1.0, 2.0, 3.0]
+    monkeypatch.setattr(Adam, "__module__", "depthscale.sims.training")
+    monkeypatch.setattr(training, "Adam", Adam, raising=False)
+    old = pickle.dumps({"opt": opt}, protocol=pickle.HIGHEST_PROTOCOL)
+    monkeypatch.undo()
+    assert b"depthscale.sims.training" in old
+    with pytest.raises(AttributeError):
+        pickle.loads(old)
+    back = _Unpickler(io.BytesIO(old)).load()["opt"]
+    assert type(back) is Adam and list(back.m) == [1.0, 2.0, 3.0]
