@@ -45,8 +45,8 @@ from torch_models import TorchModel, TorchTrainer  # noqa: E402
 from depthscale.sims.attention_maps import ATTENTIONS  # noqa: E402
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
-from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.optimizer_registry import Adam  # noqa: E402
+from depthscale.sims.tasks import make_batch  # noqa: E402
 
 D, P, BATCH = 32, 256, 256  # defaults of --d, --P, --batch
 

@@ -46,8 +46,8 @@ from timing import gemm_rate, step_flops  # noqa: E402
 
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
-from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.optimizer_registry import Adam  # noqa: E402
+from depthscale.sims.tasks import make_batch  # noqa: E402
 from depthscale.sims.training import train_lockstep  # noqa: E402
 
 DEPTHS = "1,2,4,8,16,32,64"

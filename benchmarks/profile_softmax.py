@@ -32,9 +32,9 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import depthscale.sims.softmax_model as sm  # noqa: E402
 from depthscale.sims.config import ModelConfig, TaskConfig, TrainConfig  # noqa: E402
 from depthscale.sims.models import make_model  # noqa: E402
+from depthscale.sims.optimizer_registry import Adam  # noqa: E402
 from depthscale.sims.softmax_kernels import RMS_EPS, _norm_scratch, _rms_rows, _rms_rows_back, _softmax  # noqa: E402
 from depthscale.sims.tasks import make_batch  # noqa: E402
-from depthscale.sims.optimizer_registry import Adam  # noqa: E402
 
 # Each stage loops over the batch like the kernel, with one context's scratch (Xh, Z, dX) reused,
 # so its data stays in cache as in core_pass; inputs are per-context slices of the batch.

@@ -66,7 +66,8 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame "
-            "register_attention register_model register_task register_optimizer from_layer_outputs check_attention check_model check_task"
+            "register_attention register_model register_task register_optimizer from_layer_outputs "
+            "check_attention check_model check_task"
         ).split(),
         "sims",
     ),

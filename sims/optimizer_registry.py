@@ -153,7 +153,9 @@ def _optimizer_of_entry_point(ep, obj) -> Optimizer:
     return _user_optimizer(ep.name, make, getattr(obj, "optax", None), f"entry point {ep.value}")
 
 
-REGISTRY = Registry[Optimizer]("optimizer", "optimizer", ENTRY_POINT_GROUP, _optimizer_of_entry_point, "register_optimizer")
+REGISTRY = Registry[Optimizer](
+    "optimizer", "optimizer", ENTRY_POINT_GROUP, _optimizer_of_entry_point, "register_optimizer"
+)
 BUILTIN_OPTIMIZERS = (
     REGISTRY.register("adam", Optimizer("adam", Adam, _adam_optax, "built-in"), builtin=True),
     REGISTRY.register("sgd", Optimizer("sgd", SGD, _sgd_optax, "built-in"), builtin=True),

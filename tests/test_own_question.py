@@ -21,11 +21,13 @@ pytestmark = pytest.mark.slow
 
 PACKAGE = '''
 """A throwaway package: one attention map, one model and one task of a user's own."""
+
 import numpy as np
 
 
 def softmax1(z):  # softmax with a sink: the weights may sum to less than one
     import jax.numpy as jnp
+
     m = jnp.maximum(jnp.max(z, axis=-1, keepdims=True), 0.0)
     e = jnp.exp(z - m)
     return e / (jnp.exp(-m) + e.sum(axis=-1, keepdims=True))
@@ -35,11 +37,13 @@ class Ridge:  # per-layer linear read-outs of the label-weighted mean token
     @staticmethod
     def init(key, cfg, d):
         import jax
+
         return {"w": 0.1 * jax.random.normal(key, (cfg.depth, d))}
 
     @staticmethod
     def layer_outputs(params, X, y, x_test):
         import jax.numpy as jnp
+
         h = jnp.einsum("bpd,bp->bd", X, y) / X.shape[1]
         return jnp.einsum("bd,ld,bd->bl", h, params["w"], x_test) * X.shape[2]
 
@@ -48,6 +52,7 @@ class MeanLabel:  # the target is the mean label of the context
     @staticmethod
     def make_batch(cfg, n, rng):
         from depthscale.sims.batch import Batch
+
         d, P = cfg.d, cfg.P
         X = rng.standard_normal((n, P, d)) * np.sqrt(cfg.lam)
         beta = rng.standard_normal((n, d)) * np.sqrt(cfg.omega)
@@ -133,7 +138,9 @@ def test_a_map_a_model_and_a_task_of_ones_own_reach_the_report(tmp_path):
         for reg in (attention_registry.REGISTRY, model_registry.REGISTRY, task_registry.REGISTRY):
             reg.reload()
     for field, name in WHERE.items():
-        text = cli("check", "--store", store, "--where", f"{field}={name}", "--law", "offset", "--param", "alpha=0.8,1.2")
+        text = cli(
+            "check", "--store", store, "--where", f"{field}={name}", "--law", "offset", "--param", "alpha=0.8,1.2"
+        )
         assert "my-prediction" in text and name.split("-")[0] in text
     cli("report", "--store", store, "--out", "rep", "--reference-contexts", "0", "--floor-contexts", "200")
     rows = json.loads((tmp_path / "rep" / "claims.json").read_text())

@@ -213,7 +213,9 @@ def recorded_cpu() -> dict:
 def readme_times(text: str) -> dict:
     """The CPU-seconds the README states: the main job warm, what an empty cache adds, the test command."""
     warm, cold = _find(
-        r"(?s)(\d[\d,]*) CPU-seconds with a warm numba cache.*?an empty cache adds about (\d[\d,]*)", text, "the main job's time"
+        r"(?s)(\d[\d,]*) CPU-seconds with a warm numba cache.*?an empty cache adds about (\d[\d,]*)",
+        text,
+        "the main job's time",
     ).groups()
     tests = _find(r"the tests took about (\d[\d,]*) CPU-seconds", text, "the test command's time").group(1)
     return {"main job": _number(warm), "empty cache adds": _number(cold), "test command": _number(tests)}
@@ -221,7 +223,6 @@ def readme_times(text: str) -> dict:
 
 def _close(stated: float, recorded: float) -> bool:
     return abs(stated - recorded) <= max(5.0, 0.05 * recorded)  # the README rounds
-
 
 
 def _recorded_for_readme() -> dict:
@@ -253,5 +254,7 @@ def test_a_time_off_the_record_is_caught(what):
         "test command": r"(the\s+tests\s+took\s+about) \d[\d,]*",
     }[what]
     wrong = str(round(stated * 1.5) + 10)
-    edited = re.sub(pattern, lambda m: f"{wrong} {m.group(1)}" if what == "main job" else f"{m.group(1)} {wrong}", README)
+    edited = re.sub(
+        pattern, lambda m: f"{wrong} {m.group(1)}" if what == "main job" else f"{m.group(1)} {wrong}", README
+    )
     assert list(time_mismatches(edited)) == [what]

@@ -6,8 +6,8 @@ import pytest
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 from depthscale.sims.measure import LOSS_KEYS
 from depthscale.sims.models import make_model
-from depthscale.sims.runner import run
 from depthscale.sims.optimizer_registry import Adam
+from depthscale.sims.runner import run
 from depthscale.sims.training import lr_at, settled, train
 
 TASK = TaskConfig(task="topk", k=2, d=4, P=16)
@@ -151,8 +151,8 @@ def test_a_blow_up_in_the_first_steps_is_diverged():
     assert "initial loss" in res.reason
     # independently: replay the stream and the optimiser up to the stop and check the rule's premise
     from depthscale.sims.config import rng_for
-    from depthscale.sims.tasks import make_batch
     from depthscale.sims.optimizer_registry import Adam
+    from depthscale.sims.tasks import make_batch
     from depthscale.sims.training import lr_at
 
     theta = model.init(rng_for(mcfg, 0, "init")).astype(np.float64)

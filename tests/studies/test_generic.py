@@ -15,7 +15,7 @@ from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.registry import evaluate_claims
 from depthscale.derivations.report.reporting import studies_with_runs
-from depthscale.derivations.study import study, studies
+from depthscale.derivations.study import studies, study
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
 from depthscale.studies.generic import claims as generic
 
@@ -35,8 +35,16 @@ def _records(law, *, model="softmax", noise=0.002, seeds=(0, 1, 2)):
             )
             loss = law(L) * offset * (1 + 0.2 * noise * rng.standard_normal())
             out.append(
-                {"key": run_key(cfg, s), "config": cfg.to_dict(), "seed": s, "status": "ok", "converged": True,
-                 "steps": 100, "final_loss": loss, "final_loss_se": 1e-4 * loss}
+                {
+                    "key": run_key(cfg, s),
+                    "config": cfg.to_dict(),
+                    "seed": s,
+                    "status": "ok",
+                    "converged": True,
+                    "steps": 100,
+                    "final_loss": loss,
+                    "final_loss_se": 1e-4 * loss,
+                }
             )
     return out
 
