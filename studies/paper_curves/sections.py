@@ -126,7 +126,9 @@ def story(results, ev) -> Story:
     trained = [r for r in inv if r not in control]
     rows = [(p, c) for p, c in protocol_curves(ev.curves) if p.name != CONTROL]
     names = list(dict.fromkeys(p.name for p, _ in rows))
-    more = f"{number_word(len(names))} ways of training" if names else ""
+    more = f"{number_word(len(names))} ways of training" if len(names) > 1 else ""
+    if len(names) == 1:
+        more = f"one way of training ({names[0]})"
     where = in_these_settings([c for _, c in rows], trained or inv, training=False, more=more)
     lo, hi = inv[0].expected
     first = f"{answer_word(trained)}: {where}, inverse depth (alpha in [{lo:g}, {hi:g}]) under real training "
