@@ -33,7 +33,7 @@ timed() {  # label, command... (a failing command ends the script, but for the t
         tail -5 "$out/log"
         exit 1
     }
-    read -r wall user sys <"$out/t"
+    read -r wall user sys < <(tail -n 1 "$out/t")  # after "Command exited with non-zero status N"
     printf '%-34s wall %7.1f s  cpu %7.1f s  load before %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$before" |
         tee -a "$out/record"
 }
