@@ -46,8 +46,8 @@ def _multi_depth(ev) -> list:
     family="generic",
 )
 def depth_helps(claim: Claim, ev) -> list[ClaimResult]:
-    """Per curve, the seeds' depth gains between its shallowest and deepest depth (a seed with a
-    non-finite or non-positive loss at either is left out)."""
+    """Per curve, the seeds' depth gains between its shallowest and deepest depth (a seed is left out
+    when either loss is not finite or its shallowest loss is not positive)."""
     out = []
     for c in _multi_depth(ev):
         first, last = c.loss[:, 0], c.loss[:, -1]
