@@ -20,7 +20,6 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..theory._validate import check_choice, check_int, check_real
@@ -350,21 +349,15 @@ def sweep(
         on one batch stream (same records as separate runs, the data made once); a killed job loses
         all its runs.
     budget : float, optional
-        Seconds. A job is started only if its estimated cost (:mod:`depthscale.sims.budget`) ends
-        before the budget does; jobs in flight finish, unless they are still running 10 % of the
-        budget (at least a minute) past its end, when they are abandoned like an interrupt. Runs
-        from the first missing one that alone exceeds the budget on are not planned at all
-        (:func:`startable`): they cost no per-run work, and count as not started.
+        Seconds. A job starts only if its estimated cost (:mod:`depthscale.sims.budget`) ends within
+        the budget; jobs in flight finish unless still running 10 % of it (at least a minute) past its
+        end. Runs from the first one that alone exceeds it are not planned (:func:`startable`).
     keep_parameters : bool
-        Store each run's arrays as the run returned them (the trained parameters ``theta`` and the
-        per-context errors in full precision). By default they are stored compact
-        (:func:`depthscale.sims.store.compact_record`): no parameters, which no claim or figure reads.
+        Store the trained ``theta`` and full-precision per-context errors; by default records are
+        stored compact (:func:`depthscale.sims.store.compact_record`), as no claim or figure reads them.
     lines : bool
-        Where no progress bar is shown (stderr a log file, not ``quiet``): progress as lines on
-        stderr (:class:`depthscale.sims.progress.RunLines`): how many runs were already done, one
-        line per finished run naming it, counted on from those, and while runs are in progress a
-        line at least every ``heartbeat`` seconds naming them (the serial executor runs a job
-        inside its submission, where no line can be written).
+        Without a progress bar (stderr a log file): progress lines (:class:`~depthscale.sims.progress.RunLines`),
+        one per finished run and, while runs are in flight, one at least every ``heartbeat`` seconds.
     heartbeat : float
         Seconds, > 0 (default 30).
     snapshot_every : float or None
@@ -393,40 +386,68 @@ def sweep(
 
     t0 = time.perf_counter()
     runs = list(runs)
-    snapshots = None
-    if snapshot_every is not None:
-        snapshot_every = check_real("snapshot_every", snapshot_every, lo=0, lo_open=True)
-    if run_fn is None:
-        if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
-            raise ValueError(contexts_mismatch(store.path, store.contexts_version))
-        from .runner import run_group
-
-        job_fn: Callable[..., list] = run_group
-        path = getattr(store, "path", None)
-        if snapshot_every is not None and path is not None:  # a store on disk: its groups can resume
-            snapshots = snapshot_dir(path)
-            job_fn = functools.partial(run_group, snapshots=snapshots, snapshot_every=snapshot_every)
-    else:
-        if not callable(run_fn):
-            raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
-        job_fn, lockstep = _PerRun(run_fn), False
-    if max_in_flight is not None:
-        check_int("max_in_flight", max_in_flight, lo=1)
-    heartbeat = check_real("heartbeat", heartbeat, lo=0, lo_open=True)
-    if budget is not None:
-        budget = check_real("budget", budget, lo=0, lo_open=True)
-    own = not isinstance(executor, cf.Executor)
-    if own:
-        check_choice("executor", executor, EXECUTORS)
-        if workers is not None:
-            check_int("workers", workers, lo=1, hi=4096)
-        if executor == "dask" and not scheduler:
-            raise ValueError("scheduler=None: the dask executor needs a scheduler address such as tcp://127.0.0.1:8786")
+    job_fn, lockstep, snapshots = _job_function(store, run_fn, lockstep, snapshot_every)
+    heartbeat, budget = _checked_options(executor, workers, scheduler, max_in_flight, heartbeat, budget)
     total = len(runs)
     rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
-    beyond = done_before = failed_before = 0  # beyond: runs past the budget's reach, never keyed or grouped
-    rest: list = []
-    held: float | None = None  # the cost model's seconds of the first job held back by the budget
+    todo, skipped, skipped_failed, beyond, held = _what_to_run(
+        runs, store, budget, rate_by_kind, retry_failed, lockstep
+    )
+    if not todo:
+        elapsed = time.perf_counter() - t0
+        return SweepResult(total, skipped, skipped_failed, 0, 0, 0, False, (), elapsed, beyond, False, beyond > 0, held)
+    jobs = _jobs(todo, lockstep)
+    book = _Book(store, code_version(), keep_parameters, on_result)  # the version now, with the code the workers load
+    ex, slots, close, kind = _executor(executor, workers, scheduler)
+    status = _Status(len(todo), quiet, lines and RunLines(total, skipped, skipped_failed, heartbeat=heartbeat))
+    if budget is not None and not quiet and lines:
+        sys.stderr.write(f"depthscale: {forecast(jobs, budget, rate_by_kind, slots, beyond)}\n")
+    window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
+    call = functools.partial(_call, job_fn, limit_threads=kind == "dask")  # process workers: limited at start
+    drive = _Drive(ex, call, book, status, snapshots, jobs, window, t0, budget, rate_by_kind, heartbeat)
+    try:
+        if kind == "process" and slots > 1 and run_fn is None and len(jobs) > 1:
+            _warm_workers(ex, jobs, slots, status)
+        drive.run()
+    except KeyboardInterrupt:
+        drive.interrupted = True
+    except _Broken as exc:
+        drive.salvage(exc)
+    finally:
+        lost, snapshotted = drive.abandon()
+        status.close()
+        if (drive.interrupted or drive.out_of_budget) and kind == "process":
+            _terminate_pool(ex)
+        try:
+            close()
+        except Exception:
+            pass
+    out_of_budget = drive.out_of_budget or beyond > 0
+    held = (drive.held if drive.out_of_budget else held) if out_of_budget else None
+    not_started = sum(len(members) for members, _ in drive.queue) + beyond
+    counts = (total, skipped, skipped_failed, book.done, book.failed, lost, drive.interrupted)
+    elapsed = time.perf_counter() - t0
+    return SweepResult(
+        *counts, tuple(book.failed_keys), elapsed, not_started, drive.broken, out_of_budget, held, snapshotted
+    )
+
+
+def _executor(executor, workers, scheduler):
+    """``(ex, slots, close, kind)``: an executor made here (closed by ``close``) or the caller's,
+    used as is and not shut down."""
+    if not isinstance(executor, cf.Executor):
+        ex, slots, close = make_executor(executor, workers, scheduler)
+        return ex, slots, close, executor
+    # a foreign executor does not say how many workers it has: pass max_in_flight to keep more busy
+    return executor, 1, (lambda: None), "custom"
+
+
+def _what_to_run(runs, store, budget, rate_by_kind, retry_failed: bool, lockstep: bool):
+    """``(todo, skipped, skipped_failed, beyond, held)``: the runs to start; those finished or failed
+    before; how many lie past the budget's reach (never keyed or grouped); and the cost model's seconds
+    of the first job the budget holds back (None: none)."""
+    beyond = done_before = failed_before = 0
+    held: float | None = None
     if budget is not None:
         runs, rest = startable(runs, store, budget, rate_by_kind, retry_failed)
         if rest:
@@ -435,172 +456,173 @@ def sweep(
             beyond = len(left)
             held = _first_job_seconds(rest, lockstep, rate_by_kind)
     todo, skipped, skipped_failed = plan(runs, store, retry_failed)
-    skipped, skipped_failed = skipped + done_before, skipped_failed + failed_before
-    if not todo:
-        return SweepResult(
-            total,
-            skipped,
-            skipped_failed,
-            0,
-            0,
-            0,
-            False,
-            (),
-            time.perf_counter() - t0,
-            not_started=beyond,
-            out_of_budget=beyond > 0,
-            first_held_seconds=held,
-        )
-    jobs = _jobs(todo, lockstep)
-    version = code_version()  # now, with the code the workers load: the tree may change while runs go on
+    return todo, skipped + done_before, skipped_failed + failed_before, beyond, held
 
-    if own:
-        ex, slots, close = make_executor(executor, workers, scheduler)
-        kind = executor
-    else:
-        # a foreign executor does not say how many workers it has: pass max_in_flight to keep more busy
-        ex, slots, close, kind = executor, 1, (lambda: None), "custom"
-    limit = kind == "dask"  # process workers are limited once by their initializer
-    window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
-    status = _Status(len(todo), quiet, lines and RunLines(total, skipped, skipped_failed, heartbeat=heartbeat))
-    if budget is not None and not quiet and lines:
-        sys.stderr.write(f"depthscale: {forecast(jobs, budget, rate_by_kind, slots, beyond)}\n")
-    done = failed = 0
-    failed_keys = []
-    counted: set = set()  # keys stored and counted as done or failed in this sweep
-    pending: dict = {}  # future -> (members, seed)
-    queue = list(reversed(jobs))
-    interrupted = broken = out_of_budget = False
-    deadline = t0 + budget if budget is not None else None
 
-    def keep(rec) -> None:
-        """Store one record (one transaction) and count it."""
-        nonlocal done, failed
-        rec.setdefault("code_version", version)
-        store.put(rec if keep_parameters else compact_record(rec))
-        counted.add(rec["key"])
+def _job_function(store, run_fn, lockstep: bool, snapshot_every):
+    """``(job_fn, lockstep, snapshots)``: what a worker calls on ``(configs, seed)``, whether runs go in
+    lockstep groups, and the store's snapshot folder (None: no snapshots)."""
+    if snapshot_every is not None:
+        snapshot_every = check_real("snapshot_every", snapshot_every, lo=0, lo_open=True)
+    if run_fn is not None:
+        if not callable(run_fn):
+            raise ValueError(f"run_fn={run_fn!r}: must be a callable run_fn(config, seed) -> record")
+        return _PerRun(run_fn), False, None
+    if getattr(store, "contexts_version", CONTEXTS_VERSION) != CONTEXTS_VERSION:
+        raise ValueError(contexts_mismatch(store.path, store.contexts_version))
+    from .runner import run_group
+
+    path = getattr(store, "path", None)
+    if snapshot_every is None or path is None:  # only a store on disk has groups that can resume
+        return run_group, lockstep, None
+    snapshots = snapshot_dir(path)
+    return functools.partial(run_group, snapshots=snapshots, snapshot_every=snapshot_every), lockstep, snapshots
+
+
+def _checked_options(executor, workers, scheduler, max_in_flight, heartbeat, budget) -> tuple[float, float | None]:
+    """Check :func:`sweep`'s executor options (``ValueError`` naming the first bad one); return
+    ``(heartbeat, budget)`` as floats."""
+    if max_in_flight is not None:
+        check_int("max_in_flight", max_in_flight, lo=1)
+    heartbeat = check_real("heartbeat", heartbeat, lo=0, lo_open=True)
+    if budget is not None:
+        budget = check_real("budget", budget, lo=0, lo_open=True)
+    if not isinstance(executor, cf.Executor):
+        check_choice("executor", executor, EXECUTORS)
+        if workers is not None:
+            check_int("workers", workers, lo=1, hi=4096)
+        if executor == "dask" and not scheduler:
+            raise ValueError("scheduler=None: the dask executor needs a scheduler address such as tcp://127.0.0.1:8786")
+    return heartbeat, budget
+
+
+class _Book:
+    """The client's side of a sweep: stores each finished record (one transaction) and counts it."""
+
+    def __init__(self, store, version: str, keep_parameters: bool, on_result) -> None:
+        self.store, self.version = store, version
+        self.keep_parameters, self.on_result = keep_parameters, on_result
+        self.done = self.failed = 0
+        self.failed_keys: list = []
+        self.counted: set = set()  # keys stored and counted as done or failed in this sweep
+
+    def keep(self, rec: dict) -> None:
+        rec.setdefault("code_version", self.version)
+        self.store.put(rec if self.keep_parameters else compact_record(rec))
+        self.counted.add(rec["key"])
         if rec["status"] == "failed":
-            failed += 1
-            failed_keys.append(rec["key"])
+            self.failed += 1
+            self.failed_keys.append(rec["key"])
         else:
-            done += 1
-        if on_result is not None:
-            on_result(rec)
+            self.done += 1
+        if self.on_result is not None:
+            self.on_result(rec)
 
-    def records_of(members, seed, fut):
-        try:
-            tag, value = fut.result()
-        except cf.CancelledError:
-            return []
-        except cf.BrokenExecutor as exc:
-            raise _Broken.of(exc) from None
-        except Exception as exc:  # the executor itself failed to run the job (e.g. unpicklable)
-            tag, value = "error", f"{type(exc).__name__}: {exc}"
-        if tag == "error":
-            return [_failure_record(config, seed, value) for _, config in members]
-        if not isinstance(value, list) or len(value) != len(members):
-            return [
-                _failure_record(config, seed, f"job returned {type(value).__name__}, not one record per run")
-                for _, config in members
-            ]
-        return [_checked(key, config, seed, rec) for (key, config), rec in zip(members, value)]
 
+def _records_of(members, seed, fut) -> list[dict]:
+    """The records of a finished job's future (failure records where the job failed)."""
     try:
-        if kind == "process" and slots > 1 and run_fn is None and len(jobs) > 1:
-            _warm_workers(ex, jobs, slots, status)
-        while queue or pending:
-            while queue and len(pending) < window:
-                members, seed = queue[-1]
+        tag, value = fut.result()
+    except cf.CancelledError:
+        return []
+    except cf.BrokenExecutor as exc:
+        raise _Broken.of(exc) from None
+    except Exception as exc:  # the executor itself failed to run the job (e.g. unpicklable)
+        tag, value = "error", f"{type(exc).__name__}: {exc}"
+    if tag == "error":
+        return [_failure_record(config, seed, value) for _, config in members]
+    if not isinstance(value, list) or len(value) != len(members):
+        return [
+            _failure_record(config, seed, f"job returned {type(value).__name__}, not one record per run")
+            for _, config in members
+        ]
+    return [_checked(key, config, seed, rec) for (key, config), rec in zip(members, value)]
+
+
+class _Drive:
+    """Submits jobs while the window and the budget allow, and books each as it finishes."""
+
+    def __init__(
+        self, ex, call, book: _Book, status, snapshots, jobs, window: int, t0: float, budget, rates, heartbeat
+    ):
+        self.ex, self.call, self.book, self.status, self.snapshots = ex, call, book, status, snapshots
+        self.budget, self.rate_by_kind, self.heartbeat, self.window = budget, rates, heartbeat, window
+        self.deadline = t0 + budget if budget is not None else None
+        self.queue = list(reversed(jobs))
+        self.pending: dict = {}  # future -> (members, seed)
+        self.interrupted = self.broken = self.out_of_budget = False
+        self.held: float | None = None  # the cost model's seconds of the first job held back
+
+    def run(self) -> None:
+        from . import budget as cost
+
+        while self.queue or self.pending:
+            while self.queue and len(self.pending) < self.window:
+                members, seed = self.queue[-1]
                 configs = [config for _, config in members]
-                needs = cost.job_seconds(configs, rate_by_kind) if deadline is not None else 0.0
-                if deadline is not None and time.perf_counter() + needs > deadline:
-                    if not out_of_budget:  # the first job held back: a budget must hold it, after the start-up
-                        held = needs
-                    out_of_budget = True
-                    break
+                if self.deadline is not None:
+                    needs = cost.job_seconds(configs, self.rate_by_kind)
+                    if time.perf_counter() + needs > self.deadline:
+                        if not self.out_of_budget:  # the first job held back: a budget must hold it
+                            self.held = needs
+                        self.out_of_budget = True
+                        break
                 try:
-                    fut = ex.submit(_call, job_fn, configs, seed, limit)
+                    fut = self.ex.submit(self.call, configs, seed)
                 except cf.BrokenExecutor as exc:  # a worker died before its result was seen
                     raise _Broken.of(exc) from None
-                queue.pop()
-                pending[fut] = (members, seed)
-            if (
-                out_of_budget
-                and deadline is not None
-                and budget is not None
-                and pending
-                and time.perf_counter() > deadline + max(60.0, 0.1 * budget)
-            ):
-                interrupted = True  # in flight far past the budget: abandon like an interrupt
-                break
-            finished, _ = cf.wait(list(pending), timeout=min(1.0, heartbeat), return_when=cf.FIRST_COMPLETED)
-            status.beat((config, seed) for members, seed in pending.values() for _, config in members)
+                self.queue.pop()
+                self.pending[fut] = (members, seed)
+            if self._overdue():
+                self.interrupted = True  # in flight far past the budget: abandon like an interrupt
+                return
+            finished, _ = cf.wait(list(self.pending), timeout=min(1.0, self.heartbeat), return_when=cf.FIRST_COMPLETED)
+            self.status.beat((config, seed) for members, seed in self.pending.values() for _, config in members)
             for fut in finished:
                 # the job stays pending until its records are stored and counted: a broken pool (the
                 # result raises) or an interrupt mid-way then still counts each of its runs, once
-                members, seed = pending[fut]
-                records = records_of(members, seed, fut)
+                members, seed = self.pending[fut]
+                records = _records_of(members, seed, fut)
                 for rec in records:
-                    keep(rec)
-                    status.finished(rec, done, failed)
-                del pending[fut]
-                if snapshots is not None and records:  # stored: its training state is no longer needed
-                    Snapshot(snapshots, [config for _, config in members], seed).discard()
-            if out_of_budget and not pending:
-                break
-    except KeyboardInterrupt:
-        interrupted = True
-    except _Broken as exc:
-        # The pool lost a worker (killed or crashed): every run still in it is unrecoverable here.
-        broken = True
-        for fut, (members, seed) in list(pending.items()):
+                    self.book.keep(rec)
+                    self.status.finished(rec, self.book.done, self.book.failed)
+                del self.pending[fut]
+                if self.snapshots is not None and records:  # stored: its training state is no longer needed
+                    Snapshot(self.snapshots, [config for _, config in members], seed).discard()
+            if self.out_of_budget and not self.pending:
+                return
+
+    def _overdue(self) -> bool:
+        """Held back by the budget, with jobs still running 10 % of it (at least a minute) past its end."""
+        if not (self.out_of_budget and self.pending) or self.deadline is None or self.budget is None:
+            return False
+        return time.perf_counter() > self.deadline + max(60.0, 0.1 * self.budget)
+
+    def salvage(self, exc: _Broken) -> None:
+        """The pool lost a worker (killed or crashed): every run still in it is unrecoverable here;
+        a job that ended before the break keeps its records."""
+        self.broken = True
+        for fut, (members, seed) in list(self.pending.items()):
             finished_ok = fut.done() and not fut.cancelled() and fut.exception() is None
-            records = records_of(members, seed, fut) if finished_ok else []  # a job that ended before the break
-            by_key = {rec["key"]: rec for rec in records}
+            by_key = {rec["key"]: rec for rec in (_records_of(members, seed, fut) if finished_ok else [])}
             for key, config in members:
-                if key in counted:
-                    continue
-                keep(
-                    by_key.get(key)
-                    or _failure_record(config, seed, f"executor broke while this run was in flight: {exc}")
-                )
-        pending.clear()
-    finally:
-        # every run of a job still pending and not stored is lost (an interrupt): counted once, here
-        lost = sum(key not in counted for members, _ in pending.values() for key, _ in members)
+                if key not in self.book.counted:
+                    reason = f"executor broke while this run was in flight: {exc}"
+                    self.book.keep(by_key.get(key) or _failure_record(config, seed, reason))
+        self.pending.clear()
+
+    def abandon(self) -> tuple[int, int]:
+        """Cancel what is still pending; ``(lost, snapshotted)``: its runs not stored (an interrupt,
+        counted once, here) and those a snapshot lets a rerun resume."""
+        lost = sum(key not in self.book.counted for members, _ in self.pending.values() for key, _ in members)
         snapshotted = sum(
             len(members)
-            for members, seed in pending.values()
-            if snapshots is not None and Snapshot(snapshots, [c for _, c in members], seed).path.exists()
+            for members, seed in self.pending.values()
+            if self.snapshots is not None and Snapshot(self.snapshots, [c for _, c in members], seed).path.exists()
         )
-        for fut in pending:
+        for fut in self.pending:
             fut.cancel()
-        status.close()
-        if (interrupted or out_of_budget) and kind == "process":
-            _terminate_pool(ex)
-        if own:
-            try:
-                close()
-            except Exception:
-                pass
-    not_started = sum(len(members) for members, _ in queue) + beyond
-    out_of_budget = out_of_budget or beyond > 0
-    return SweepResult(
-        total,
-        skipped,
-        skipped_failed,
-        done,
-        failed,
-        lost,
-        interrupted,
-        tuple(failed_keys),
-        time.perf_counter() - t0,
-        not_started,
-        broken,
-        out_of_budget,
-        held if out_of_budget else None,
-        snapshotted,
-    )
+        return lost, snapshotted
 
 
 def _first_job_seconds(rest, lockstep: bool, rate_by_kind: dict) -> float:
