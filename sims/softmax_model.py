@@ -26,7 +26,7 @@ gains ``g_l`` and random, layer-independent logits of order one (the paper state
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +38,26 @@ from .softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from .threads import batch_chunks
 
 _bad = bad_argument
+
+
+@dataclass
+class _Pass:
+    """One pass's inputs, switches and the buffers every stream writes (attention, residuals, W_x's gradient)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    xq: np.ndarray
+    target: np.ndarray
+    p: dict  # the parameters, views of theta
+    gp: dict  # the gradient, views of one flat vector
+    want_grad: bool
+    want_attn: bool
+    unit: bool
+    nch: int  # batch chunks
+    coef: float  # 2 / B: d(mean squared error) / d(yhat) per unit residual
+    attn: np.ndarray
+    res: np.ndarray
+    dWx: np.ndarray
 
 
 class SoftmaxAttention:
@@ -193,164 +213,121 @@ class SoftmaxAttention:
     def _run(self, theta, batch, want_grad=False, want_attn=False, unit=False):
         """One fused pass. Returns f (B,L), and as asked attention (B,L,P), grad, label weights."""
         theta, X, y, xq, target = self._arrays(theta, batch)
-        dt = self.dtype
-        p = self.unpack(theta)
-        B, P, d = X.shape
-        N, L = self.N, self.L
+        dt, B, P = self.dtype, X.shape[0], X.shape[1]
         nch = batch_chunks(B)
-        coef = 2.0 / B
-        M = self._qk_mats(p)
-        Wv = p["W_v"].reshape(-1, N, N)
-        Lv = Wv.shape[0]
-        WxT = np.ascontiguousarray(p["W_x"].T)
-        attn = np.zeros((B, L, P) if want_attn or unit else (1, 1, 1), dtype=dt)
-        res = np.zeros(B, dtype=dt)
-        dWx = np.zeros((nch, N, d), dtype=dt)
-        out: dict[str, Any] = {}
         grad = np.zeros(self.n_params, dtype=dt)
-        gp = self.unpack(grad)
-
+        w = _Pass(
+            X, y, xq, target, self.unpack(theta), self.unpack(grad), want_grad, want_attn, unit, nch, 2.0 / B,
+            attn=np.zeros((B, self.L, P) if want_attn or unit else (1, 1, 1), dtype=dt),
+            res=np.zeros(B, dtype=dt),
+            dWx=np.zeros((nch, self.N, self.d), dtype=dt),
+        )  # fmt: skip
         if self.cfg.stream == "single":
-            f = np.zeros((B, L), dtype=dt)
-            dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
-            dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
-            single_pass(
-                X,
-                y,
-                xq,
-                target,
-                WxT,
-                np.ascontiguousarray(p["W_y"]),
-                M,
-                np.ascontiguousarray(Wv),
-                np.ascontiguousarray(p["W_o"]),
-                coef,
-                want_grad,
-                want_attn,
-                nch,
-                RMS_EPS,
-                f,
-                res,
-                dWx,
-                dWy,
-                dM,
-                dWv,
-                dWo,
-                attn,
-            )
-            if want_grad:
-                gp["W_x"][...] = dWx.sum(0)
-                gp["W_y"][...] = dWy.sum(0)
-                gp["W_o"][...] = dWo.sum(0)
-                gp["W_v"][...] = dWv.sum(0).reshape(gp["W_v"].shape)
-                self._qk_back(p, dM.sum(0), gp)
-            out["f"] = f
+            out = self._single_stream(w)
         else:
             # the test token's normalised input, shared by every layer
-            ht = xq @ p["W_x"].T
+            ht = xq @ w.p["W_x"].T
             rt = 1.0 / np.sqrt(np.mean(ht * ht, axis=1) + RMS_EPS)
             xt = np.ascontiguousarray(ht * rt[:, None])
-            if self.cfg.context_update:
-                f = np.zeros((B, L), dtype=dt)
-                c = np.zeros((B, P), dtype=dt)
-                dxt = np.zeros((B, N), dtype=dt)
-                dWy, dWo = np.zeros((nch, N), dt), np.zeros((nch, N), dt)
-                dM, dWv = np.zeros((nch, L, N, N), dt), np.zeros((nch, Lv, N, N), dt)
-                dm = np.zeros(nch, dt)
-                ctx_pass(
-                    X,
-                    y,
-                    xt,
-                    target,
-                    WxT,
-                    M,
-                    np.ascontiguousarray(Wv),
-                    np.ascontiguousarray(Wv.transpose(0, 2, 1)),
-                    np.ascontiguousarray(p["W_o"]),
-                    np.ascontiguousarray(p["W_y"]),
-                    float(p["m"]),
-                    coef,
-                    unit,
-                    want_grad or unit,
-                    want_attn,
-                    nch,
-                    RMS_EPS,
-                    f,
-                    res,
-                    c,
-                    dxt,
-                    dWx,
-                    dM,
-                    dWv,
-                    dWo,
-                    dWy,
-                    dm,
-                    attn,
-                )
-                if unit:
-                    out["c"] = c
-                if want_grad:
-                    gp["W_y"][...] = dWy.sum(0)
-                    gp["W_o"][...] = dWo.sum(0)
-                    gp["W_v"][...] = dWv.sum(0).reshape(gp["W_v"].shape)
-                    gp["m"][...] = dm.sum()
-                    dMs = dM.sum(0)
-                    self._qk_back(p, dMs, gp)
-                out["f"] = f
-            else:
-                Mcat = np.ascontiguousarray(M.transpose(1, 0, 2).reshape(N, L * N))
-                U = np.ascontiguousarray((xt @ Mcat).reshape(B, L, N))
-                WvWy = Wv @ p["W_y"]  # (Lv, N)
-                gv = WvWy @ p["W_o"]
-                # a copy: broadcast_to's view is read-only, and a read-only g is another type to numba
-                # (core_pass compiled twice per process, depth 1 or per-layer values against the rest)
-                g = np.array(np.broadcast_to(gv, (L,)), dtype=dt)
-                s = np.zeros((B, L), dtype=dt)
-                dU = np.zeros((B, L, N) if want_grad else (1, 1, 1), dtype=dt)
-                core_pass(
-                    X,
-                    y,
-                    target,
-                    WxT,
-                    U,
-                    g,
-                    coef,
-                    False,
-                    want_grad,
-                    want_attn or unit,
-                    nch,
-                    RMS_EPS,
-                    s,
-                    res,
-                    dU,
-                    dWx,
-                    attn,
-                    attention_code(self.cfg.attention),
-                )
-                out["f"] = s * g
-                if unit:
-                    out["c"] = np.einsum("l,blp->bp", g, attn) / L
-                if want_grad:
-                    dUf = dU.reshape(B, L * N)
-                    dMs = (xt.T @ dUf).reshape(N, L, N).transpose(1, 0, 2)
-                    dxt = dUf @ Mcat.T
-                    dg = (res @ s) / L
-                    dgv = np.array([dg.sum()], dtype=dt) if Lv == 1 else dg  # shared W_v: one gain
-                    gp["W_o"][...] = dgv @ WvWy
-                    gp["W_v"][...] = (dgv[:, None, None] * np.outer(p["W_o"], p["W_y"])[None]).reshape(gp["W_v"].shape)
-                    gp["W_y"][...] = np.einsum("l,lab,a->b", dgv, Wv, p["W_o"])
-                    self._qk_back(p, np.ascontiguousarray(dMs), gp)
+            out, dxt = self._context_update(w, xt) if self.cfg.context_update else self._two_stream(w, xt)
             if want_grad:
                 # RMS-norm backward of the test token, then W_x once for all tokens
-                dht = rt[:, None] * (dxt - xt * (np.sum(dxt * xt, axis=1) / N)[:, None])
-                gp["W_x"][...] = dWx.sum(0) + dht.T @ xq
+                dht = rt[:, None] * (dxt - xt * (np.sum(dxt * xt, axis=1) / self.N)[:, None])
+                w.gp["W_x"][...] = w.dWx.sum(0) + dht.T @ xq
         if want_attn:
-            out["attn"] = attn
+            out["attn"] = w.attn
         if want_grad:
             yhat = out["f"].mean(axis=1)
             out["loss"] = float(np.mean((yhat.astype(np.float64) - target) ** 2))
             out["grad"] = grad
         return out
+
+    def _grads(self, w: _Pass, Lv: int) -> tuple[np.ndarray, ...]:
+        """Per-chunk gradient buffers of W_y, W_o, the query-key matrices and W_v."""
+        dt, nch, N = self.dtype, w.nch, self.N
+        return (
+            np.zeros((nch, N), dt),
+            np.zeros((nch, N), dt),
+            np.zeros((nch, self.L, N, N), dt),
+            np.zeros((nch, Lv, N, N), dt),
+        )
+
+    def _value_grads(self, w: _Pass, dWy, dWo, dWv, dM) -> None:
+        """Sum the chunks' gradients of W_y, W_o, W_v and the query-key matrices into ``w.gp``."""
+        w.gp["W_y"][...] = dWy.sum(0)
+        w.gp["W_o"][...] = dWo.sum(0)
+        w.gp["W_v"][...] = dWv.sum(0).reshape(w.gp["W_v"].shape)
+        self._qk_back(w.p, dM.sum(0), w.gp)
+
+    def _single_stream(self, w: _Pass) -> dict:
+        p, dt = w.p, self.dtype
+        Wv = np.ascontiguousarray(p["W_v"].reshape(-1, self.N, self.N))
+        f = np.zeros((w.X.shape[0], self.L), dtype=dt)
+        dWy, dWo, dM, dWv = self._grads(w, Wv.shape[0])
+        WxT = np.ascontiguousarray(p["W_x"].T)
+        M = self._qk_mats(p)
+        single_pass(
+            w.X, w.y, w.xq, w.target, WxT, np.ascontiguousarray(p["W_y"]), M, Wv, np.ascontiguousarray(p["W_o"]),
+            w.coef, w.want_grad, w.want_attn, w.nch, RMS_EPS, f, w.res, w.dWx, dWy, dM, dWv, dWo, w.attn,
+        )  # fmt: skip
+        if w.want_grad:
+            w.gp["W_x"][...] = w.dWx.sum(0)
+            self._value_grads(w, dWy, dWo, dWv, dM)
+        return {"f": f}
+
+    def _context_update(self, w: _Pass, xt: np.ndarray) -> tuple[dict, np.ndarray]:
+        p, dt, B = w.p, self.dtype, w.X.shape[0]
+        Wv = p["W_v"].reshape(-1, self.N, self.N)
+        f, c = np.zeros((B, self.L), dtype=dt), np.zeros((B, w.X.shape[1]), dtype=dt)
+        dxt, dm = np.zeros((B, self.N), dtype=dt), np.zeros(w.nch, dt)
+        dWy, dWo, dM, dWv = self._grads(w, Wv.shape[0])
+        WxT = np.ascontiguousarray(p["W_x"].T)
+        ctx_pass(
+            w.X, w.y, xt, w.target, WxT, self._qk_mats(p), np.ascontiguousarray(Wv),
+            np.ascontiguousarray(Wv.transpose(0, 2, 1)), np.ascontiguousarray(p["W_o"]),
+            np.ascontiguousarray(p["W_y"]), float(p["m"]), w.coef, w.unit, w.want_grad or w.unit, w.want_attn,
+            w.nch, RMS_EPS, f, w.res, c, dxt, w.dWx, dM, dWv, dWo, dWy, dm, w.attn,
+        )  # fmt: skip
+        out = {"f": f, "c": c} if w.unit else {"f": f}
+        if w.want_grad:
+            self._value_grads(w, dWy, dWo, dWv, dM)
+            w.gp["m"][...] = dm.sum()
+        return out, dxt
+
+    def _two_stream(self, w: _Pass, xt: np.ndarray) -> tuple[dict, np.ndarray]:
+        """The parallel form ``yhat = (1/L) sum_l g_l p_l . y``: one kernel for the attention, the
+        gains and the query-key gradients on the host."""
+        p, dt, B, N, L = w.p, self.dtype, w.X.shape[0], self.N, self.L
+        M = self._qk_mats(p)
+        Wv = p["W_v"].reshape(-1, N, N)
+        Mcat = np.ascontiguousarray(M.transpose(1, 0, 2).reshape(N, L * N))
+        U = np.ascontiguousarray((xt @ Mcat).reshape(B, L, N))
+        WvWy = Wv @ p["W_y"]  # (Lv, N)
+        # a copy: broadcast_to's view is read-only, and a read-only g is another type to numba
+        # (core_pass compiled twice per process, depth 1 or per-layer values against the rest)
+        g = np.array(np.broadcast_to(WvWy @ p["W_o"], (L,)), dtype=dt)
+        s = np.zeros((B, L), dtype=dt)
+        dU = np.zeros((B, L, N) if w.want_grad else (1, 1, 1), dtype=dt)
+        WxT = np.ascontiguousarray(p["W_x"].T)
+        core_pass(
+            w.X, w.y, w.target, WxT, U, g, w.coef, False, w.want_grad, w.want_attn or w.unit, w.nch, RMS_EPS,
+            s, w.res, dU, w.dWx, w.attn, attention_code(self.cfg.attention),
+        )  # fmt: skip
+        out = {"f": s * g}
+        if w.unit:
+            out["c"] = np.einsum("l,blp->bp", g, w.attn) / L
+        if not w.want_grad:
+            return out, np.zeros((B, N), dtype=dt)
+        dUf = dU.reshape(B, L * N)
+        dMs = (xt.T @ dUf).reshape(N, L, N).transpose(1, 0, 2)
+        dg = (w.res @ s) / L
+        dgv = np.array([dg.sum()], dtype=dt) if Wv.shape[0] == 1 else dg  # shared W_v: one gain
+        gp = w.gp
+        gp["W_o"][...] = dgv @ WvWy
+        gp["W_v"][...] = (dgv[:, None, None] * np.outer(p["W_o"], p["W_y"])[None]).reshape(gp["W_v"].shape)
+        gp["W_y"][...] = np.einsum("l,lab,a->b", dgv, Wv, p["W_o"])
+        self._qk_back(p, np.ascontiguousarray(dMs), gp)
+        return out, dUf @ Mcat.T
 
     # ------------------------------------------------------------------ public API
     def loss_and_grad(self, theta: np.ndarray, batch) -> tuple[float, np.ndarray]:
