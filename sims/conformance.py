@@ -397,10 +397,8 @@ def check_model(
 
 
 def _model_steps(name: str, engine: str, seed: int) -> list:
-    from .config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash
+    from .config import ModelConfig, RunConfig, TaskConfig, TrainConfig
     from .models import AttentionModel, make_model
-    from .records import RUN_RECORD_FIELDS, RunRecord, record_problem
-    from .runner import run
     from .tasks import make_batch
 
     B, L = 5, 2
@@ -478,7 +476,25 @@ def _model_steps(name: str, engine: str, seed: int) -> list:
         _require(np.all(np.isfinite(q)) and np.all(q >= 0), f"query-key norms {q} must be finite and >= 0")
         return "(L,), finite, >= 0"
 
-    config = RunConfig(task, mcfg, TrainConfig(steps=6, batch=8, lr=1e-2, eval_contexts=64, window=3))
+    return [
+        ("builds", builds, ()),
+        ("layer outputs", layer_outputs, ("builds",)),
+        ("loss", loss, ("layer outputs",)),
+        ("gradient", gradient, ("loss",)),
+        ("label weights", label_weights, ("layer outputs",)),
+        ("attention weights", attention, ("builds",)),
+        ("query-key norms", qk_norms, ("builds",)),
+        *_run_steps(s, RunConfig(task, mcfg, TrainConfig(steps=6, batch=8, lr=1e-2, eval_contexts=64, window=3)), seed),
+    ]
+
+
+def _run_steps(s: SimpleNamespace, config, seed: int) -> list:
+    """A short training run of the model ``s.model`` was built for, and its record's schema."""
+    from .config import config_hash
+    from .records import RUN_RECORD_FIELDS, RunRecord, record_problem
+    from .runner import run
+
+    L = config.model.depth
 
     def training():
         s.rec = rec = run(config, seed)
@@ -506,17 +522,7 @@ def _model_steps(name: str, engine: str, seed: int) -> list:
         json.dumps({k: v for k, v in rec.items() if k != "arrays"})  # a TypeError names what is not JSON-able
         return f"{len(rec)} fields of RUN_RECORD_FIELDS, the run's key and config, JSON-able"
 
-    return [
-        ("builds", builds, ()),
-        ("layer outputs", layer_outputs, ("builds",)),
-        ("loss", loss, ("layer outputs",)),
-        ("gradient", gradient, ("loss",)),
-        ("label weights", label_weights, ("layer outputs",)),
-        ("attention weights", attention, ("builds",)),
-        ("query-key norms", qk_norms, ("builds",)),
-        ("training run", training, ("builds",)),
-        ("run record", record, ("training run",)),
-    ]
+    return [("training run", training, ("builds",)), ("run record", record, ("training run",))]
 
 
 # ------------------------------------------------------------------------------------------------
