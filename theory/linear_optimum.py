@@ -262,6 +262,62 @@ def _choose_penalties(G, h, T, Ls, pen):
     return out
 
 
+def _fit_sums(contexts, n: int, groups: int, Ls, lam, omega, task: str, s_edge, top: float, mu_top: float):
+    """One pass over the fitting contexts: per-group sums of ``Psi^T K Psi``, ``Psi^T K 1`` and
+    ``1^T K 1`` (``G``, ``h``, ``T``), and the summed fitting loss of each Jacobi candidate and each
+    equal step per depth."""
+    Lmax = max(Ls)
+    cand = np.zeros((len(Ls), len(_JACOBI_ZETAS) * len(_JACOBI_EDGES)))
+    equal = np.zeros((len(Ls), _EQUAL_C.size))
+    G = np.zeros((groups, Lmax, Lmax))
+    h = np.zeros((groups, Lmax))
+    T = np.zeros(groups)
+    grp_of = np.arange(n) * groups // n  # contiguous groups of equal size (up to one context)
+    start = 0
+    for mu, U in contexts:
+        c = mu.shape[0]
+        K = _kernel(mu, U, lam, omega, task, s_edge)
+        Psi = _basis(mu, top, Lmax)  # (c, d, Lmax)
+        KPsi = np.matmul(K, Psi)
+        Gc = np.matmul(np.swapaxes(Psi, 1, 2), KPsi)
+        hc = KPsi.sum(axis=1)
+        Tc = K.sum(axis=(1, 2))
+        for i, L in enumerate(Ls):
+            Rj = _jacobi_residuals(mu, L, mu_top)  # (c, d, n_cand)
+            cand[i] += np.einsum("cik,cik->k", Rj, np.matmul(K, Rj))
+            Re = _equal_residuals(mu, L, top)
+            equal[i] += np.einsum("cik,cik->k", Re, np.matmul(K, Re))
+        for g in np.unique(grp_of[start : start + c]):
+            sel = grp_of[start : start + c] == g
+            G[g] += Gc[sel].sum(0)
+            h[g] += hc[sel].sum(0)
+            T[g] += Tc[sel].sum()
+        start += c
+    return G, h, T, cand, equal
+
+
+def _evaluate(contexts, n: int, A, Ls, lam, omega, task: str, s_edge, top: float, mu_top: float, best, best_c):
+    """One pass over the evaluation contexts: ``r^T K r`` from the residuals themselves, per context,
+    of every column of ``A`` (the fitted polynomials), the chosen Jacobi candidate and the best equal step."""
+    Lmax = A.shape[0]
+    losses = np.empty((n, A.shape[1]))
+    jac = np.empty((n, len(Ls)))
+    eq = np.empty((n, len(Ls)))
+    start = 0
+    for mu, U in contexts:
+        c = mu.shape[0]
+        K = _kernel(mu, U, lam, omega, task, s_edge)
+        R = 1.0 - np.matmul(_basis(mu, top, Lmax), A)  # (c, d, cols)
+        losses[start : start + c] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
+        for i, L in enumerate(Ls):
+            Rj = _jacobi_residuals(mu, L, mu_top)[..., best[i]]
+            jac[start : start + c, i] = np.einsum("ci,ci->c", Rj, np.einsum("cij,cj->ci", K, Rj))
+            Re = (1.0 - best_c[i] * mu / top) ** L
+            eq[start : start + c, i] = np.einsum("ci,ci->c", Re, np.einsum("cij,cj->ci", K, Re))
+        start += c
+    return losses, jac, eq
+
+
 def linear_optimum(
     a, b, d, P, depths, contexts, seed, task="easy-fresh", c_lambda=1.0, c_omega=1.0, chunk=8
 ) -> LinearOptimum:
@@ -328,36 +384,9 @@ def linear_optimum(
     # basis: Chebyshev on [0, top], top a little above the pilot's largest eigenvalue
     mu_top = max(float(mu.max()) for mu, _ in stream(pilot_ss, pilot))
     top = _TOP_MARGIN * mu_top
-    n_cand = len(_JACOBI_ZETAS) * len(_JACOBI_EDGES)
-    cand = np.zeros((len(Ls), n_cand))  # summed fitting loss of each Jacobi candidate
-    equal = np.zeros((len(Ls), _EQUAL_C.size))  # summed fitting loss of each equal step
 
-    # fit: per-group sums of Psi^T K Psi, Psi^T K 1 and 1^T K 1
     groups = min(_GROUPS, n)
-    G = np.zeros((groups, Lmax, Lmax))
-    h = np.zeros((groups, Lmax))
-    T = np.zeros(groups)
-    grp_of = np.arange(n) * groups // n  # contiguous groups of equal size (up to one context)
-    start = 0
-    for mu, U in stream(fit_ss, n):
-        c = mu.shape[0]
-        K = _kernel(mu, U, lam, omega, task, s_edge)
-        Psi = _basis(mu, top, Lmax)  # (c, d, Lmax)
-        KPsi = np.matmul(K, Psi)
-        Gc = np.matmul(np.swapaxes(Psi, 1, 2), KPsi)
-        hc = KPsi.sum(axis=1)
-        Tc = K.sum(axis=(1, 2))
-        for i, L in enumerate(Ls):
-            Rj = _jacobi_residuals(mu, L, mu_top)  # (c, d, n_cand)
-            cand[i] += np.einsum("cik,cik->k", Rj, np.matmul(K, Rj))
-            Re = _equal_residuals(mu, L, top)
-            equal[i] += np.einsum("cik,cik->k", Re, np.matmul(K, Re))
-        for g in np.unique(grp_of[start : start + c]):
-            sel = grp_of[start : start + c] == g
-            G[g] += Gc[sel].sum(0)
-            h[g] += hc[sel].sum(0)
-            T[g] += Tc[sel].sum()
-        start += c
+    G, h, T, cand, equal = _fit_sums(stream(fit_ss, n), n, groups, Ls, lam, omega, task, s_edge, top, mu_top)
     pen = _penalty(top, Lmax)
     chosen = _choose_penalties(G, h, T, Ls, pen)
     penalties = [rho for rho, _ in chosen]
@@ -378,24 +407,9 @@ def linear_optimum(
     ]
     A = np.concatenate([full, *loo]).T  # (Lmax, (groups + 1) n_depths)
 
-    # evaluation: r^T K r from the residuals themselves
-    losses = np.empty((n, A.shape[1]))
-    jac = np.empty((n, len(Ls)))
-    eq = np.empty((n, len(Ls)))
     equal[~np.isfinite(equal)] = np.inf
     best_c = _EQUAL_C[np.argmin(equal, axis=1)]
-    start = 0
-    for mu, U in stream(eval_ss, n):
-        c = mu.shape[0]
-        K = _kernel(mu, U, lam, omega, task, s_edge)
-        R = 1.0 - np.matmul(_basis(mu, top, Lmax), A)  # (c, d, cols)
-        losses[start : start + c] = np.einsum("cik,cik->ck", R, np.matmul(K, R))
-        for i, L in enumerate(Ls):
-            Rj = _jacobi_residuals(mu, L, mu_top)[..., best[i]]
-            jac[start : start + c, i] = np.einsum("ci,ci->c", Rj, np.einsum("cij,cj->ci", K, Rj))
-            Re = (1.0 - best_c[i] * mu / top) ** L
-            eq[start : start + c, i] = np.einsum("ci,ci->c", Re, np.einsum("cij,cj->ci", K, Re))
-        start += c
+    losses, jac, eq = _evaluate(stream(eval_ss, n), n, A, Ls, lam, omega, task, s_edge, top, mu_top, best, best_c)
     means = losses.mean(axis=0).reshape(groups + 1, len(Ls))
     se_eval = losses[:, : len(Ls)].std(axis=0, ddof=1) / np.sqrt(n)
     # spread from the fitting contexts: delete-one-group jackknife, the evaluation contexts fixed
