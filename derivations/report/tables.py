@@ -75,3 +75,48 @@ def fits_table(cs: Sequence[Curve]) -> Table:
 
 
 __all__ = ["runs_table", "fits_table"]
+
+
+CALIBRATION_ALPHAS = (0.5, 0.75, 1.0, 1.5, 2.0)  # the negative controls 0.5 and 2, and the band's neighbourhood
+
+
+def calibration_table(
+    claim, ev, conditions, alphas: Sequence[float] = CALIBRATION_ALPHAS, replicates: int = 100, seed: int = 0
+) -> Table | None:
+    """How often ``claim`` passes, fails and stays indicative on synthetic curves with each condition's
+    own amplitude, seed offsets and pure error, per true alpha
+    (:func:`~depthscale.derivations.claims.calibration.calibrate`: the same claim code); alpha = 0.5
+    and 2 are the negative controls at the real effect size.
+
+    ``conditions`` are ``(label, curve)`` pairs; one with fewer than two seeds (no seed offsets or pure
+    error to simulate) or without a row of ``claim`` (a fit that failed) is left out. None when
+    nothing is left. With the default 100 replicates a rate's binomial standard error is at most 0.05.
+    """
+    from ..claims.calibration import binomial_se, calibrate, noise_model
+
+    rows = []
+    for label, c in conditions:
+        if len(c.seeds) < 2:
+            continue
+        try:
+            rates = calibrate(claim, ev, label, alphas, replicates, seed=seed)
+        except ValueError:  # no row of the claim on this condition: nothing to calibrate
+            continue
+        noise = noise_model(c)
+        for r in rates:
+            rows.append([label, f"{r.alpha:g}", f"{r.pass_rate:.2f}", f"{r.fail_rate:.2f}", f"{r.indicative_rate:.2f}"])
+        rows[-len(rates)][0] += (
+            f" (gain {noise.gain / noise.r1:.1%} of R_1, seed offsets {noise.seed_sd:.2g}, pure error {noise.pure_sd:.2g})"
+        )
+    if not rows:
+        return None
+    return Table(
+        f"Calibration of {claim.id} at the measured effect size: the rates of each verdict on {replicates} synthetic "
+        "curves per true alpha (same depths, seeds, amplitude, seed offsets and pure error as the row; the same claim "
+        f"code) at alpha = {', '.join(f'{a:g}' for a in alphas)}; alpha = 0.5 and 2 are the negative controls",
+        ["condition", "true alpha", "pass", "fail", "indicative"],
+        rows,
+        note=f"A rate's binomial standard error is at most {binomial_se(0.5, replicates):.2g}. Where even alpha = 0.5 "
+        "and 2 are mostly indicative, undecided is the expected outcome whatever the truth: the planner "
+        "(depthscale plan) says how many seeds would decide.",
+    )

@@ -8,7 +8,7 @@ the loss fall as ``R_inf + c/L``? No presets: the user's own grid is the design.
 
 from depthscale.derivations.study import Study
 
-from . import claims
+from . import claims, sections
 
 STUDY = Study(
     name="generic",
@@ -16,4 +16,5 @@ STUDY = Study(
     package=__name__,
     claims=claims.CLAIMS,
     primary=tuple(c.id for c in claims.CLAIMS),
+    sections=sections.sections,
 )

@@ -37,6 +37,12 @@ def _multi_depth(ev) -> list:
     return [c for c in ev.curves if len(c.depths) >= 2]
 
 
+def law_curves(ev) -> list:
+    """The curves ``generic-inverse-depth`` fits: three depths or more, any map or model but trained
+    linear attention (whose law is the spectrum's power law, study ``core``)."""
+    return [c for c in ev.curves if c.model != "linear" and len(c.depths) >= 3]
+
+
 @claim(
     "generic-depth-helps",
     "Depth lowers the loss: the depth gain (R_first - R_last)/R_first is above 0",
@@ -76,9 +82,7 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
     """Per curve of a softmax-family map or a user's model (not trained linear attention), the fit of
     ``R_inf + c L^-alpha`` over all its depths, decided by :func:`inverse_depth_verdict`."""
     out = []
-    for c in _multi_depth(ev):
-        if c.model == "linear" or len(c.depths) < 3:
-            continue
+    for c in law_curves(ev):
         f = c.fit("offset")
         if f.failure:
             out.append(claim.not_run(f.failure, c.label, INVERSE_DEPTH))
@@ -91,4 +95,4 @@ def inverse_depth(claim: Claim, ev) -> list[ClaimResult]:
 CLAIMS = (depth_helps, inverse_depth)  # in report order
 
 
-__all__ = ["CLAIMS", "depth_helps", "inverse_depth"]
+__all__ = ["CLAIMS", "depth_helps", "inverse_depth", "law_curves"]

@@ -30,14 +30,13 @@ from depthscale.derivations.study import (
     FigureEntry,
     FitResult,
     Table,
-    calibrate,
+    calibration_table,
     claim,
     fit_power_law,
     in_range,
     inverse_depth_guide,
     inverse_depth_verdict,
     legend_below,
-    noise_model,
     within,
 )
 from depthscale.derivations.study import format_estimate as est
@@ -317,51 +316,10 @@ def draw_objections(o: Objections):
     return fig
 
 
-CALIBRATION_ALPHAS = (0.5, 0.75, 1.0, 1.5, 2.0)
-CALIBRATION_REPLICATES = 100  # binomial s.e. of a rate at most 0.05
-
-
-def calibration_table(ev) -> Table | None:
-    """How often ``objections-inverse-depth`` passes, fails and stays indicative on synthetic curves of
-    each single-setting row's own amplitude, seed offsets and pure error, at true alpha in
-    :data:`CALIBRATION_ALPHAS` (:func:`~depthscale.derivations.study.calibrate`: the same claim code);
-    alpha = 0.5 and 2 are the negative controls at the real effect size. None without such rows."""
-    rows = []
-    for label, c in long_curves(ev):
-        if len(c.seeds) < 2:  # one seed has no seed offsets or pure error to simulate
-            continue
-        try:
-            rates = calibrate(
-                inverse_depth_under_objections, ev, label, CALIBRATION_ALPHAS, CALIBRATION_REPLICATES, seed=0
-            )
-        except ValueError:  # no row on this condition (a fit that failed): nothing to calibrate
-            continue
-        noise = noise_model(c)
-        for r in rates:
-            rows.append([label, f"{r.alpha:g}", f"{r.pass_rate:.2f}", f"{r.fail_rate:.2f}", f"{r.indicative_rate:.2f}"])
-        rows[-len(rates)][0] += (
-            f" (gain {noise.gain / noise.r1:.1%} of R_1, seed offsets {noise.seed_sd:.2g}, "
-            f"pure error {noise.pure_sd:.2g})"
-        )
-    if not rows:
-        return None
-    return Table(
-        f"Calibration of objections-inverse-depth at the measured effect size: the rates of each verdict on "
-        f"{CALIBRATION_REPLICATES} synthetic curves per true alpha (same depths, seeds, amplitude, seed offsets and "
-        "pure error as the row; the same claim code); alpha = 0.5 and 2 are the negative controls, 0.75-1.5 "
-        "the band's neighbourhood",
-        ["condition", "true alpha", "pass", "fail", "indicative"],
-        rows,
-        note="A rate's binomial standard error is at most 0.05. Where even alpha = 0.5 and 2 are mostly "
-        "indicative, undecided is the expected outcome whatever the truth: the planner (depthscale plan) says "
-        "how many seeds would decide.",
-    )
-
-
 def objections_section(ev) -> tuple[tuple, tuple]:
     """``(tables, figures)`` of the objections: the per-depth table and the envelope figure (none without
-    objection runs), and the calibration table of every single-setting row (:func:`calibration_table`)."""
-    calibrated = calibration_table(ev)
+    objection runs), and the calibration table of every single-setting row."""
+    calibrated = calibration_table(inverse_depth_under_objections, ev, long_curves(ev))
     extra: tuple = (calibrated,) if calibrated is not None else ()
     o = objections(ev)
     if set(o.by_setting) <= {"lr=3e-3"}:  # the base setting alone (any cosine top-2 (0.5,0.5) store): no objection run

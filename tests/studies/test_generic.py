@@ -15,21 +15,22 @@ from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.registry import evaluate_claims
 from depthscale.derivations.report.reporting import studies_with_runs
-from depthscale.derivations.study import studies, study
+from depthscale.derivations.study import calibration_table, studies, study
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
 from depthscale.studies.generic import claims as generic
+from depthscale.studies.generic import sections as generic_sections
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def _records(law, *, model="softmax", noise=0.002, seeds=(0, 1, 2)):
+def _records(law, *, model="softmax", noise=0.002, seeds=(0, 1, 2), d=8):
     rng = np.random.default_rng(3)
     out = []
     for s in seeds:
         offset = 1 + noise * rng.standard_normal()  # a seed's own level, shared by its depths
         for L in DEPTHS:
             cfg = RunConfig(
-                TaskConfig(task="topk", k=2, d=8, P=64),
+                TaskConfig(task="topk", k=2, d=d, P=64),
                 ModelConfig(model=model, depth=L),
                 TrainConfig(steps=100, window=10, eval_contexts=4096),
             )
@@ -96,3 +97,32 @@ def test_a_report_without_a_preset_holds_the_studies_whose_claims_ran():
     empty = evaluate_claims(Evidence(curves([])), [c for c in claims if c.kind != "theory"])
     assert studies_with_runs(every, empty)[2] == []
     assert study("generic").presets == ()
+
+
+def _strong_and_linear():
+    strong = _records(lambda L: 0.1 + 0.4 / L)  # gain 79 % of R_1, noise 0.2 %
+    return curves(strong)[0].label, Evidence(curves(strong + _records(lambda L: 0.5 + 0.4 / L, model="linear")))
+
+
+def test_the_report_shows_the_error_rates_of_a_curves_inverse_depth_row(monkeypatch):
+    # the generic study's table, at 10 synthetic curves of the negative control alpha = 2 (the report's
+    # own 3 x 50 are in the slow test below): a strong 1/L curve's row, none for linear attention
+    monkeypatch.setattr(generic_sections, "ALPHAS", (2.0,))
+    monkeypatch.setattr(generic_sections, "REPLICATES", 10)
+    label, ev = _strong_and_linear()
+    (table,) = study("generic").sections(ev).results
+    (row,) = table.rows
+    assert row[0].startswith(f"{label} (gain 78.8% of R_1") and row[1] == "2"  # (0.5 - 0.1 - 0.4/64) / 0.5
+    assert float(row[3]) >= 0.9, row  # fails a wrong law at this effect size
+    (one_seed,) = curves(_records(lambda L: 0.5 + 0.4 / L, seeds=(0,), d=4))
+    assert calibration_table(generic.inverse_depth, Evidence([one_seed]), [(one_seed.label, one_seed)]) is None
+
+
+@pytest.mark.slow
+def test_at_a_strong_effect_the_true_law_passes_and_the_negative_controls_fail():
+    # the report's 50 synthetic curves per alpha: each right verdict in at least 45 of 50
+    _, ev = _strong_and_linear()
+    (table,) = study("generic").sections(ev).results
+    rates = {row[1]: (float(row[2]), float(row[3])) for row in table.rows}  # alpha -> (pass, fail)
+    assert list(rates) == ["0.5", "1", "2"]
+    assert rates["1"][0] >= 0.9 and rates["0.5"][1] >= 0.9 and rates["2"][1] >= 0.9, rates
