@@ -20,6 +20,8 @@ The single-core GEMM rate (NumPy 512 x 512) is measured at the start and the end
 model FLOPs are counted as in ``bench_step.py`` (``timing.step_flops``).
 
 Run: ``python benchmarks/bench_training.py`` (``--help`` for options, ``--json`` for a JSON dump).
+``--one-thread`` skips the two-thread loops (their columns print ``nan``): for a machine with one free
+core, where a second thread would only wait for it.
 """
 
 from __future__ import annotations
@@ -94,13 +96,14 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=6, help="timed steps per loop measurement")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians over them)")
     ap.add_argument("--no-torch", action="store_true", help="skip the PyTorch step")
+    ap.add_argument("--one-thread", action="store_true", help="skip the two-thread + prefetch loops (one free core)")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
     for name in ("d", "P", "batch", "steps", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}={getattr(args, name)}: must be >= 1")
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        ap.error("numba's pool has one thread: the two-thread loop needs at least 2 cores")
+    if numba.config.NUMBA_NUM_THREADS < 2 and not args.one_thread:
+        ap.error("numba's pool has one thread: the two-thread loop needs at least 2 cores (or --one-thread)")
     depths = [int(x) for x in args.depths.split(",")]
     n = args.steps
     threadpool_limits(limits=1)
@@ -152,7 +155,7 @@ def main(argv=None) -> int:
         for L in depths:
             one = [(models[L], cfgs[L])]
             t1 = loop_per_step(one, task, tcfg, 1, False, n)
-            t2 = loop_per_step(one, task, tcfg, 2, True, n)
+            t2 = (np.nan, np.nan) if args.one_thread else loop_per_step(one, task, tcfg, 2, True, n)
             ts = per_call(steps[L], n)
             ta = per_call(adams[L], 20)
             tt = per_call(torch_steps[L], max(1, n // 2)) if torch is not None else float("nan")
@@ -161,7 +164,7 @@ def main(argv=None) -> int:
                     samples[k][L].append(v)
         td = per_call(lambda: make_batch(task, args.batch, data_rng, dtype=dt), n)
         g1 = loop_per_step(grid, task, tcfg, 1, False, n)
-        g2 = loop_per_step(grid, task, tcfg, 2, True, n)
+        g2 = (np.nan, np.nan) if args.one_thread else loop_per_step(grid, task, tcfg, 2, True, n)
         if keep:
             samples["data"].append(td)
             samples["grid1"].append(g1[0])

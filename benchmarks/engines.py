@@ -242,11 +242,10 @@ def _time_steps(row: dict, engines: dict, theta, batch, n: int, args, clock, bla
     """One training step (loss, gradient, Adam) per engine, as each engine's training loop runs it."""
     import jax
     import jax.numpy as jnp
-    import optax
 
     from depthscale.sims import jax_engine
     from depthscale.sims.config import TrainConfig
-    from depthscale.sims.optimizer_registry import Adam
+    from depthscale.sims.optimizer_registry import Adam, Hyper
 
     tcfg = TrainConfig()
     steps = {}
@@ -265,9 +264,9 @@ def _time_steps(row: dict, engines: dict, theta, batch, n: int, args, clock, bla
     if block is not None:
         jm, K = engines["jax"], 4
         X, y, xq, target = (jnp.stack([a] * K) for a in jm.arrays(batch))
-        hyper = (tcfg.beta1, tcfg.beta2, tcfg.eps)
+        hyper = (tcfg.optimizer, Hyper.of(tcfg))  # (optimiser name, its hyper-parameters): optax Adam
         th_j = jnp.asarray(np.asarray(theta, jm.dtype))
-        state = optax.scale_by_adam(b1=tcfg.beta1, b2=tcfg.beta2, eps=tcfg.eps).init(th_j)
+        state = jax_engine._transform(hyper).init(th_j)
         lrs, mask = jnp.full(K, 1e-4, jm.dtype), jnp.ones(K, bool)
         steps["jax"] = (
             lambda: jax.block_until_ready(block(jm.spec, hyper, th_j, state, X, y, xq, target, lrs, mask)),
