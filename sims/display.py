@@ -13,6 +13,7 @@ import math
 from collections import Counter
 
 from ..theory.display import html_grid, html_table
+from .task_registry import task_name
 
 
 def _num(x, se=None) -> str:
@@ -43,7 +44,7 @@ def record_rows(record: dict) -> list:
     if m:
         rows.append(("model", f"{m.get('model', '?')}, depth {m.get('depth', '?')}"))
     if t:
-        task = f"top-{t.get('k')}" if t.get("task") == "topk" else t.get("task", "?")
+        task = task_name(t.get("task", "?"), t.get("k"))
         rows.append(
             ("task", f"{task}, (a, b) = ({t.get('a', 0):g}, {t.get('b', 0):g}), d = {t.get('d')}, P = {t.get('P')}")
         )
@@ -86,7 +87,7 @@ def record_repr(record: dict) -> str:
     if m:
         head.append(f"{m.get('model', '?')} depth {m.get('depth', '?')}")
     if t:
-        task = f"top-{t.get('k')}" if t.get("task") == "topk" else t.get("task", "?")
+        task = task_name(t.get("task", "?"), t.get("k"))
         head.append(f"{task} (a, b) = ({t.get('a', 0):g}, {t.get('b', 0):g}) d = {t.get('d')} P = {t.get('P')}")
     head.append(f"seed {record.get('seed', '?')}")
     body = [f"final loss {_num(record.get('final_loss'), record.get('final_loss_se'))}"]
@@ -147,7 +148,7 @@ def store_summary(rows) -> dict:
     for st, cfg in rows:
         status[st] += 1
         m, t = cfg.get("model") or {}, cfg.get("task") or {}
-        task = f"top-{t.get('k')}" if t.get("task") == "topk" else str(t.get("task", "?"))
+        task = task_name(t.get("task", "?"), t.get("k"))
         cell = by.setdefault((str(m.get("model", "?")), task), Counter())
         cell[st] += 1
         if "depth" in m:

@@ -152,6 +152,16 @@ reload_task_entry_points = REGISTRY.reload  # read the group again on the next l
 broken_task_plugins = REGISTRY.broken  # {entry point name: "name = 'value': reason"} of the lines left out
 
 
+def task_name(task, k) -> str:
+    """A task as labels and tables name it: ``top-2`` for the top-k task (its ``k`` is its own), any
+    other task by its name.
+
+    >>> task_name("topk", 2), task_name("easy-fresh", 2)
+    ('top-2', 'easy-fresh')
+    """
+    return f"top-{k}" if task == "topk" else str(task)
+
+
 def get_task(name) -> Task:
     """The registered task ``name`` (``ValueError`` naming ``task`` and the registered names otherwise)."""
     return REGISTRY.get(name)

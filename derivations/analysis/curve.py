@@ -36,6 +36,7 @@ import numpy as np
 from ...sims.attention_registry import ENGINES
 from ...sims.config import without_later_defaults
 from ...sims.records import unknown_config_fields
+from ...sims.task_registry import task_name
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES
 from ...theory._validate import DEPTH_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ...theory.spectra import PowerLawSpectrum
@@ -641,7 +642,7 @@ def curve_label(key: tuple) -> str:
     """``softmax[tied] top-2 (a,b)=(0.5,0.5) d=16 P=128``-style name of a condition."""
     model, variant, task, k, a, b, d, P = key[:8]
     # a task this version does not know keeps its k in the key (it may use it): the label names it too
-    tname = f"top-{k}" if task == "topk" else (task if task in EASY_TASKS else f"{task} k={k}")
+    tname = task_name(task, k) if task == "topk" or task in EASY_TASKS else f"{task} k={k}"
     return f"{model}{'' if variant == 'base' else '[' + variant + ']'} {tname} (a,b)=({a:g},{b:g}) d={d} P={P}"
 
 

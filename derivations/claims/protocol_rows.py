@@ -18,6 +18,7 @@ import numpy as np
 
 from ...sims.protocols import PROTOCOLS, Protocol
 from ...sims.reference_floors import FLOOR_NAMES
+from ...sims.task_registry import task_name
 from ..analysis.curve import DEFAULT_ENGINE, Curve, pool_independent, pool_paired, variant_name
 from ..analysis.fits import FitResult
 from .claim import Claim
@@ -62,7 +63,8 @@ def protocol_curves(curves) -> list[tuple[Protocol, Curve]]:
 
 def task_label(c: Curve) -> str:
     """The task of a curve in a row label: ``top-2 (a,b)=(0.5,0.5) d=16 P=128``."""
-    return f"top-{c.k} (a,b)=({c.a:g},{c.b:g}) d={c.d} P={c.P}" if c.task == "topk" else f"{c.task} d={c.d} P={c.P}"
+    spectrum = f" (a,b)=({c.a:g},{c.b:g})" if c.task == "topk" else ""
+    return f"{task_name(c.task, c.k)}{spectrum} d={c.d} P={c.P}"
 
 
 # ------------------------------------------------------------------------------------------------ floors

@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ...sims.task_registry import task_name
 from ...theory.spectra import PowerLawSpectrum
 from ..analysis.curve import EASY_TASKS as _EASY
 from ..analysis.curve import Curve, CurveKey, curve_key, curves
@@ -84,7 +85,7 @@ def _fields(curve: Curve) -> dict[str, str]:
                 out[name] = f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
         if key.variant != "base":
             out["variant"] = key.variant
-    out["task"] = f"top-{key.k}" if key.task == "topk" else key.task
+    out["task"] = task_name(key.task, key.k)
     out["spectrum"] = f"(a,b)=({key.a:g},{key.b:g})"
     out["size"] = f"d={key.d} P={key.P}"
     return out
@@ -401,7 +402,7 @@ def draw_mode_curves(records, converged_only: bool = False, max_modes: int = 6) 
             ax.set_ylim(bottom=max(lowest, 1e-6 * ax.get_ylim()[1]) / 2)
         ax.set_ylabel(r"mode loss / $(\lambda_k \omega_k)$")
         ax.grid(True, which="both", alpha=0.25)
-        task = f"top-{key.k}" if key.task == "topk" else key.task
+        task = task_name(key.task, key.k)
         ax.set_title(f"{titles[key.model]}\n{task} (a,b)=({key.a:g},{key.b:g}) d={key.d}", fontsize=9)
     legend_below(fig)
     fig.suptitle("Per-mode loss against depth (mean over seeds)", fontsize=10)
