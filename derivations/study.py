@@ -194,6 +194,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each is loaded on first
     from .report.png import to_png as to_png
     from .report.tables import calibration_table as calibration_table
     from .report.tables import fits_table as fits_table
+    from .report.tables import plan_table as plan_table
     from .report.tables import runs_table as runs_table
 
 ENTRY_POINT_GROUP = "depthscale.studies"
@@ -591,7 +592,7 @@ AUTHORING = {
     "finite_or_nan mappings new_figure palette panel_grid",
     "report.plots": "inverse_depth_guide legend_below plain_log_ticks plot_trend",
     "report.png": "to_png",
-    "report.tables": "calibration_table fits_table runs_table",
+    "report.tables": "calibration_table fits_table plan_table runs_table",
 }
 _AUTHORED, __getattr__ = lazy_reexports(__name__.rpartition(".")[0], AUTHORING)
 

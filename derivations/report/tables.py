@@ -120,3 +120,40 @@ def calibration_table(
         "and 2 are mostly indicative, undecided is the expected outcome whatever the truth: the planner "
         "(depthscale plan) says how many seeds would decide.",
     )
+
+
+def plan_table(
+    claim, ev, conditions, alternatives: Sequence[float] = (0.5, 1.0), power: float = 0.8, replicates: int = 100
+) -> Table | None:
+    """How many seeds ``claim``'s row on each condition needs, at the condition's own depths, to be
+    decided right with probability ``power`` when the true alpha is each of ``alternatives``, and
+    what the missing runs cost (:func:`~depthscale.derivations.claims.calibration.plan`, the same
+    claim code). ``conditions`` as in :func:`calibration_table`; None when nothing is left."""
+    from ..claims.calibration import plan
+
+    rows = []
+    for label, c in conditions:
+        if len(c.seeds) < 2:
+            continue
+        try:
+            depths = [tuple(int(L) for L in c.depths)]
+            plans = plan(claim, ev, label, alternatives, power, depth_sets=depths, replicates=replicates)
+        except ValueError:  # no row of the claim on this condition
+            continue
+        for p in plans:
+            seeds = f"{p.seeds}" if p.seeds is not None else "more than 64"
+            cost = "—" if p.core_hours is None else f"{p.extra_runs} runs, {p.core_hours:.1f} core-hours"
+            rows.append(
+                [label, f"{p.alternative:g}", p.correct, seeds, f"{p.achieved:.2f} ± {p.achieved_se:.2f}", cost]
+            )
+    if not rows:
+        return None
+    return Table(
+        f"Seeds to decide {claim.id} (the planner, depthscale plan): the fewest seeds at the row's own depths "
+        f"for which synthetic curves of its measured effect and noise get the right verdict in at least "
+        f"{power:.0%} of replicates, per true alpha",
+        ["condition", "true alpha", "right verdict", "seeds", "P(right) at those seeds", "missing runs"],
+        rows,
+        note="The missing runs' core-hours come from the cost model (depthscale.sims.budget) with the store's own "
+        "timings; a seed is one lockstep group of every depth.",
+    )

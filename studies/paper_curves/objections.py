@@ -37,6 +37,7 @@ from depthscale.derivations.study import (
     inverse_depth_guide,
     inverse_depth_verdict,
     legend_below,
+    plan_table,
     within,
 )
 from depthscale.derivations.study import format_estimate as est
@@ -318,9 +319,13 @@ def draw_objections(o: Objections):
 
 def objections_section(ev) -> tuple[tuple, tuple]:
     """``(tables, figures)`` of the objections: the per-depth table and the envelope figure (none without
-    objection runs), and the calibration table of every single-setting row."""
-    calibrated = calibration_table(inverse_depth_under_objections, ev, long_curves(ev))
-    extra: tuple = (calibrated,) if calibrated is not None else ()
+    objection runs), and the calibration and planner tables of every single-setting row."""
+    judged = long_curves(ev)
+    tables = (
+        calibration_table(inverse_depth_under_objections, ev, judged),
+        plan_table(inverse_depth_under_objections, ev, judged),
+    )
+    extra: tuple = tuple(t for t in tables if t is not None)
     o = objections(ev)
     if set(o.by_setting) <= {"lr=3e-3"}:  # the base setting alone (any cosine top-2 (0.5,0.5) store): no objection run
         return extra, ()

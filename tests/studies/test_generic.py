@@ -15,7 +15,7 @@ from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.claims.evidence import Evidence
 from depthscale.derivations.claims.registry import evaluate_claims
 from depthscale.derivations.report.reporting import studies_with_runs
-from depthscale.derivations.study import calibration_table, studies, study
+from depthscale.derivations.study import calibration_table, plan_table, studies, study
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
 from depthscale.studies.generic import claims as generic
 from depthscale.studies.generic import sections as generic_sections
@@ -116,6 +116,16 @@ def test_the_report_shows_the_error_rates_of_a_curves_inverse_depth_row(monkeypa
     assert float(row[3]) >= 0.9, row  # fails a wrong law at this effect size
     (one_seed,) = curves(_records(lambda L: 0.5 + 0.4 / L, seeds=(0,), d=4))
     assert calibration_table(generic.inverse_depth, Evidence([one_seed]), [(one_seed.label, one_seed)]) is None
+
+
+def test_the_planner_table_says_how_many_seeds_decide_a_curves_row():
+    # at a strong effect, three seeds already fail a wrong law (alpha = 2) in at least 8 of 10
+    # synthetic curves; the curve has them, so no run is missing
+    label, ev = _strong_and_linear()
+    curve = next(c for c in ev.curves if c.label == label)
+    (row,) = plan_table(generic.inverse_depth, ev, [(label, curve)], alternatives=(2.0,), replicates=10).rows
+    assert row[:4] == (label, "2", "fail", "3"), row
+    assert float(row[4].split(" ± ")[0]) >= 0.8 and row[5].startswith("0 runs"), row
 
 
 @pytest.mark.slow
