@@ -286,6 +286,114 @@ def core_pass(
             _add_product(dWx_acc[c], dX.T, X[b], tmp)
 
 
+# The per-context bodies of ctx_pass and single_pass: the kernels keep the prange chunk loop and
+# allocate every workspace once per chunk; these take the example's views and the chunk's scratch.
+
+
+@njit(cache=True)
+def _ctx_forward(Xb, yb, xtb, WxT, M, WvT, Wo, Wy, mL, eps, keep, fb, Xh, norm, Hs, Vs, ps, us, Gs, As, AVs, ht):
+    """ctx_pass's forward pass of one context: per-layer predictors into fb (L,), the test token's
+    stream into ht and, for the backward pass, each layer's H_y^(l-1), values, test attention and
+    ``u_l``; the context attention of every layer but the last when ``keep``, else none kept."""
+    r, S, ones, rowsum, ib = norm
+    L, P, N = Hs.shape
+    Lv = WvT.shape[0]
+    np.dot(Xb, WxT, Xh)
+    _rms_rows(Xh, r, eps, S, ones, rowsum)
+    for i in range(P):
+        for a in range(N):
+            Hs[0, i, a] = yb[i] * Wy[a]
+    ht[:] = 0.0
+    for l in range(L):
+        lv = l if Lv > 1 else 0
+        _test_attention(M[l], xtb, Xh, us[l], ps[l], ib)
+        np.dot(Hs[l], WvT[lv], Vs[l])
+        fl = 0.0
+        for a in range(N):
+            pv = 0.0
+            for i in range(P):
+                pv += ps[l, i] * Vs[l, i, a]
+            ht[a] += pv / L
+            fl += Wo[a] * pv
+        fb[l] = fl
+        if l < L - 1:  # the last layer's context update is never read
+            k = l if keep else 0
+            _context_attention(Xh, M[l], Vs[l], Gs[k], As[k], AVs[k], ib)
+            for i in range(P):
+                for a in range(N):
+                    Hs[l + 1, i, a] = Hs[l, i, a] + mL * AVs[k, i, a]
+
+
+@njit(cache=True)
+def _ctx_work(P, N, d, dt):
+    """_ctx_backward's scratch: dA (P, P), dHy, dV, dXh, dG (P, N), tNN (N, N), then _back_scratch's."""
+    dA, tNN = np.empty((P, P), dt), np.empty((N, N), dt)
+    dHy, dV, dXh, dG = np.empty((P, N), dt), np.empty((P, N), dt), np.empty((P, N), dt), np.empty((P, N), dt)
+    return (dA, dHy, dV, dXh, dG, tNN) + _back_scratch(P, N, d, dt)
+
+
+@njit(cache=True)
+def _ctx_backward(
+    Xb, yb, xtb, M, Wv, Wy, mL, Xh, norm, Hs, Vs, ps, us, Gs, As, AVs, dht, work, cb, dxtb, dWx, dM, dWv, dWy, dm
+):
+    """ctx_pass's backward pass of one context from ``dht`` = d loss / d h_test (forward state as
+    _ctx_forward leaves it): c = dH_y^0 W_y into cb, the test input's gradient added to dxtb, the
+    chunk's parameter gradients added to dWx, dM, dWv, dWy and dm (1,). ``work``: the scratch
+    as _ctx_work allocates it."""
+    r, S, ones, rowsum, _ = norm
+    dA, dHy, dV, dXh, dG, tNN, tPN, tNd, dp, du, dxt_l = work
+    L, P, N = Hs.shape
+    Lv = Wv.shape[0]
+    dHy[:, :] = 0.0
+    dXh[:, :] = 0.0
+    for l in range(L - 1, -1, -1):
+        lv = l if Lv > 1 else 0
+        for i in range(P):
+            for a in range(N):
+                dV[i, a] = ps[l, i] * dht[a] / L
+        if l < L - 1:
+            G, A = Gs[l], As[l]
+            dmb = 0.0
+            for i in range(P):
+                for a in range(N):
+                    dmb += dHy[i, a] * AVs[l, i, a]
+            dm[0] += dmb / L
+            np.dot(A.T, dHy, tPN)
+            for i in range(P):
+                for a in range(N):
+                    dV[i, a] += mL * tPN[i, a]
+            np.dot(dHy, Vs[l].T, dA)
+            for i in range(P):
+                _softmax_back(A[i], dA[i], dA[i], mL)
+            np.dot(dA, Xh, dG)
+            _add_product(dXh, dA.T, G, tPN)
+            _add_product(dM[l], Xh.T, dG, tNN)
+            _add_product(dXh, dG, M[l].T, tPN)
+        # the test token's attention of layer l
+        np.dot(Vs[l], dht, dp)
+        for i in range(P):
+            dp[i] /= L
+        _softmax_back(ps[l], dp, dp, 1.0)  # now dz
+        for i in range(P):
+            for a in range(N):
+                dXh[i, a] += dp[i] * us[l, a]
+        np.dot(Xh.T, dp, du)
+        _test_attention_back(M[l], xtb, du, dM[l], dxt_l)
+        for a in range(N):
+            dxtb[a] += dxt_l[a]
+        # values V = H_y^(l-1) W_v^T
+        _add_product(dWv[lv], dV.T, Hs[l], tNN)
+        _add_product(dHy, dV, Wv[lv], tPN)
+    for i in range(P):
+        ci = 0.0
+        for a in range(N):
+            ci += dHy[i, a] * Wy[a]
+        cb[i] = ci
+    _add_labels_back(dWy, dHy, yb)
+    _rms_rows_back(dXh, Xh, r, S, ones, rowsum)
+    _add_product(dWx, dXh.T, Xb, tNd)
+
+
 @njit(cache=True, parallel=True)
 def ctx_pass(
     X,
@@ -327,14 +435,13 @@ def ctx_pass(
     B, P, d = X.shape
     L = M.shape[0]
     N = M.shape[1]
-    Lv = Wv.shape[0]
     mL = m / L
     for c in prange(nchunks):
         b0 = c * B // nchunks
         b1 = (c + 1) * B // nchunks
         dt = X.dtype
         Xh = np.empty((P, N), dt)
-        r, S, ones, rowsum, ib = _norm_scratch(Xh)
+        norm = _norm_scratch(Xh)
         Hs = np.empty((L, P, N), dt)  # H_y^(l-1) read by layer l
         Vs = np.empty((L, P, N), dt)
         ps = np.empty((L, P), dt)
@@ -345,93 +452,118 @@ def ctx_pass(
         Gs = np.empty((nkeep, P, N), dt)
         As = np.empty((nkeep, P, P), dt)
         AVs = np.empty((nkeep, P, N), dt)
-        dA = np.empty((P, P), dt)
-        dHy = np.empty((P, N), dt)
-        dV = np.empty((P, N), dt)
-        dXh = np.empty((P, N), dt)
-        dG = np.empty((P, N), dt)
-        tNN = np.empty((N, N), dt)
         ht = np.empty(N, dt)
         dht = np.empty(N, dt)
-        tPN, tNd, dp, du, dxt_l = _back_scratch(P, N, d, dt)
+        work = _ctx_work(P, N, d, dt)
         for b in range(b0, b1):
-            np.dot(X[b], WxT, Xh)
-            _rms_rows(Xh, r, eps, S, ones, rowsum)
-            for i in range(P):
-                for a in range(N):
-                    Hs[0, i, a] = y[b, i] * Wy[a]
-            ht[:] = 0.0
-            for l in range(L):
-                lv = l if Lv > 1 else 0
-                _test_attention(M[l], xt[b], Xh, us[l], ps[l], ib)
-                np.dot(Hs[l], WvT[lv], Vs[l])
-                fl = 0.0
-                for a in range(N):
-                    pv = 0.0
-                    for i in range(P):
-                        pv += ps[l, i] * Vs[l, i, a]
-                    ht[a] += pv / L
-                    fl += Wo[a] * pv
-                f_out[b, l] = fl
-                if l < L - 1:  # the last layer's context update is never read
-                    k = l if want_grad else 0
-                    _context_attention(Xh, M[l], Vs[l], Gs[k], As[k], AVs[k], ib)
-                    for i in range(P):
-                        for a in range(N):
-                            Hs[l + 1, i, a] = Hs[l, i, a] + mL * AVs[k, i, a]
+            _ctx_forward(
+                X[b], y[b], xt[b], WxT, M, WvT, Wo, Wy, mL, eps, want_grad, f_out[b], Xh, norm, Hs, Vs, ps, us,
+                Gs, As, AVs, ht,
+            )  # fmt: skip
             if want_attn:
                 attn[b, :, :] = ps
-            if not want_grad:
-                continue
-            res_out[b] = _readout_back(Wo, ht, target[b], coef, unit, dht, dWo_acc[c])
-            dHy[:, :] = 0.0
-            dXh[:, :] = 0.0
-            for l in range(L - 1, -1, -1):
-                lv = l if Lv > 1 else 0
-                for i in range(P):
-                    for a in range(N):
-                        dV[i, a] = ps[l, i] * dht[a] / L
-                if l < L - 1:
-                    G, A = Gs[l], As[l]
-                    dmb = 0.0
-                    for i in range(P):
-                        for a in range(N):
-                            dmb += dHy[i, a] * AVs[l, i, a]
-                    dm_acc[c] += dmb / L
-                    np.dot(A.T, dHy, tPN)
-                    for i in range(P):
-                        for a in range(N):
-                            dV[i, a] += mL * tPN[i, a]
-                    np.dot(dHy, Vs[l].T, dA)
-                    for i in range(P):
-                        _softmax_back(A[i], dA[i], dA[i], mL)
-                    np.dot(dA, Xh, dG)
-                    _add_product(dXh, dA.T, G, tPN)
-                    _add_product(dM_acc[c, l], Xh.T, dG, tNN)
-                    _add_product(dXh, dG, M[l].T, tPN)
-                # the test token's attention of layer l
-                np.dot(Vs[l], dht, dp)
-                for i in range(P):
-                    dp[i] /= L
-                _softmax_back(ps[l], dp, dp, 1.0)  # now dz
-                for i in range(P):
-                    for a in range(N):
-                        dXh[i, a] += dp[i] * us[l, a]
-                np.dot(Xh.T, dp, du)
-                _test_attention_back(M[l], xt[b], du, dM_acc[c, l], dxt_l)
-                for a in range(N):
-                    dxt[b, a] += dxt_l[a]
-                # values V = H_y^(l-1) W_v^T
-                _add_product(dWv_acc[c, lv], dV.T, Hs[l], tNN)
-                _add_product(dHy, dV, Wv[lv], tPN)
-            for i in range(P):
-                ci = 0.0
-                for a in range(N):
-                    ci += dHy[i, a] * Wy[a]
-                c_out[b, i] = ci
-            _add_labels_back(dWy_acc[c], dHy, y[b])
-            _rms_rows_back(dXh, Xh, r, S, ones, rowsum)
-            _add_product(dWx_acc[c], dXh.T, X[b], tNd)
+            if want_grad:
+                res_out[b] = _readout_back(Wo, ht, target[b], coef, unit, dht, dWo_acc[c])
+                _ctx_backward(
+                    X[b], y[b], xt[b], M, Wv, Wy, mL, Xh, norm, Hs, Vs, ps, us, Gs, As, AVs, dht, work, c_out[b],
+                    dxt[b], dWx_acc[c], dM_acc[c], dWv_acc[c], dWy_acc[c], dm_acc[c : c + 1],
+                )  # fmt: skip
+
+
+@njit(cache=True)
+def _single_forward(Xb, yb, xq, WxT, Wy, M, Wv, Wo, eps, fb, Hh, norm, hs, hh, rt, us, ps, cs):
+    """single_pass's forward pass of one context: per-layer predictors into fb (L,), and for the
+    backward pass the normalised context rows Hh, the test token's stream hs (L+1, N), its
+    normalised rows hh and inverse RMS rt, ``u_l``, the attention and ``c_l = Hhat^T p_l``."""
+    r, S, ones, rowsum, ib = norm
+    L = M.shape[0]
+    P, N = Hh.shape
+    d = xq.shape[0]
+    Lv = Wv.shape[0]
+    np.dot(Xb, WxT, Hh)
+    for i in range(P):
+        for a in range(N):
+            Hh[i, a] += yb[i] * Wy[a]
+    _rms_rows(Hh, r, eps, S, ones, rowsum)
+    for a in range(N):
+        acc = 0.0
+        for k in range(d):
+            acc += xq[k] * WxT[k, a]
+        hs[0, a] = acc
+    z0 = 0.0
+    for a in range(N):
+        z0 += Wo[a] * hs[0, a]
+    for l in range(L):
+        lv = l if Lv > 1 else 0
+        ss = 0.0
+        for a in range(N):
+            ss += hs[l, a] * hs[l, a]
+        rr = 1.0 / np.sqrt(ss / N + eps)
+        rt[l] = rr
+        for a in range(N):
+            hh[l, a] = hs[l, a] * rr
+        _test_attention(M[l], hh[l], Hh, us[l], ps[l], ib)
+        np.dot(Hh.T, ps[l], cs[l])
+        fl = z0
+        for a in range(N):
+            v = 0.0
+            for j in range(N):
+                v += Wv[lv, a, j] * cs[l, j]
+            hs[l + 1, a] = hs[l, a] + v / L
+            fl += Wo[a] * v
+        fb[l] = fl
+
+
+@njit(cache=True)
+def _single_work(L, P, N, d, dt):
+    """_single_backward's scratch: dZ (L, P), dC (L, N), dHh (P, N), dhh (N,), then _back_scratch's."""
+    return (np.empty((L, P), dt), np.empty((L, N), dt), np.empty((P, N), dt), np.empty(N, dt)) + _back_scratch(
+        P, N, d, dt
+    )
+
+
+@njit(cache=True)
+def _single_backward(Xb, yb, xq, M, Wv, Hh, norm, hh, rt, us, ps, cs, dh, work, dWx, dWy, dM, dWv):
+    """single_pass's backward pass of one context from ``dh`` = d loss / d h^L (forward state as
+    _single_forward leaves it; dh is overwritten): the chunk's parameter gradients added to dWx,
+    dWy, dM and dWv. ``work``: as _single_work allocates it."""
+    r, S, ones, rowsum, _ = norm
+    dZ, dC, dHh, dhh, tPN, tNd, dp, du, dhh64 = work
+    L = M.shape[0]
+    N = Hh.shape[1]
+    d = xq.shape[0]
+    Lv = Wv.shape[0]
+    for l in range(L - 1, -1, -1):
+        lv = l if Lv > 1 else 0
+        # v = W_v c, h^l = h^(l-1) + v / L
+        for j in range(N):
+            acc = 0.0
+            for a in range(N):
+                dva = dh[a] / L
+                dWv[lv, a, j] += dva * cs[l, j]
+                acc += Wv[lv, a, j] * dva
+            dC[l, j] = acc
+        # c = Hhat^T p
+        np.dot(Hh, dC[l], dp)
+        _softmax_back(ps[l], dp, dZ[l], 1.0)
+        np.dot(Hh.T, dZ[l], du)
+        # u = M^T hhat, then the test token's RMS norm
+        _test_attention_back(M[l], hh[l], du, dM[l], dhh64)
+        dot = 0.0
+        for a in range(N):
+            dhh[a] = dhh64[a]
+            dot += dhh64[a] * hh[l, a]
+        dot /= N
+        for a in range(N):
+            dh[a] += rt[l] * (dhh[a] - hh[l, a] * dot)
+    for a in range(N):
+        for k in range(d):
+            dWx[a, k] += dh[a] * xq[k]
+    np.dot(ps.T, dC, dHh)
+    _add_product(dHh, dZ.T, us, tPN)
+    _rms_rows_back(dHh, Hh, r, S, ones, rowsum)
+    _add_product(dWx, dHh.T, Xb, tNd)
+    _add_labels_back(dWy, dHh, yb)
 
 
 @njit(cache=True, parallel=True)
@@ -469,91 +601,27 @@ def single_pass(
     B, P, d = X.shape
     L = M.shape[0]
     N = M.shape[1]
-    Lv = Wv.shape[0]
     for c in prange(nchunks):
         b0 = c * B // nchunks
         b1 = (c + 1) * B // nchunks
         dt = X.dtype
         Hh = np.empty((P, N), dt)
-        r, S, ones, rowsum, ib = _norm_scratch(Hh)
+        norm = _norm_scratch(Hh)
         hs = np.empty((L + 1, N), dt)
         hh = np.empty((L, N), dt)
         rt = np.empty(L, dt)
         us = np.empty((L, N), dt)
         ps = np.empty((L, P), dt)
         cs = np.empty((L, N), dt)
-        dZ = np.empty((L, P), dt)
-        dC = np.empty((L, N), dt)
-        dHh = np.empty((P, N), dt)
         dh = np.empty(N, dt)
-        dhh = np.empty(N, dt)
-        tPN, tNd, dp, du, dhh64 = _back_scratch(P, N, d, dt)
+        work = _single_work(L, P, N, d, dt)
         for b in range(b0, b1):
-            np.dot(X[b], WxT, Hh)
-            for i in range(P):
-                for a in range(N):
-                    Hh[i, a] += y[b, i] * Wy[a]
-            _rms_rows(Hh, r, eps, S, ones, rowsum)
-            for a in range(N):
-                acc = 0.0
-                for k in range(d):
-                    acc += Xtest[b, k] * WxT[k, a]
-                hs[0, a] = acc
-            z0 = 0.0
-            for a in range(N):
-                z0 += Wo[a] * hs[0, a]
-            for l in range(L):
-                lv = l if Lv > 1 else 0
-                ss = 0.0
-                for a in range(N):
-                    ss += hs[l, a] * hs[l, a]
-                rr = 1.0 / np.sqrt(ss / N + eps)
-                rt[l] = rr
-                for a in range(N):
-                    hh[l, a] = hs[l, a] * rr
-                _test_attention(M[l], hh[l], Hh, us[l], ps[l], ib)
-                np.dot(Hh.T, ps[l], cs[l])
-                fl = z0
-                for a in range(N):
-                    v = 0.0
-                    for j in range(N):
-                        v += Wv[lv, a, j] * cs[l, j]
-                    hs[l + 1, a] = hs[l, a] + v / L
-                    fl += Wo[a] * v
-                f_out[b, l] = fl
+            _single_forward(X[b], y[b], Xtest[b], WxT, Wy, M, Wv, Wo, eps, f_out[b], Hh, norm, hs, hh, rt, us, ps, cs)
             if want_attn:
                 attn[b, :, :] = ps
-            if not want_grad:
-                continue
-            res_out[b] = _readout_back(Wo, hs[L], target[b], coef, False, dh, dWo_acc[c])
-            for l in range(L - 1, -1, -1):
-                lv = l if Lv > 1 else 0
-                # v = W_v c, h^l = h^(l-1) + v / L
-                for j in range(N):
-                    acc = 0.0
-                    for a in range(N):
-                        dva = dh[a] / L
-                        dWv_acc[c, lv, a, j] += dva * cs[l, j]
-                        acc += Wv[lv, a, j] * dva
-                    dC[l, j] = acc
-                # c = Hhat^T p
-                np.dot(Hh, dC[l], dp)
-                _softmax_back(ps[l], dp, dZ[l], 1.0)
-                np.dot(Hh.T, dZ[l], du)
-                # u = M^T hhat, then the test token's RMS norm
-                _test_attention_back(M[l], hh[l], du, dM_acc[c, l], dhh64)
-                dot = 0.0
-                for a in range(N):
-                    dhh[a] = dhh64[a]
-                    dot += dhh64[a] * hh[l, a]
-                dot /= N
-                for a in range(N):
-                    dh[a] += rt[l] * (dhh[a] - hh[l, a] * dot)
-            for a in range(N):
-                for k in range(d):
-                    dWx_acc[c, a, k] += dh[a] * Xtest[b, k]
-            np.dot(ps.T, dC, dHh)
-            _add_product(dHh, dZ.T, us, tPN)
-            _rms_rows_back(dHh, Hh, r, S, ones, rowsum)
-            _add_product(dWx_acc[c], dHh.T, X[b], tNd)
-            _add_labels_back(dWy_acc[c], dHh, y[b])
+            if want_grad:
+                res_out[b] = _readout_back(Wo, hs[L], target[b], coef, False, dh, dWo_acc[c])
+                _single_backward(
+                    X[b], y[b], Xtest[b], M, Wv, Hh, norm, hh, rt, us, ps, cs, dh, work, dWx_acc[c], dWy_acc[c],
+                    dM_acc[c], dWv_acc[c],
+                )  # fmt: skip
