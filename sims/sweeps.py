@@ -14,6 +14,7 @@ executor), or any ``Executor`` instance you pass in.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import os
 import signal
@@ -340,14 +341,12 @@ def sweep(
     quiet : bool
         No progress output.
     max_in_flight : int, optional
-        Submitted-but-unfinished jobs at most (default: twice the executor's slots; the slots
-        with a budget, so that submitted means started), so an interrupt has little to cancel.
+        Jobs submitted and unfinished at most (default: twice the slots; with a budget the slots).
     on_result : callable, optional
         ``on_result(record)`` after each write (the client side), e.g. for logging.
     lockstep : bool
-        With the default engine, train the depths of one (task, training protocol, seed) as one job
-        on one batch stream (same records as separate runs, the data made once); a killed job loses
-        all its runs.
+        With the default engine, train the depths of one (task, protocol, seed) as one job on one
+        batch stream (the records of separate runs, the data made once).
     budget : float, optional
         Seconds. A job starts only if its estimated cost (:mod:`depthscale.sims.budget`) ends within
         the budget; jobs in flight finish unless still running 10 % of it (at least a minute) past its
@@ -361,9 +360,8 @@ def sweep(
     heartbeat : float
         Seconds, > 0 (default 30).
     snapshot_every : float or None
-        Seconds of training between snapshots of a lockstep group's state (default 600) in
-        ``<store>.snapshots/``, from which a rerun resumes a group a kill interrupted, bitwise
-        (:mod:`depthscale.sims.snapshots`; numba engine). None: no snapshots.
+        Seconds between snapshots of a lockstep group (default 600) in ``<store>.snapshots/``, from
+        which a rerun resumes a killed group bitwise (:mod:`depthscale.sims.snapshots`). None: none.
 
     Returns
     -------
@@ -389,10 +387,8 @@ def sweep(
     job_fn, lockstep, snapshots = _job_function(store, run_fn, lockstep, snapshot_every)
     heartbeat, budget = _checked_options(executor, workers, scheduler, max_in_flight, heartbeat, budget)
     total = len(runs)
-    rate_by_kind = cost.rates(store.records(status="ok")) if budget is not None else {}
-    todo, skipped, skipped_failed, beyond, held = _what_to_run(
-        runs, store, budget, rate_by_kind, retry_failed, lockstep
-    )
+    rates = cost.rates(store.records(status="ok")) if budget is not None else {}
+    todo, skipped, skipped_failed, beyond, held = _what_to_run(runs, store, budget, rates, retry_failed, lockstep)
     if not todo:
         elapsed = time.perf_counter() - t0
         return SweepResult(total, skipped, skipped_failed, 0, 0, 0, False, (), elapsed, beyond, False, beyond > 0, held)
@@ -401,10 +397,10 @@ def sweep(
     ex, slots, close, kind = _executor(executor, workers, scheduler)
     status = _Status(len(todo), quiet, lines and RunLines(total, skipped, skipped_failed, heartbeat=heartbeat))
     if budget is not None and not quiet and lines:
-        sys.stderr.write(f"depthscale: {forecast(jobs, budget, rate_by_kind, slots, beyond)}\n")
+        sys.stderr.write(f"depthscale: {forecast(jobs, budget, rates, slots, beyond)}\n")
     window = max_in_flight or (slots if budget is not None else max(1, 2 * slots))
     call = functools.partial(_call, job_fn, limit_threads=kind == "dask")  # process workers: limited at start
-    drive = _Drive(ex, call, book, status, snapshots, jobs, window, t0, budget, rate_by_kind, heartbeat)
+    drive = _Drive(ex, call, book, status, snapshots, jobs, window, t0, budget, rates, heartbeat)
     try:
         if kind == "process" and slots > 1 and run_fn is None and len(jobs) > 1:
             _warm_workers(ex, jobs, slots, status)
@@ -416,12 +412,7 @@ def sweep(
     finally:
         lost, snapshotted = drive.abandon()
         status.close()
-        if (drive.interrupted or drive.out_of_budget) and kind == "process":
-            _terminate_pool(ex)
-        try:
-            close()
-        except Exception:
-            pass
+        _close(ex, close, terminate=(drive.interrupted or drive.out_of_budget) and kind == "process")
     out_of_budget = drive.out_of_budget or beyond > 0
     held = (drive.held if drive.out_of_budget else held) if out_of_budget else None
     not_started = sum(len(members) for members, _ in drive.queue) + beyond
@@ -440,6 +431,15 @@ def _executor(executor, workers, scheduler):
         return ex, slots, close, executor
     # a foreign executor does not say how many workers it has: pass max_in_flight to keep more busy
     return executor, 1, (lambda: None), "custom"
+
+
+def _close(ex, close, terminate: bool) -> None:
+    """Shut the executor down; a process pool with runs still in flight (an interrupt, or the budget
+    spent) is terminated first, as those runs are abandoned."""
+    if terminate:
+        _terminate_pool(ex)
+    with contextlib.suppress(Exception):
+        close()
 
 
 def _what_to_run(runs, store, budget, rate_by_kind, retry_failed: bool, lockstep: bool):
