@@ -428,9 +428,6 @@ class JaxModel:
 
     @_in_x64
     def __init__(self, cfg: ModelConfig, d: int):
-        from .linear_model import LinearAttention
-        from .softmax_model import SoftmaxAttention
-
         if not isinstance(cfg, ModelConfig):
             bad_argument("cfg", type(cfg).__name__, "a ModelConfig")
         self.entry = get_model(cfg.model)
@@ -441,7 +438,7 @@ class JaxModel:
             bad_argument("stream", cfg.stream, "'two' without context update on the JAX engine (the base layer)")
         entry = get_attention(cfg.attention)
         host_cfg = dataclasses.replace(cfg, engine="numba", attention="softmax")
-        self.host: Any = LinearAttention(host_cfg, d) if cfg.model == "linear" else SoftmaxAttention(host_cfg, d)
+        self.host: Any = self.entry.host_class()(host_cfg, d)
         self.cfg, self.d, self.N, self.L = cfg, self.host.d, self.host.N, cfg.depth
         self.dtype = np.dtype(cfg.dtype)
         # a map's learnable parameters follow the numba model's blocks (linear attention has no map)

@@ -39,6 +39,7 @@ ValueError: model='transformer': must be one of linear, softmax (or a model regi
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,8 @@ class Model:
         ``attention(params, X, y, x_test) -> (B, L, P)`` weights, or ``None`` (no attention statistics).
     source : str
         ``built-in``, ``python`` or ``entry point <value>``.
+    host : str or None
+        A built-in's numba model class as ``module:Class`` under ``depthscale.sims`` (:meth:`host_class`).
     """
 
     name: str
@@ -77,6 +80,18 @@ class Model:
     linear_in_labels: bool = False
     attention: Callable[..., Any] | None = None
     source: str = "python"
+    host: str | None = None
+
+    def host_class(self) -> type:
+        """The numba model class of a built-in (``ValueError`` for a user's model: JAX functions only).
+
+        >>> get_model("linear").host_class().__name__
+        'LinearAttention'
+        """
+        if self.host is None:
+            bad_argument("model", self.name, "a built-in model (a user's model is JAX functions, no numba model)")
+        module, _, cls = self.host.partition(":")
+        return getattr(importlib.import_module(f"depthscale.sims.{module}"), cls)
 
     @property
     def builtin(self) -> bool:
@@ -107,7 +122,10 @@ def _model_of_entry_point(ep, obj) -> Model:
 
 
 REGISTRY = Registry[Model]("model", "model", ENTRY_POINT_GROUP, _model_of_entry_point, "register_model")
-BUILTIN_MODELS = tuple(REGISTRY.register(name, Model(name, source="built-in"), builtin=True) for name in MODELS)
+_HOSTS = {"linear": "linear_model:LinearAttention", "softmax": "softmax_model:SoftmaxAttention"}
+BUILTIN_MODELS = tuple(
+    REGISTRY.register(name, Model(name, source="built-in", host=_HOSTS[name]), builtin=True) for name in MODELS
+)
 
 
 def register_model(

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .config import ModelConfig
+from .model_registry import get_model
 
 
 @runtime_checkable
@@ -72,10 +73,4 @@ def make_model(cfg: ModelConfig, d: int):
         from .jax_engine import JaxModel
 
         return JaxModel(cfg, d)
-    if cfg.model == "linear":
-        from .linear_model import LinearAttention
-
-        return LinearAttention(cfg, d)
-    from .softmax_model import SoftmaxAttention
-
-    return SoftmaxAttention(cfg, d)
+    return get_model(cfg.model).host_class()(cfg, d)
