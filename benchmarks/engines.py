@@ -264,7 +264,7 @@ def _time_steps(row: dict, engines: dict, theta, batch, n: int, args, clock, bla
     if block is not None:
         jm, K = engines["jax"], 4
         X, y, xq, target = (jnp.stack([a] * K) for a in jm.arrays(batch))
-        hyper = (tcfg.optimizer, Hyper.of(tcfg))  # (optimiser name, its hyper-parameters): optax Adam
+        hyper = (tcfg.optimizer, Hyper.of(tcfg), tcfg.loss)  # (optimiser, its hyper-parameters, loss): optax Adam
         th_j = jnp.asarray(np.asarray(theta, jm.dtype))
         state = jax_engine._transform(hyper).init(th_j)
         lrs, mask = jnp.full(K, 1e-4, jm.dtype), jnp.ones(K, bool)

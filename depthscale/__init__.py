@@ -66,7 +66,7 @@ EXPORTS = {
     **dict.fromkeys(
         (
             "TaskConfig ModelConfig TrainConfig RunConfig run load_grid sweep SweepResult Store to_frame "
-            "register_attention register_model register_task register_optimizer from_layer_outputs "
+            "register_attention register_model register_task register_optimizer register_loss from_layer_outputs "
             "check_attention check_model check_task"
         ).split(),
         "sims",
@@ -111,6 +111,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ be
     from depthscale.sims.conformance import check_task as check_task
     from depthscale.sims.frames import to_frame as to_frame
     from depthscale.sims.grid import load_grid as load_grid
+    from depthscale.sims.loss_registry import register_loss as register_loss
     from depthscale.sims.model_registry import register_model as register_model
     from depthscale.sims.optimizer_registry import register_optimizer as register_optimizer
     from depthscale.sims.runner import from_layer_outputs as from_layer_outputs

@@ -25,6 +25,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
     conformance="Check ConformanceError ConformanceReport check_attention check_model check_task",
     task_registry="Task task_names register_task",
     optimizer_registry="Adam SGD Optimizer optimizer_names register_optimizer",
+    loss_registry="Loss loss_names register_loss",
     registry="Registry",
     batch="Batch",
     config="ModelConfig RunConfig TaskConfig TrainConfig config_hash rng_for run_key",

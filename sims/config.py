@@ -18,6 +18,7 @@ from ..theory._choices import EASY_TASKS, MODELS, SCHEDULES, TASKS  # noqa: F401
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
 from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
+from .loss_registry import check_loss_engine, get_loss
 from .model_registry import check_model_engine, get_model
 from .optimizer_registry import check_optimizer_engine, get_optimizer
 from .task_registry import check_task_engine, get_task
@@ -40,6 +41,7 @@ _LATER_FIELDS = {
     "attention": "softmax",
     "engine": "numba",
     "optimizer": "adam",
+    "loss": "mse",
 }
 
 
@@ -290,6 +292,8 @@ class TrainConfig:
         the run); or halve the rate when the rule fires (five halvings, then stop).
     optimizer : {"adam", "sgd"} or a registered optimiser, default "adam"
         What steps the parameters (sims/optimizer_registry.py); ``"sgd"``: plain gradient descent.
+    loss : "mse" or a registered loss, default "mse"
+        What training minimises (sims/loss_registry.py); evaluation stays the squared error.
     beta1, beta2 : float, default 0.9, 0.999
         Adam's moment decays, in [0, 1).
     eps : float, default 1e-8
@@ -328,6 +332,7 @@ class TrainConfig:
     # doubling of it (0: only at the end), so a depth law at a fixed budget can be told from one at convergence
     checkpoints_from: int = 0
     optimizer: str = "adam"  # a registered optimiser (sims/optimizer_registry.py)
+    loss: str = "mse"  # a registered training loss (sims/loss_registry.py)
 
     def __post_init__(self):
         _set(self, "lr", check_real("lr", self.lr, lo=0, lo_open=True, hi=10))
@@ -336,6 +341,7 @@ class TrainConfig:
         _set(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps if self.steps > 0 else 0))
         check_choice("schedule", self.schedule, SCHEDULES)
         get_optimizer(self.optimizer)  # a registered name (ValueError naming optimizer)
+        get_loss(self.loss)
         _set(self, "beta1", check_real("beta1", self.beta1, lo=0, hi=1, hi_open=True))
         _set(self, "beta2", check_real("beta2", self.beta2, lo=0, hi=1, hi_open=True))
         _set(self, "eps", check_real("eps", self.eps, lo=0, lo_open=True))
@@ -396,6 +402,7 @@ class RunConfig:
         t = self.task
         check_task_engine(t.task, self.model.engine)
         check_optimizer_engine(self.train.optimizer, self.model.engine)
+        check_loss_engine(self.train.loss, self.model.engine)
         if self.model.init == "jacobi" and (t.task not in EASY_TASKS or t.a <= 0 or t.a + t.b <= 1):
             raise ValueError(
                 f"init='jacobi' with task={t.task!r}, a={t.a!r}, b={t.b!r}: needs an easy task with a > 0 and "

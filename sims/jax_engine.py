@@ -68,6 +68,7 @@ from .attention_registry import AttentionMap, get_attention
 from .config import ModelConfig, TaskConfig, TrainConfig, rng_for
 from .jax_tasks import DataSpec, data_key, step_batch
 from .jit import numba_cache_dir, writable_folder
+from .loss_registry import get_loss
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .model_registry import get_model
 from .optimizer_registry import Hyper, get_optimizer
@@ -561,9 +562,15 @@ class JaxModel:
 
 # ------------------------------------------------------------------------------------------------
 # training: jitted blocks of optimiser steps, the host's rules replayed on their losses
+def _train_loss(spec: Spec, loss: str, theta, X, y, xq, target):
+    """The batch mean of the registered training loss ``loss`` (sims/loss_registry.py)."""
+    f, _ = _parts(spec, theta, X, y, xq)
+    return jnp.mean(get_loss(loss).per_context(f.mean(axis=1), target))
+
+
 def _transform(hyper):
-    """The optax transformation of ``hyper`` = ``(optimizer name, Hyper)``: the run's optimiser."""
-    name, h = hyper
+    """The optax transformation of ``hyper`` = ``(optimizer name, Hyper, loss name)``: the run's optimiser."""
+    name, h = hyper[:2]
     make = get_optimizer(name).optax
     if make is None:  # RunConfig refuses such a run on this engine before it gets here
         raise ValueError(f"optimizer={name!r}: has no optax transformation (numba engine only)")
@@ -590,7 +597,7 @@ def _optimizer_step(spec, hyper, grad_fn, th, st, X, y, xq, target, lr, on):
 @functools.partial(jax.jit, static_argnums=(0, 1))
 def _block_host(spec, hyper, theta, state, X, y, xq, target, lrs, mask):
     """``lax.scan`` over a block of steps whose batches come from the host (stacked ``X, y, ...``)."""
-    grad_fn = jax.value_and_grad(functools.partial(_loss, spec))
+    grad_fn = jax.value_and_grad(functools.partial(_train_loss, spec, hyper[2]))
 
     def step(carry, inp):
         return _optimizer_step(spec, hyper, grad_fn, *carry, *inp)
@@ -600,7 +607,7 @@ def _block_host(spec, hyper, theta, state, X, y, xq, target, lrs, mask):
 
 
 def _block_device_one(spec, data, hyper, batch, theta, state, key, steps, lrs, mask):
-    grad_fn = jax.value_and_grad(functools.partial(_loss, spec))
+    grad_fn = jax.value_and_grad(functools.partial(_train_loss, spec, hyper[2]))
 
     def step(carry, inp):
         (th, st), (s, lr, on) = carry, inp
@@ -673,7 +680,7 @@ class _Group:
     def __init__(self, runs: list[_Run], task: TaskConfig, data: str):
         cfg = runs[0].cfg
         self.runs, self.model, self.cfg, self.data = runs, runs[0].model, cfg, data
-        self.hyper = (cfg.optimizer, Hyper.of(cfg))  # static: one compiled program for every learning rate
+        self.hyper = (cfg.optimizer, Hyper.of(cfg), cfg.loss)  # static: one compiled program for every learning rate
         self.theta = jnp.asarray(np.stack([r.trainee.theta for r in runs]))
         self.state = jax.vmap(_transform(self.hyper).init)(self.theta)
         self.spec = DataSpec.of(task)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..theory._validate import bad_argument, check_choice
-from . import attention_registry, model_registry, optimizer_registry, task_registry
+from . import attention_registry, loss_registry, model_registry, optimizer_registry, task_registry
 from . import config as _config
 from .registry import Registry
 
@@ -37,6 +37,7 @@ REGISTERED: dict[str, Registry[Any]] = {
     "model.model": model_registry.REGISTRY,
     "model.attention": attention_registry.REGISTRY,
     "train.optimizer": optimizer_registry.REGISTRY,
+    "train.loss": loss_registry.REGISTRY,
 }
 
 

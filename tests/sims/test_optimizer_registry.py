@@ -1,6 +1,7 @@
-"""Optimisers by name (sims/optimizer_registry.py): the built-in sgd against a hand-written gradient
-descent on the same batches, a user's optimiser trained on numba and refused by the JAX engine in one
-line, an entry point beside a broken line, and the default leaving every run key as it was."""
+"""Optimisers and losses by name (sims/optimizer_registry.py, sims/loss_registry.py): the built-in sgd
+against a hand-written gradient descent on the same batches, a user's optimiser trained on numba and
+refused by the JAX engine in one line, an entry point beside a broken line, a user's loss trained on
+the JAX engine, and the defaults leaving every run key as it was."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from depthscale.sims import optimizer_registry
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, config_hash, rng_for
+from depthscale.sims.loss_registry import register_loss, unregister_loss
 from depthscale.sims.models import make_model
 from depthscale.sims.optimizer_registry import get_optimizer, optimizer_names, register_optimizer, unregister_optimizer
 from depthscale.sims.tasks import make_batch
@@ -130,3 +132,40 @@ def test_an_optimizer_from_an_entry_point_beside_a_broken_line(monkeypatch, caps
 
 class HalvedEntry:
     make = Halved
+
+
+# ------------------------------------------------------------------------------------------------ losses
+@pytest.fixture
+def half_mse():
+    register_loss("half-mse", per_context=lambda yhat, t: 0.5 * (yhat - t) ** 2)
+    yield "half-mse"
+    unregister_loss("half-mse")
+
+
+def test_a_users_loss_trains_on_the_jax_engine_as_its_gradient_says(half_mse):
+    # gradient descent on half the squared error at twice the rate takes the steps of the squared
+    # error at the rate (the same parameters), and a loss the JAX engine differentiates is refused on numba
+    pytest.importorskip("jax")
+    from depthscale.sims import jax_engine
+
+    jm = ModelConfig(model="softmax", depth=2, engine="jax")
+
+    def trained(loss, lr):
+        cfg = TrainConfig(optimizer="sgd", loss=loss, steps=8, batch=16, lr=lr, window=50, eval_contexts=16)
+        (res,) = jax_engine.train_lockstep([(make_model(jm, TASK.d), jm)], TASK, cfg, 0, data="host")
+        return res
+
+    half, full = trained(half_mse, 0.1), trained("mse", 0.05)
+    assert half.steps == full.steps == 8
+    np.testing.assert_allclose(half.theta, full.theta, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^engine='numba': must be jax for loss='half-mse' \(a user's loss"):
+        RunConfig(TASK, MODEL, TrainConfig(loss=half_mse))
+    with pytest.raises(ValueError, match=r"^loss='hinge': must be one of mse, half-mse \(or a loss registered"):
+        TrainConfig(loss="hinge")
+
+
+def test_the_default_loss_leaves_every_run_key_as_it_was():
+    cfg = RunConfig(TASK, MODEL, TrainConfig())
+    old = cfg.to_dict()
+    del old["train"]["loss"]  # a record written before the field existed
+    assert config_hash(old) == config_hash(cfg.to_dict())

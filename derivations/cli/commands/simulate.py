@@ -22,7 +22,7 @@ VARIANTS = {
 CONFIG_OPTIONS = {
     "task": ("task", "k", "a", "b", "d", "P", "c_lambda", "c_omega"),
     "model": ("model", "depth", "width", "init_scale", "dtype", "attention", "engine"),
-    "train": ("lr", "batch", "steps", "warmup", "schedule", "optimizer", "window", "tol", "eval_contexts"),
+    "train": ("lr", "batch", "steps", "warmup", "schedule", "optimizer", "loss", "window", "tol", "eval_contexts"),
 }
 
 
@@ -84,6 +84,7 @@ def register(sub) -> None:
     p.add_argument("--warmup", type=int, default=0, help="linear learning-rate warm-up steps, <= steps (default 0)")
     p.add_argument("--schedule", default="cosine", help="constant, cosine or plateau (default cosine)")
     p.add_argument("--optimizer", default="adam", help="adam, sgd or a registered optimiser (default adam)")
+    p.add_argument("--loss", default="mse", help="mse or a registered training loss, JAX engine (default mse)")
     p.add_argument("--window", type=int, default=1000, help="convergence window in steps (default 1000)")
     p.add_argument("--tol", type=float, default=2e-3, help="convergence tolerance, relative (default 0.002)")
     p.add_argument("--eval-contexts", type=int, default=10240, help="fresh evaluation contexts (default 10240)")
