@@ -96,7 +96,7 @@ def test_curve_key_names_its_fields_from_the_configuration():
     )
     assert key.k == 0  # k means nothing on the easy tasks
     # every training setting, except those added later while at their defaults (as the run's hash)
-    later = {"checkpoints_from": 0, "optimizer": "adam"}
+    later = {"checkpoints_from": 0, "optimizer": "adam", "loss": "mse"}
     assert key.train == tuple(sorted((k, v) for k, v in cfg["train"].items() if later.get(k, None) != v))
     (c,) = curves([rec])
     assert (c.model, c.task, c.a, c.b, c.d, c.P) == (key.model, key.task, key.a, key.b, key.d, key.P)
