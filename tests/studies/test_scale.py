@@ -238,3 +238,23 @@ def test_a_setting_that_names_no_field_is_refused_before_anything_is_written(tmp
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and "set='task.size'" in err and not out.exists()
     assert re.search(r"TaskConfig has no size", err)
+
+
+def test_the_pages_four_thousand_step_ladders_are_the_cost_models():
+    # the page's costs of the two 4,000-step ladders, recomputed from the cost model at the same rates
+    from depthscale.sims.budget import job_seconds
+
+    r, page = _rates(), " ".join((ROOT / "docs" / "studies" / "scale.md").read_text(encoding="utf-8").split())
+
+    def rung(d, depths):
+        train = TrainConfig(schedule="cosine", lr=3e-3, batch=1024, steps=4000, window=500, eval_contexts=10240)
+        task = TaskConfig(task="topk", k=2, a=0.0, b=0.0, d=d, P=8 * d)
+        job = job_seconds([RunConfig(task, ModelConfig(depth=L), train) for L in depths], dict(r))
+        return 3 * job / 3600, job / 3600
+
+    small = [rung(d, DEPTHS) for d in (8, 16, 32)]
+    big = rung(64, (1, 2, 4, 8, 32))
+    assert f"cost {', '.join(f'{c:.2f}' for c, _ in small[:2])} and {small[2][0]:.2f} core-hours" in page
+    assert f"{sum(c for c, _ in small):.2f} in all (longest job {small[2][1]:.2f} h)" in page
+    assert f"cost {small[1][0] + small[2][0] + big[0]:.2f}, of which d = 64 is {big[0]:.2f}" in page
+    assert f"(longest job {big[1]:.2f} h" in page
