@@ -1,6 +1,8 @@
 """The library's tables of simulation results, one :class:`~depthscale.derivations.report.entries.Table`
-each: the loss of every curve at every depth (:func:`runs_table`) and each curve's fitted depth law
-(:func:`fits_table`). A study puts them among its sections' results tables when its report shows them."""
+each: the loss of every curve at every depth (:func:`runs_table`), each curve's fitted depth law
+(:func:`fits_table`), and a law claim's error rates at each row's effect size and the seeds that would
+decide it (:func:`calibration_table`, :func:`plan_table`). A study puts them among its sections'
+tables when its report shows them."""
 
 from __future__ import annotations
 
@@ -141,7 +143,7 @@ def plan_table(
         except ValueError:  # no row of the claim on this condition
             continue
         for p in plans:
-            seeds = f"{p.seeds}" if p.seeds is not None else "more than 64"
+            seeds = f"{p.seeds}" if p.seeds is not None else "more than 64"  # plan's default seeds_max
             cost = "—" if p.core_hours is None else f"{p.extra_runs} runs, {p.core_hours:.1f} core-hours"
             rows.append(
                 [label, f"{p.alternative:g}", p.correct, seeds, f"{p.achieved:.2f} ± {p.achieved_se:.2f}", cost]
