@@ -7,9 +7,9 @@ from depthscale.derivations.study import Sections, calibration_table
 
 from .claims import inverse_depth, law_curves
 
-# each synthetic curve costs one fit with its profile interval and lack-of-fit scan (about 0.5 s on
-# one core): the true law and the two negative controls, 50 curves each (a rate's s.e. <= 0.071),
-# keep a report of a user's store at about 75 s per curve
+# each synthetic curve costs one fit with its profile interval and lack-of-fit scan (about 0.15 CPU-s
+# on one core): the true law and the two negative controls, 50 curves each (a rate's s.e. <= 0.071),
+# keep a report of a user's store at about 20 CPU-seconds per curve
 ALPHAS, REPLICATES = (0.5, 1.0, 2.0), 50
 
 
