@@ -7,6 +7,7 @@ called on its own (with the store's ``load_arrays``).
 
 import numpy as np
 import pytest
+from synthetic import cheap_calibration
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.analysis.theory_numbers import TheoryNumbers
@@ -63,7 +64,8 @@ def cheap_derivations(monkeypatch):
     monkeypatch.setattr(core_theory, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
 
 
-def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_derivations):
+def test_evaluate_claims_and_the_report_decide_the_same_claims(tmp_path, cheap_derivations, monkeypatch):
+    cheap_calibration(monkeypatch)
     _store(tmp_path / "s.sqlite")
     with Store(tmp_path / "s.sqlite", mode="read") as st:
         records = list(st.records())

@@ -2,13 +2,14 @@
 
 import json
 
-from synthetic import curve
+from synthetic import cheap_calibration, curve
 
 from depthscale.derivations.analysis import theory_numbers
 from depthscale.derivations.report.from_records import report_from_records
 
 
 def test_report_from_records_writes_claims_json_matching_the_verdicts(tmp_path, monkeypatch):
+    cheap_calibration(monkeypatch)
     # the derivations' sympy checks are tested in tests/theory; here they would only cost time
     monkeypatch.setattr(theory_numbers, "derivation_checks", lambda: ([], {"fake": [("a step", True)]}))
     # softmax top-2 whose excess falls exactly like 1/L: the alpha-near-1 claim must pass

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from synthetic import curve
+from synthetic import cheap_calibration, curve
 
 from depthscale.derivations.analysis.curve import curves
 from depthscale.derivations.report.render import MISSING, format_estimate, render_report, write_report
@@ -37,7 +37,9 @@ def report(records, tmp_path_factory):
     real = theory.derivation_checks  # the core study's derivations, checked with SymPy: slow, and not under test here
     theory.derivation_checks = lambda: ([], {"fake": [("a step", True)]})
     try:
-        ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
+        with pytest.MonkeyPatch.context() as mp:
+            cheap_calibration(mp)
+            ctx = build_context(records, title="t", floor_contexts=50, reference_contexts=0)
     finally:
         theory.derivation_checks = real
     paths = write_report(ctx, tmp_path_factory.mktemp("report"))
