@@ -9,7 +9,7 @@
 #    the JAX engine against the numba engine at d = 16, P = 128, L = 1, 4, 16, and 40 steps on the same
 #    batches ending at the same parameters;
 # 3. times the scale study's paper-scale rung (scale_rung.py --time): d = 128, P = 1,024, batch 1024,
-#    float64, 200 cosine steps at L = 1, 8 and 64, one seed alone and three vmapped in one program, each
+#    float64, 200 cosine steps at L = 1, 8 and 32, one seed alone and three vmapped in one program, each
 #    after a block that compiles it, and projects the scale-gpu preset's training time from them.
 # What it prints goes to the terminal and, when OUT names a folder, to $OUT/device_check.txt, with every
 # number in $OUT/device_check.json; docs/benchmarks.md says where the numbers are recorded.
@@ -35,8 +35,8 @@ PY
     echo "== the JAX engine against the numba engine on this device (float64)"
     timeout 150 python benchmarks/scale_rung.py --check
     check=$?
-    echo "== the paper-scale rung: d = 128, P = 1,024, batch 1024, L = 1, 8, 64"
-    timeout 300 python benchmarks/scale_rung.py --time --steps 200 --depths 1,8,64 --seeds 3 ${json[@]+"${json[@]}"}
+    echo "== the paper-scale rung: d = 128, P = 1,024, batch 1024, L = 1, 8, 32"
+    timeout 300 python benchmarks/scale_rung.py --time --steps 200 --depths 1,8,32 --seeds 3 ${json[@]+"${json[@]}"}
     timed=$?
     echo "check exit status $check, timing exit status $timed (124: stopped by its timeout)"
 } 2>&1 | tee "$log"

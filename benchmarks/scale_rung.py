@@ -7,12 +7,12 @@ time of the scale study's paper-scale rung (d = 128, P = 1,024, batch 1024) per 
    own batches (``data="host"``) end at the same parameters on both (at most 1e-6 relative, as
    tests/sims/test_jax_engine.py asks).
 2. Time (``--time``): at d = 128, P = 1,024, batch 1024, float64, under the scale study's protocol
-   (cosine, lr 3e-3), for each depth in ``--depths`` (default 1, 8, 64): one seed alone
+   (cosine, lr 3e-3), for each depth in ``--depths`` (default 1, 8, 32): one seed alone
    (``train_lockstep``, what a sweep job trains) and ``--seeds`` seeds in one program (``train_seeds``,
    vmapped), each after one block of steps that compiles it, then ``--steps`` steps timed (data
    generated on the device, the host's stopping rules replayed: a real training loop). The time per
-   step is fitted as ``a + b L`` over the depths timed and the scale-gpu preset's steps (900 at
-   L = 1..64, three seeds) projected from it, both ways.
+   step is fitted as ``a + b L`` over the depths timed and the scale-gpu preset's steps (4,000 at
+   L = 1..32, three seeds) projected from it, both ways.
 
     python benchmarks/scale_rung.py                       # both, the defaults (an accelerator: a few minutes)
     python benchmarks/scale_rung.py --check               # the check alone (any machine)
@@ -32,8 +32,8 @@ import time
 
 import numpy as np
 
-PRESET_STEPS = 900  # the scale study's protocol (studies/scale/presets/scale-gpu.toml)
-PRESET_DEPTHS = (1, 2, 4, 8, 16, 32, 64)
+PRESET_STEPS = 4000  # the scale study's protocol (studies/scale/presets/scale-gpu.toml)
+PRESET_DEPTHS = (1, 2, 4, 8, 16, 32)
 PRESET_SEEDS = 3
 
 
@@ -134,7 +134,7 @@ def time_rung(args, say) -> dict:
         out["projection"] = proj
         if (args.d, args.P, args.batch) == (128, 1024, 1024):
             say(
-                f"the scale-gpu preset ({PRESET_STEPS} steps at L = 1..64, {PRESET_SEEDS} seeds), projected from a + b L: "
+                f"the scale-gpu preset ({PRESET_STEPS} steps at L = 1..32, {PRESET_SEEDS} seeds), projected from a + b L: "
                 f"{proj['one_seed']['preset_hours']:.2f} h one seed at a time (as a sweep runs it), "
                 f"{proj[f'{len(seeds)}_seeds_vmapped']['preset_hours']:.2f} h with the seeds vmapped; training only "
                 "(evaluation and the reference floors run on the host)"
@@ -160,7 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--d", type=int, default=128, help="dimension d of the timing (default 128)")
     ap.add_argument("--P", type=int, default=1024, help="context length P of the timing (default 1024)")
     ap.add_argument("--batch", type=int, default=1024, help="batch of the timing (default 1024)")
-    ap.add_argument("--depths", default="1,8,64", help="depths timed, comma-separated (default 1,8,64)")
+    ap.add_argument("--depths", default="1,8,32", help="depths timed, comma-separated (default 1,8,32)")
     ap.add_argument("--seeds", type=int, default=3, help="seeds vmapped in one program (default 3)")
     ap.add_argument(
         "--steps", type=int, default=200, help="steps timed per depth, after a compiling block (default 200)"

@@ -58,7 +58,7 @@ def rung_costs(preset: str, rates: Mapping) -> tuple[RungCost, ...]:
     conservative defaults), smallest rung first.
 
     >>> [(r.d, r.P, r.depths, r.seeds) for r in rung_costs("scale", {})]
-    [(16, 128, (1, 2, 4, 8, 16, 32), 3), (32, 256, (1, 2, 4, 8, 16, 32), 3), (64, 512, (1, 2, 4, 8, 32), 3)]
+    [(8, 64, (1, 2, 4, 8, 16, 32), 3), (16, 128, (1, 2, 4, 8, 16, 32), 3), (32, 256, (1, 2, 4, 8, 16, 32), 3)]
     """
     jobs: dict = {}
     for config, seed in preset_runs(preset):

@@ -179,9 +179,9 @@ def sections(ev) -> Sections:
 
 
 NOT_RUN = (
-    "Not decided: no scale-study runs are in this store. The CPU rungs (preset scale: d = 16, 32, 64 with "
-    "P = 8d, about 12 core-hours by the cost model) and the accelerator rung (preset scale-gpu: d = 128, "
-    "P = 1,024) have not been run, so whether the d = 16 answer holds, weakens or turns as d grows is open."
+    "Not decided: no scale-study runs are in this store. The CPU rungs (preset scale: d = 8, 16, 32 with "
+    "P = 8d, 4,000 steps, about 7 core-hours by the cost model) and the accelerator rungs (preset scale-gpu: "
+    "d = 64 and 128) have not been run, so whether the d = 16 answer holds, weakens or turns as d grows is open."
 )
 
 
