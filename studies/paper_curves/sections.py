@@ -11,6 +11,8 @@ import numpy as np
 from depthscale.derivations.study import (
     Finding,
     Sections,
+    calibration_table,
+    plan_table,
     Story,
     Table,
     answer_word,
@@ -21,15 +23,17 @@ from depthscale.derivations.study import (
     protocol_curves,
     protocol_rows,
     quote,
+    row_label,
     results_of,
     short_tally,
     strongest,
+    study,
     task_label,
     verdict_phrase,
 )
 from depthscale.derivations.study import format_estimate as est
 
-from .objections import objections_section
+from .objections import long_curves, objections_section
 
 if TYPE_CHECKING:
     from depthscale.sims.records import RunRecord
@@ -103,13 +107,39 @@ def single_excess_rows(ev) -> list[dict]:
     return out
 
 
+# a synthetic curve costs one fit with its profile interval and lack-of-fit scan (about 0.15 CPU-s):
+# the claim's target and the two negative controls, 50 curves each (a rate's s.e. <= 0.071)
+ALPHAS, REPLICATES = (0.5, 1.0, 2.0), 50
+
+
+def law_error_rates(ev) -> tuple[Table, ...]:
+    """The calibration and planner tables of ``protocol-inverse-depth`` on each protocol curve with an
+    identified fit (a measured alpha) and two seeds or more: how often the verdict would pass, fail or
+    stay indicative at the curve's own effect size, and the seeds a decision takes. The curves the
+    objections' claim already calibrates (:func:`~.objections.long_curves`) are left to it."""
+    inverse_depth = next(c for c in study("protocols").claims if c.id == "protocol-inverse-depth")
+    judged = {id(c) for _, c in long_curves(ev)}
+    rows = [
+        (row_label(r), r.curve)
+        for r in protocol_rows(ev)
+        if r.fit.identified and len(r.curve.seeds) >= 2 and id(r.curve) not in judged
+    ]
+    tables = (
+        calibration_table(inverse_depth, ev, rows, ALPHAS, REPLICATES),
+        plan_table(inverse_depth, ev, rows, replicates=REPLICATES),
+    )
+    return tuple(t for t in tables if t is not None)
+
+
 def sections(ev) -> Sections:
-    """The checkpoint table and the excess-over-the-single-head figure (each left out without data)."""
+    """The checkpoint table, the law's error rates on the protocol curves, the objections and the
+    excess-over-the-single-head figure (each left out without data)."""
     t = checkpoint_table(ev)
     above = single_excess_rows(ev)
     fig = figure_entry("signed_excess_vs_depth", above, name="single_excess", caption=CAPTION, look_at=LOOK_AT)
     o_tables, o_figures = objections_section(ev)
-    return Sections(tables=(() if t is None else (t,)) + o_tables, figures=((fig,) if above else ()) + o_figures)
+    tables = (() if t is None else (t,)) + law_error_rates(ev) + o_tables
+    return Sections(tables=tables, figures=((fig,) if above else ()) + o_figures)
 
 
 CONTROL = "ensemble-control"  # the positive control's protocol: inverse depth must be found there

@@ -164,3 +164,22 @@ def test_excess_figures_when_no_depth_is_above_zero():
     assert drawn.png[:4] == b"\x89PNG" and drawn.why_missing == ""
     drawn = draw_entry(figures.figure_entry("excess_vs_depth", rows))
     assert drawn.png is None and drawn.why_missing.startswith("every excess is at or below 0 (3 points)")
+
+
+def test_the_law_on_each_protocol_curve_comes_with_its_error_rates_and_planner(monkeypatch):
+    # a strong 1/L control curve (gain (2.5 - 1.047)/2.5 = 58 % of R_1) at 10 synthetic curves of the negative control
+    # alpha = 2 (the report's 3 x 50 are its own size): it fails the wrong law; the planner row is there
+    monkeypatch.setattr(paper_sections, "ALPHAS", (2.0,))
+    monkeypatch.setattr(paper_sections, "REPLICATES", 10)
+    ev = _evidence(_records(P["ensemble-control"], lambda L: 1.0 + 1.5 / L), FLOORS, {})
+    calibration, planner = paper_sections.law_error_rates(ev)
+    (row,) = calibration.rows
+    gain = float(row[0].split("(gain ")[1].split("%")[0]) / 100  # the seeds' wiggles move it a little
+    assert row[0].startswith("ensemble-control top-2") and gain == pytest.approx(1 - 1.046875 / 2.5, abs=0.01)
+    assert row[1] == "2", row
+    assert float(row[3]) >= 0.9, row  # fails a wrong law at this effect size
+    assert "protocol-inverse-depth" in calibration.title and "protocol-inverse-depth" in planner.title
+    assert {r[1] for r in planner.rows} == {"0.5", "1"}
+    # a curve whose fit is not identified (flat: no amplitude) gets no row, so no table
+    flat = _evidence(_records(P["ensemble-control"], lambda L: 2.0), FLOORS, {})
+    assert paper_sections.law_error_rates(flat) == ()
