@@ -72,6 +72,7 @@ from .loss_registry import get_loss
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .model_registry import get_model
 from .optimizer_registry import Hyper, get_optimizer
+from .task_registry import get_task
 from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
 from .tasks import make_batch
@@ -683,7 +684,7 @@ class _Group:
         self.hyper = (cfg.optimizer, Hyper.of(cfg), cfg.loss)  # static: one compiled program for every learning rate
         self.theta = jnp.asarray(np.stack([r.trainee.theta for r in runs]))
         self.state = jax.vmap(_transform(self.hyper).init)(self.theta)
-        self.spec = DataSpec.of(task)
+        self.spec = DataSpec.of(task) if data == "device" else None  # host batches: no device sampler
         self.keys = jnp.asarray(np.stack([data_key(task, r.seed) for r in runs]))
 
     @property
@@ -708,17 +709,21 @@ def train_lockstep(
     progress: bool = False,
     prefetch: bool = False,
     measure=None,
-    data: str = "device",
+    data: str | None = None,
 ) -> list:
     """``sims.training.train_lockstep`` on the JAX engine: the same schedules and rules.
 
     ``models`` is a list of ``(JaxModel, ModelConfig)`` sharing a dtype. Each model starts where the
     numba engine starts it and stops by the same rules (the host's ``Trainee`` judges every step's
-    loss). ``data="device"`` (what runs use): each step's batch is generated inside the jitted
-    block (``sims/jax_tasks.py``, the same distributions as ``make_batch``, not its numbers);
+    loss). ``data="device"``: each step's batch is generated inside the jitted block
+    (``sims/jax_tasks.py``, the same distributions as ``make_batch``, not its numbers);
     ``data="host"``: the numba engine's stream itself (``make_batch``, the same batches in the same
-    order; for exact cross-engine checks). ``prefetch`` is accepted and unused.
+    order; for exact cross-engine checks). ``None`` (what runs use): on the device where the task has
+    a device sampler (a built-in task), else on the host (a user's task, whose ``make_batch`` is
+    NumPy). ``prefetch`` is accepted and unused.
     """
+    if data is None:
+        data = "device" if get_task(task.task).builtin else "host"
     return _train(models, task, cfg, [seed], progress, measure, data)
 
 

@@ -22,8 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..theory._validate import bad_argument
 from .config import TaskConfig, rng_for
-from .task_registry import check_task_engine
+from .task_registry import get_task
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,8 +41,9 @@ class DataSpec:
     @classmethod
     def of(cls, task: TaskConfig) -> DataSpec:
         """The spec of a task: its kind, sizes and the square roots of its spectra (a built-in task:
-        a user's is drawn on the host, ``ValueError`` naming ``engine``)."""
-        check_task_engine(task.task, "jax")
+        a user's is drawn on the host, ``ValueError`` naming ``task``)."""
+        if not get_task(task.task).builtin:
+            bad_argument("task", task.task, "a built-in task (a user's task is drawn on the host: data='host')")
         return cls(
             task.task, task.k, task.d, task.P, tuple(np.sqrt(task.lam).tolist()), tuple(np.sqrt(task.omega).tolist())
         )

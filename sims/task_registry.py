@@ -17,8 +17,9 @@ run's :class:`~depthscale.sims.config.TaskConfig` (its ``d``, ``P``, ``k`` and s
 - ``second_moment(cfg) -> float``: ``E[y*^2]`` of its target, the loss of predicting 0 (the scale a
   loss is read against).
 
-A user's task draws its batches on the host, so it runs on the numba engine only (the JAX engine
-draws its batches on the device, sims/jax_tasks.py). It comes in two ways:
+A user's task draws its batches on the host, with NumPy; it runs on both engines (the JAX engine
+draws a built-in task's batches on the device, sims/jax_tasks.py, and copies a user's task's host
+batches to it, a block of steps at a time). It comes in two ways:
 ``depthscale.register_task("name", make_batch=..., second_moment=...)`` from Python, or an entry point
 of the group ``depthscale.tasks`` in an installed package (``name = "mypackage.tasks:TASK"``, naming
 a :class:`Task` or an object with ``make_batch`` and ``second_moment`` attributes), read on the first
@@ -86,8 +87,9 @@ class Task:
 
     @property
     def engines(self) -> tuple[str, ...]:
-        """The engines that can train on it: a built-in on both, a user's task (host batches) on numba only."""
-        return ENGINES if self.builtin else ("numba",)
+        """The engines that can train on it: every task on both (the JAX engine trains a user's task on
+        its host batches, a built-in's on batches drawn on the device)."""
+        return ENGINES
 
 
 def _linear_target_power(cfg: Any) -> float:  # a TaskConfig (sims/config.py imports this module)
@@ -177,7 +179,7 @@ def task_names() -> tuple[str, ...]:
 
 
 def check_task_engine(name: str, engine: str) -> Task:
-    """The task ``name`` if ``engine`` can train on it (a user's task has host batches: numba only).
+    """The task ``name`` if ``engine`` can train on it (today every task trains on both engines).
 
     >>> check_task_engine("topk", "jax").code
     2

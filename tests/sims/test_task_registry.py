@@ -111,26 +111,27 @@ def test_a_users_wrong_batch_is_one_line_naming_the_field(field, broken, message
         unregister_task("bad-batch")
 
 
-def test_a_users_task_trains_on_numba_and_the_jax_engine_refuses_it(mean_label, tmp_path):
+def test_a_users_task_trains_on_both_engines_on_the_same_host_batches(mean_label, tmp_path):
     from depthscale.sims.grid import load_grid
     from depthscale.sims.runner import run
     from depthscale.sims.store import Store
 
     task = TaskConfig(task=mean_label, d=3, P=7)
-    cfg = RunConfig(
-        task, ModelConfig(model="linear", depth=2), TrainConfig(steps=20, batch=8, eval_contexts=64, window=4)
-    )
-    rec = run(cfg, 0)
+    train = TrainConfig(steps=20, batch=8, eval_contexts=64, window=4)
+    rec = run(RunConfig(task, ModelConfig(model="linear", depth=2), train), 0)
     assert rec["status"] == "ok" and rec["config"]["task"]["task"] == mean_label
     (ev,) = eval_batches(task, 64, 0, chunk=64)  # the contexts it was measured on, drawn again
     assert np.isclose(rec["target_power"], np.mean(ev.target**2), rtol=1e-12)
-    with pytest.raises(ValueError, match=r"^engine='jax': must be numba for task='mean-label' \(a user's task"):
-        RunConfig(task, ModelConfig(model="linear", engine="jax"))
     pytest.importorskip("jax")
+    pytest.importorskip("optax")
     from depthscale.sims.jax_tasks import DataSpec
 
-    with pytest.raises(ValueError, match=r"^engine='jax': must be numba for task='mean-label'"):
-        DataSpec.of(task)
+    with pytest.raises(ValueError, match=r"^task='mean-label': must be a built-in task \(a user's task is drawn"):
+        DataSpec.of(task)  # no device sampler: the JAX engine takes the host's batches
+    jrec = run(RunConfig(task, ModelConfig(model="linear", depth=2, engine="jax"), train), 0)
+    # the same batches in the same order, the same start and rules: the same model (engine contract)
+    assert jrec["status"] == "ok" and jrec["steps"] == rec["steps"]
+    assert jrec["final_loss"] == pytest.approx(rec["final_loss"], rel=1e-6)
     assert len(load_grid({"seeds": [0], "task": {"task": [mean_label, "topk"], "d": 3, "P": 7}})) == 2
     path = tmp_path / "s.sqlite"
     with Store(path, mode="write") as st:

@@ -37,7 +37,7 @@ def test_the_cpu_preset_is_three_rungs_of_one_protocol_with_p_8d_and_n_d():
     }
     for d in (8, 16, 32):
         depths = sorted({c.model.depth for c, _ in runs if c.task.d == d})
-        assert depths == list(DEPTHS) and len(depths) >= 5 and depths[-1] / depths[0] >= 32, (d, depths)  # decisive: 5 depths spanning x32
+        assert depths == list(DEPTHS), (d, depths)  # decisive: six depths spanning x32
         assert sorted({s for c, s in runs if c.task.d == d}) == [0, 1, 2]
     from depthscale.sims.memory import check_memory_of
 
