@@ -36,21 +36,21 @@ import math
 import re
 import statistics
 
-# seconds per unit on one busy core; measured about 4.5e-11 (softmax) and 1.2e-10 (linear, d = 32)
-DEFAULT_RATES = {"softmax": 6e-11, "linear": 2e-10}
+from .model_registry import get_model
+
+
+def _costed(kind: str):
+    """The class that costs a model (its ``DEFAULT_RATE``, seconds per unit on one busy core, and its
+    ``context_units``): sims/model_registry.py, ``Model.cost_class``."""
+    return get_model(kind).cost_class()
 
 
 def run_units(config) -> float:
     """Work units of one run at its step cap (see the module docstring)."""
     d, P, L = config.task.d, config.task.P, config.model.depth
-    N = config.model.n(d)
     if config.model.ensemble:
-        return float(config.train.steps) * config.train.batch * P * N * d * 20 * L
-    if config.model.model == "linear":
-        per_context = d * d * (P + 8 * N * L)
-    else:
-        moved = 2 * P * (L - 1) / 5 if config.model.context_update else 0
-        per_context = P * N * d * (19 + L + moved)
+        return float(config.train.steps) * config.train.batch * P * config.model.n(d) * d * 20 * L
+    per_context = _costed(config.model.model).context_units(config.model, d, P)
     return float(config.train.steps) * config.train.batch * per_context
 
 
@@ -97,7 +97,8 @@ def job_seconds(configs, rate_by_kind: dict) -> float:
         if c.model.ensemble and c.model.depth < pool:
             continue  # trained once, in the group's pool
         specific, kind = _kinds(c)
-        rate = rate_by_kind.get(specific, rate_by_kind.get(kind, DEFAULT_RATES[kind]))
+        rate = rate_by_kind.get(specific, rate_by_kind.get(kind))
+        rate = _costed(kind).DEFAULT_RATE if rate is None else rate
         total += rate * run_units(c) * min(rate_by_kind.get(_steps_key(c), 1.0), 1.0)
     return total
 

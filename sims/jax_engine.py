@@ -72,9 +72,9 @@ from .loss_registry import get_loss
 from .memory import JAX_BLOCK_BYTES, JAX_BLOCK_STEPS
 from .model_registry import get_model
 from .optimizer_registry import Hyper, get_optimizer
-from .task_registry import get_task
 from .parameters import ParamLayout
 from .softmax_kernels import RMS_EPS
+from .task_registry import get_task
 from .tasks import make_batch
 
 # JAX's own scope of the x64 flag (newer JAX), else its older experimental one

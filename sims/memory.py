@@ -1,10 +1,11 @@
-"""What one run needs in memory, estimated from its config alone (no model built, no kernel
-imported), so ``simulate`` and ``sweep`` refuse an impossible size before any work."""
+"""What one run needs in memory, estimated from its config alone (no model built, nothing compiled),
+so ``simulate`` and ``sweep`` refuse an impossible size before any work. What a model's parameters
+and a step's scratch take is the model class's own (``Model.cost_class``, sims/model_registry.py)."""
 
 from __future__ import annotations
 
 from .config import RunConfig
-from .parameters import model_layout
+from .model_registry import get_model
 
 # the JAX engine's scan blocks of training batches (sims/jax_engine.py reads them from here)
 JAX_BLOCK_BYTES = 32 * 2**20
@@ -33,18 +34,11 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     per_context = P * d + d * d + P + 4 * d + 1 + task.k  # X, O, y, (x_test, t, beta), target, sel
     train_batch = tcfg.batch * per_context * itemsize * (2 if prefetch else 1)
     eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
-    params = 4 * model_layout(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
+    model = get_model(mcfg.model).cost_class()  # a user's model: costed as the softmax model of its size
+    params = 4 * model.layout_of(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
     per_eval_context = 4 * 8  # the squared errors of the model and of the three floors, kept for paired errors
-    scratch = 0
-    if mcfg.model == "softmax" and mcfg.context_update:  # ctx_pass keeps each layer's context attention
-        N, L = mcfg.n(d), mcfg.depth
-        scratch = (max(L - 1, 1) * (P * P + 2 * P * N) + 2 * L * P * N) * itemsize  # one chunk: As, Gs, AVs, Hs, Vs
+    scratch = model.scratch_elems(mcfg, d, P, tcfg.batch, mcfg.engine) * itemsize
     if mcfg.engine == "jax":
-        B, N, L = tcfg.batch, mcfg.n(d), mcfg.depth
-        if mcfg.model == "softmax":
-            scratch += B * (P * N + 3 * L * P + L * N) * itemsize
-        else:
-            scratch += B * (d * d + 2 * L * N * d) * itemsize
         one = tcfg.batch * per_context * itemsize
         scratch += 2 * max(one, min(JAX_BLOCK_BYTES, JAX_BLOCK_STEPS * one, tcfg.steps * one))
     return float(params + max(train_batch, eval_batch) + scratch + tcfg.eval_contexts * per_eval_context)

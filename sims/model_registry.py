@@ -90,8 +90,17 @@ class Model:
         """
         if self.host is None:
             bad_argument("model", self.name, "a built-in model (a user's model is JAX functions, no numba model)")
-        module, _, cls = self.host.partition(":")
-        return getattr(importlib.import_module(f"depthscale.sims.{module}"), cls)
+        return _load(self.host)
+
+    def cost_class(self) -> Any:  # a model class, loaded by name
+        """The class whose ``DEFAULT_RATE``, ``context_units``, ``layout_of`` and ``scratch_elems``
+        cost a run of this model (sims/budget.py, sims/memory.py): a built-in's own, and for a user's
+        model (whose parameters are its own) the softmax model's of the same size.
+
+        >>> get_model("linear").cost_class().DEFAULT_RATE > get_model("softmax").cost_class().DEFAULT_RATE
+        True
+        """
+        return _load(self.host or USER_MODEL_COSTED_AS)
 
     @property
     def builtin(self) -> bool:
@@ -121,6 +130,12 @@ def _model_of_entry_point(ep, obj) -> Model:
     return _user_model(ep.name, init, outputs, linear, getattr(obj, "attention", None), f"entry point {ep.value}")
 
 
+def _load(host: str) -> type:
+    module, _, cls = host.partition(":")
+    return getattr(importlib.import_module(f"depthscale.sims.{module}"), cls)
+
+
+USER_MODEL_COSTED_AS = "softmax_model:SoftmaxAttention"
 REGISTRY = Registry[Model]("model", "model", ENTRY_POINT_GROUP, _model_of_entry_point, "register_model")
 _HOSTS = {"linear": "linear_model:LinearAttention", "softmax": "softmax_model:SoftmaxAttention"}
 BUILTIN_MODELS = tuple(

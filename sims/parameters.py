@@ -40,23 +40,9 @@ class ParamLayout:
         return {name: theta[a:b].reshape(shp) for name, (a, b, shp) in self.slices.items()}
 
 
-def model_layout(cfg, d: int) -> ParamLayout:
-    """The parameter blocks of the model of ``cfg`` (a ``ModelConfig``) for inputs of dimension ``d``,
-    in the order they sit in ``theta`` (stored runs depend on it), without building the model.
-
-    >>> from depthscale.sims.config import ModelConfig
-    >>> model_layout(ModelConfig(depth=2, qk="temperature", context_update=True), 3).names()
-    ['W_x', 'W_y', 'kappa', 'W_v', 'W_o', 'm']
-    >>> model_layout(ModelConfig(model="linear", depth=2, qk="temperature"), 3).names()
-    ['W_x', 'W_y', 'W_v', 'W_o', 'kappa']
-    """
-    N, L = cfg.n(d), cfg.depth
-    value = ("W_v", (N, N) if cfg.value == "shared" else (L, N, N))
-    qk = qk_shapes(cfg.qk, L, N)
-    if cfg.model == "linear":
-        return ParamLayout([("W_x", (N, d)), ("W_y", (N,)), value, ("W_o", (N,)), *qk])
-    tail = [("m", ())] if cfg.context_update else []  # the context update's mixing scalar
-    return ParamLayout([("W_x", (N, d)), ("W_y", (N,)), *qk, value, ("W_o", (N,)), *tail])
+def value_block(cfg, N: int) -> tuple:
+    """The value block of ``ModelConfig.value``: one ``(N, N)`` map shared by the layers, or one per layer."""
+    return ("W_v", (N, N) if cfg.value == "shared" else (cfg.depth, N, N))
 
 
 def qk_shapes(kind: str, L: int, N: int) -> list:
