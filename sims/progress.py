@@ -142,8 +142,8 @@ def run_label(config: dict, seed) -> str:
     def extras(name: str) -> list[str]:
         return [f"{k}={v}" for k, v in part[name].items() if k not in _ALWAYS[name] and v != defaults[name].get(k, v)]
 
-    # a softmax-family model is named by its attention map (a sparsemax run is no softmax run)
-    name = model["attention"] if model["model"] == "softmax" else model["model"]
+    # a model with a map of its own is named by the map (a sparsemax run is no softmax run)
+    name = model["attention"] if model.get("attention", "softmax") != "softmax" else model["model"]
     k = f" k={task['k']}" if task["task"] == "topk" else ""  # k is the top-k task's alone
     what = [
         f"{name} {task['task']}{k} (a,b)=({task['a']:g},{task['b']:g}) d={task['d']} P={task['P']} L={model['depth']}"
