@@ -69,15 +69,14 @@ def units_for(configs) -> list[Unit]:
     ['data, float64', 'linear model, float64', 'temperature heads (softmax)']
     """
     from .attention_registry import BUILTIN_NAMES
+    from .model_registry import get_model
 
     out = {Unit("data")}  # evaluation and floor contexts are float64 whatever the model's dtype
     for c in configs:
         m = c.model
         out.add(Unit("data", m.dtype))  # training batches in the model's dtype
-        if m.engine == "numba" and m.model == "linear":
-            out.add(Unit("linear", m.dtype))
-        elif m.engine == "numba" and m.model == "softmax":
-            out.add(Unit("softmax", m.dtype, m.stream, m.context_update))
+        if m.engine == "numba" and get_model(m.model).builtin:  # a built-in's pass is its unit (a user's is JAX)
+            out.add(Unit(m.model, m.dtype, m.stream, m.context_update))
         if m.attention in BUILTIN_NAMES:  # a user's map computes its heads with JAX
             out.add(Unit("heads", attention="softmax" if m.attention == "softmax" else "map"))
     return _order(out)
