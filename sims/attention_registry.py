@@ -47,10 +47,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..theory._validate import bad_argument
+from .engines import ENGINES
 from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.attention"
-ENGINES = ("numba", "jax")  # the engines that compute a model (ModelConfig.engine)
 
 
 @dataclass(frozen=True)

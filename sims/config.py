@@ -17,7 +17,8 @@ import numpy as np
 from ..theory._choices import EASY_TASKS, MODELS, SCHEDULES, TASKS  # noqa: F401  (MODELS, TASKS: the built-ins' names)
 from ..theory._validate import D_MAX, DEPTH_MAX, P_MAX, SEED_MAX, bad_argument, check_choice, check_int, check_real
 from ..theory.spectra import PowerLawSpectrum
-from .attention_registry import BUILTIN_NAMES, ENGINES, check_attention_engine
+from .attention_registry import BUILTIN_NAMES, check_attention_engine
+from .engines import get_engine
 from .loss_registry import check_loss_engine, get_loss
 from .model_registry import check_model_engine, get_model
 from .optimizer_registry import check_optimizer_engine, get_optimizer
@@ -235,7 +236,7 @@ class ModelConfig:
         for name in ("context_update", "ensemble"):
             _check_bool(name, getattr(self, name))
             _set(self, name, bool(getattr(self, name)))
-        check_choice("engine", self.engine, ENGINES)
+        engine = get_engine(self.engine)
         check_attention_engine(self.attention, self.engine)
         if not check_model_engine(self.model, self.engine).builtin:
             # a user's model reads depth, width, init_scale and dtype; the built-ins' switches would
@@ -243,7 +244,7 @@ class ModelConfig:
             for name in ("qk", "value", "attention", "init"):
                 if getattr(self, name) != _DEFAULTS[name]:
                     bad_argument(name, getattr(self, name), f"{_DEFAULTS[name]!r} for a user's model ({self.model!r})")
-        if self.engine == "jax" and (self.stream != "two" or self.context_update or self.ensemble):
+        if engine.base_layer_only and (self.stream != "two" or self.context_update or self.ensemble):
             raise ValueError(
                 f"engine={self.engine!r}: needs two streams, no context update and no ensemble "
                 "(the JAX engine has the base layer, its value and query-key variants, and linear attention)"

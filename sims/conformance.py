@@ -97,8 +97,9 @@ from typing import Any
 
 import numpy as np
 
-from ..theory._validate import bad_argument, check_choice, check_int
-from .attention_registry import ENGINES, attention_names, broken_attention_plugins, get_attention
+from ..theory._validate import bad_argument, check_int
+from .attention_registry import attention_names, broken_attention_plugins, get_attention
+from .engines import get_engine
 from .model_registry import broken_model_plugins, check_model_engine, get_model, model_names
 from .task_registry import broken_task_plugins, get_task, task_names
 
@@ -389,7 +390,7 @@ def check_model(
     name = _registered(name, model_names(), broken_model_plugins(), "model")
     if engine is None:
         engine = get_model(name).engines[0]
-    check_choice("engine", engine, ENGINES)
+    get_engine(engine)
     check_model_engine(name, engine)
     raise_on_fail = _check_flag(raise_on_fail)
     seed = check_int("seed", seed, lo=0)

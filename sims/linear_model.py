@@ -68,13 +68,14 @@ from ..theory._validate import check_choice, check_int
 from .batch import Batch
 from .config import ModelConfig
 from .linear_kernels import linear_pass
-from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes, value_block
+from .model_specs import LinearSpec
+from .parameters import input_qk_maps, qk_backward, qk_matrices
 from .threads import batch_chunks
 
 __all__ = ["LinearAttention", "population_loss"]
 
 
-class LinearAttention:
+class LinearAttention(LinearSpec):
     """Two-stream linear attention model with hand-derived gradients (see the module docstring).
 
     Parameters
@@ -92,33 +93,6 @@ class LinearAttention:
     >>> theta.shape == (m.n_params,)
     True
     """
-
-    # what a run costs, from its config alone (see SoftmaxAttention): seconds per unit on one busy
-    # core (measured about 1.2e-10 at d = 32), units, parameter blocks and scratch
-    DEFAULT_RATE = 2e-10
-
-    @staticmethod
-    def layout_of(cfg: ModelConfig, d: int) -> ParamLayout:
-        """The parameter blocks for inputs of dimension ``d``, in the order they sit in ``theta``.
-
-        >>> LinearAttention.layout_of(ModelConfig(model="linear", depth=2, qk="temperature"), 3).names()
-        ['W_x', 'W_y', 'W_v', 'W_o', 'kappa']
-        """
-        N = cfg.n(d)
-        return ParamLayout(
-            [("W_x", (N, d)), ("W_y", (N,)), value_block(cfg, N), ("W_o", (N,)), *qk_shapes(cfg.qk, cfg.depth, N)]
-        )
-
-    @staticmethod
-    def context_units(cfg: ModelConfig, d: int, P: int) -> float:
-        """Work units of one training context (the cost model's count of a step's arithmetic)."""
-        return float(d * d * (P + 8 * cfg.n(d) * cfg.depth))
-
-    @staticmethod
-    def scratch_elems(cfg: ModelConfig, d: int, P: int, batch: int, engine: str) -> float:
-        """Array elements a step keeps beyond parameters and data: on JAX ``X^T X (B,d,d)`` and two
-        ``(L,B,N,d)`` layer states; none on numba."""
-        return float(batch * (d * d + 2 * cfg.depth * cfg.n(d) * d) if engine == "jax" else 0)
 
     def __init__(self, cfg: ModelConfig, d: int):
         if not isinstance(cfg, ModelConfig):

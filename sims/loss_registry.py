@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..theory._validate import bad_argument
+from .engines import ENGINES
 from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.losses"
-ENGINES = ("numba", "jax")
 
 
 @dataclass(frozen=True)

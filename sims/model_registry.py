@@ -72,6 +72,8 @@ class Model:
         ``built-in``, ``python`` or ``entry point <value>``.
     host : str or None
         A built-in's numba model class as ``module:Class`` under ``depthscale.sims`` (:meth:`host_class`).
+    spec : str or None
+        A built-in's sizes and costs, light (``model_specs:Class``, :meth:`cost_class`).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Model:
     attention: Callable[..., Any] | None = None
     source: str = "python"
     host: str | None = None
+    spec: str | None = None
 
     def host_class(self) -> type:
         """The numba model class of a built-in (``ValueError`` for a user's model: JAX functions only).
@@ -100,7 +103,7 @@ class Model:
         >>> get_model("linear").cost_class().DEFAULT_RATE > get_model("softmax").cost_class().DEFAULT_RATE
         True
         """
-        return _load(self.host or USER_MODEL_COSTED_AS)
+        return _load(self.spec or USER_MODEL_COSTED_AS)
 
     @property
     def builtin(self) -> bool:
@@ -135,11 +138,17 @@ def _load(host: str) -> type:
     return getattr(importlib.import_module(f"depthscale.sims.{module}"), cls)
 
 
-USER_MODEL_COSTED_AS = "softmax_model:SoftmaxAttention"
+USER_MODEL_COSTED_AS = "model_specs:SoftmaxSpec"
 REGISTRY = Registry[Model]("model", "model", ENTRY_POINT_GROUP, _model_of_entry_point, "register_model")
-_HOSTS = {"linear": "linear_model:LinearAttention", "softmax": "softmax_model:SoftmaxAttention"}
+_BUILTINS = {  # name: (numba model class, its sizes and costs), in theory._choices.MODELS order
+    "linear": ("linear_model:LinearAttention", "model_specs:LinearSpec"),
+    "softmax": ("softmax_model:SoftmaxAttention", "model_specs:SoftmaxSpec"),
+}
 BUILTIN_MODELS = tuple(
-    REGISTRY.register(name, Model(name, source="built-in", host=_HOSTS[name]), builtin=True) for name in MODELS
+    REGISTRY.register(
+        name, Model(name, source="built-in", host=_BUILTINS[name][0], spec=_BUILTINS[name][1]), builtin=True
+    )
+    for name in MODELS
 )
 
 

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .config import ModelConfig
+from .engines import get_engine
 from .model_registry import get_model
 
 
@@ -63,14 +64,16 @@ class AttentionModel(Protocol):
 def make_model(cfg: ModelConfig, d: int):
     """Build the model of ``cfg`` for inputs of dimension ``d`` (see docs/engine-contract.md).
 
-    ``cfg.engine == "jax"`` gives the JAX engine's model (``sims/jax_engine.py``; needs JAX).
+    The engine ``cfg.engine`` builds it (sims/engines.py): numba the model's own class, JAX
+    ``sims/jax_engine.JaxModel`` (needs JAX).
 
     >>> from depthscale.sims.config import ModelConfig
     >>> make_model(ModelConfig(model="softmax", depth=2), 4).n_params > 0
     True
     """
-    if cfg.engine == "jax":
-        from .jax_engine import JaxModel
+    return get_engine(cfg.engine).make_model(cfg, d)
 
-        return JaxModel(cfg, d)
+
+def host_model(cfg: ModelConfig, d: int):
+    """The numba engine's model of ``cfg``: the built-in model's own class (sims/model_registry.py)."""
     return get_model(cfg.model).host_class()(cfg, d)

@@ -36,10 +36,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..theory._validate import bad_argument
+from .engines import ENGINES
 from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.optimizers"
-ENGINES = ("numba", "jax")
 
 
 class Hyper(NamedTuple):

@@ -16,10 +16,10 @@ import numpy as np
 from ..theory._json import json_safe
 from ..theory._validate import check_bool
 from .config import RunConfig, config_hash, run_key
+from .engines import get_engine
 from .models import make_model
 from .records import RunRecord
 from .threads import one_blas_thread
-from .training import train_lockstep
 
 EXTERNAL_PREFIX = "external-"  # the keys of records of models trained elsewhere (from_layer_outputs)
 _EXTERNAL_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,39}$")  # a model's name, as the registry's
@@ -196,18 +196,13 @@ def run_group(
     else:
         models = [(make_model(c.model, task.d), c.model) for c in configs]
         measure = _checkpoint_measure(task, tcfg, seed)
-        if configs[0].model.engine == "jax":  # the group shares its engine (it differs only in depth)
-            from .jax_engine import train_lockstep as jax_trainer
+        engine = get_engine(configs[0].model.engine)  # the group shares its engine (it differs only in depth)
+        options: dict = {"progress": progress, "prefetch": prefetch, "measure": measure}
+        if snapshots is not None and engine.snapshots:
+            from .snapshots import Snapshot
 
-            results = jax_trainer(models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure)
-        else:
-            if snapshots is not None:
-                from .snapshots import Snapshot
-
-                snapshot = Snapshot(snapshots, configs, seed, snapshot_every)
-            results = train_lockstep(
-                models, task, tcfg, seed, progress=progress, prefetch=prefetch, measure=measure, snapshot=snapshot
-            )
+            snapshot = options["snapshot"] = Snapshot(snapshots, configs, seed, snapshot_every)
+        results = engine.train_lockstep(models, task, tcfg, seed, **options)
     floors = None
     if any(res.status == "ok" for res in results):  # the group's reference floors, fitted once
         from .reference_floors import reference_floors

@@ -33,7 +33,8 @@ import numpy as np
 from ..theory._validate import D_MAX, bad_argument, check_int
 from .attention_maps import attention_code
 from .config import ModelConfig
-from .parameters import ParamLayout, input_qk_maps, qk_backward, qk_matrices, qk_shapes, value_block
+from .model_specs import SoftmaxSpec
+from .parameters import input_qk_maps, qk_backward, qk_matrices
 from .softmax_kernels import RMS_EPS, core_pass, ctx_pass, single_pass
 from .threads import batch_chunks
 
@@ -60,7 +61,7 @@ class _Pass:
     dWx: np.ndarray
 
 
-class SoftmaxAttention:
+class SoftmaxAttention(SoftmaxSpec):
     """Softmax attention with 1/L residual branches; parameters are one flat vector ``theta``.
 
     Parameters
@@ -99,40 +100,6 @@ class SoftmaxAttention:
     >>> round(m.loss_and_grad(th, b)[0], 12)
     0.0
     """
-
-    # what a run costs, from its config alone: the cost model's default rate (seconds per unit on one
-    # busy core; measured about 4.5e-11) and units (sims/budget.py), and the memory estimate's
-    # parameter blocks and scratch (sims/memory.py)
-    DEFAULT_RATE = 6e-11
-
-    @staticmethod
-    def layout_of(cfg: ModelConfig, d: int) -> ParamLayout:
-        """The parameter blocks for inputs of dimension ``d``, in the order they sit in ``theta``
-        (stored runs depend on it), without building the model.
-
-        >>> SoftmaxAttention.layout_of(ModelConfig(depth=2, qk="temperature", context_update=True), 3).names()
-        ['W_x', 'W_y', 'kappa', 'W_v', 'W_o', 'm']
-        """
-        N = cfg.n(d)
-        tail = [("m", ())] if cfg.context_update else []  # the context update's mixing scalar
-        qk = qk_shapes(cfg.qk, cfg.depth, N)
-        return ParamLayout([("W_x", (N, d)), ("W_y", (N,)), *qk, value_block(cfg, N), ("W_o", (N,)), *tail])
-
-    @staticmethod
-    def context_units(cfg: ModelConfig, d: int, P: int) -> float:
-        """Work units of one training context (the cost model's count of a step's arithmetic)."""
-        N, L = cfg.n(d), cfg.depth
-        moved = 2 * P * (L - 1) / 5 if cfg.context_update else 0  # the context tokens' own updates
-        return float(P * N * d * (19 + L + moved))
-
-    @staticmethod
-    def scratch_elems(cfg: ModelConfig, d: int, P: int, batch: int, engine: str) -> float:
-        """Array elements a step keeps beyond parameters and data: ``ctx_pass``'s context attention of
-        one chunk with the context update; on JAX what autograd keeps (the normalised tokens
-        ``(B,P,N)``, three ``(B,L,P)`` score-sized arrays and ``U (B,L,N)``)."""
-        N, L = cfg.n(d), cfg.depth
-        out = (max(L - 1, 1) * (P * P + 2 * P * N) + 2 * L * P * N) if cfg.context_update else 0
-        return float(out + (batch * (P * N + 3 * L * P + L * N) if engine == "jax" else 0))
 
     def __init__(self, cfg: ModelConfig, d: int):
         if not isinstance(cfg, ModelConfig):

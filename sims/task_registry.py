@@ -133,7 +133,7 @@ def register_task(name: str, *, make_batch: Callable[..., Any], second_moment: C
     """Register a user's task as ``name`` (see the module docstring for the two functions).
 
     The task then names ``TaskConfig(task=name)``, ``--task name`` and sweep-grid values of this
-    process, on the numba engine. Registering the same name again replaces a user's task; a
+    process, on both engines. Registering the same name again replaces a user's task; a
     built-in name is refused.
 
     >>> from depthscale.sims import tasks
@@ -142,7 +142,7 @@ def register_task(name: str, *, make_batch: Callable[..., Any], second_moment: C
     ...     return tasks.make_batch(TaskConfig(task="easy-fresh", d=cfg.d, P=cfg.P), n, rng)
     >>> t = register_task("my-fresh", make_batch=fresh, second_moment=lambda cfg: float(cfg.lam @ cfg.omega))
     >>> t.engines, get_task("my-fresh") is t, TaskConfig(task="my-fresh", d=3).second_moment
-    (('numba',), True, 3.0)
+    (('numba', 'jax'), True, 3.0)
     >>> unregister_task("my-fresh")
     """
     return REGISTRY.register(name, _user_task(name, make_batch, second_moment, "python"))

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ...sims.attention_registry import ENGINES
 from ...sims.config import without_later_defaults
+from ...sims.engines import ENGINES
 from ...sims.records import unknown_config_fields
 from ...sims.task_registry import task_name
 from ...theory._choices import EASY_TASKS, FLOOR_NAMES

@@ -36,12 +36,13 @@ def test_every_field_is_documented_with_its_default(cls):
 
 def test_choices_are_listed_for_every_choice_field():
     from depthscale.sims import config
+    from depthscale.sims.engines import ENGINES
 
     for cls, name, choices in [
         (TaskConfig, "task", config.TASKS),
         (ModelConfig, "qk", config.QK_KINDS),
         (ModelConfig, "attention", config.ATTENTIONS),
-        (ModelConfig, "engine", config.ENGINES),
+        (ModelConfig, "engine", ENGINES),
         (ModelConfig, "init", config.INITS),
         (TrainConfig, "schedule", config.SCHEDULES),
     ]:

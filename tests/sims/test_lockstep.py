@@ -11,8 +11,8 @@ import depthscale.sims.training  # noqa: F401 - the package exports must still b
 from depthscale.sims import budget as cost
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig
 from depthscale.sims.grid import load_grid
+from depthscale.sims.model_specs import SoftmaxSpec
 from depthscale.sims.runner import run, run_group
-from depthscale.sims.softmax_model import SoftmaxAttention
 from depthscale.sims.store import Store
 from depthscale.sims.sweeps import sweep
 
@@ -143,14 +143,14 @@ def test_budget_stops_starting_jobs_and_a_rerun_continues(tmp_path, monkeypatch)
         return {"status": "ok", "final_loss": 1.0}
 
     runs = _grid() + load_grid({"seeds": [2, 3], "model": {"depth": [1, 2]}, "task": {"d": 4, "P": 16}})
-    monkeypatch.setattr(SoftmaxAttention, "DEFAULT_RATE", 0.0)  # estimates 0: only elapsed time stops the sweep
+    monkeypatch.setattr(SoftmaxSpec, "DEFAULT_RATE", 0.0)  # estimates 0: only elapsed time stops the sweep
     with Store(tmp_path / "s.sqlite", mode="write") as st:
         res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=1.0)
         assert res.out_of_budget and 1 <= res.done < len(runs) and res.not_started == len(runs) - res.done
         res2 = sweep(runs, st, run_fn=slow, executor="serial", quiet=True)
         assert res2.done == len(runs) - res.done and len(st) == len(runs)
     # an estimate longer than the budget starts nothing
-    monkeypatch.setattr(SoftmaxAttention, "DEFAULT_RATE", 1.0)
+    monkeypatch.setattr(SoftmaxSpec, "DEFAULT_RATE", 1.0)
     with Store(tmp_path / "t.sqlite", mode="write") as st:
         res = sweep(runs, st, run_fn=slow, executor="serial", quiet=True, budget=60.0)
         assert res.out_of_budget and res.done == 0 and res.not_started == len(runs) and len(st) == 0
@@ -161,7 +161,7 @@ def test_cost_model_calibrates_on_finished_runs():
     rec = {"status": "ok", "config": config.to_dict(), "steps": config.train.steps, "wall_seconds": 2.0}
     rate = cost.rates([rec])["softmax"]
     assert cost.job_seconds([config], {"softmax": rate}) == pytest.approx(2.0)
-    assert cost.job_seconds([config], {}) == pytest.approx(SoftmaxAttention.DEFAULT_RATE * cost.run_units(config))
+    assert cost.job_seconds([config], {}) == pytest.approx(SoftmaxSpec.DEFAULT_RATE * cost.run_units(config))
     # the model's own count: steps x batch x P x N x d x (19 + L) units (the softmax step's arithmetic)
     t, task = config.train, config.task
     assert cost.run_units(config) == t.steps * t.batch * task.P * task.d * task.d * (19 + 4)
@@ -176,7 +176,7 @@ def test_a_users_model_is_costed_as_the_softmax_model_of_its_size():
         mine = replace(mine, model=replace(mine.model, model="mean-of-labels", engine="jax"))
         soft = _configs(depths=(4,))[0]
         assert cost.run_units(mine) == cost.run_units(soft)
-        assert cost.job_seconds([mine], {}) == pytest.approx(SoftmaxAttention.DEFAULT_RATE * cost.run_units(soft))
+        assert cost.job_seconds([mine], {}) == pytest.approx(SoftmaxSpec.DEFAULT_RATE * cost.run_units(soft))
     finally:
         unregister_model("mean-of-labels")
 

@@ -168,7 +168,7 @@ def preset_missing(preset: str, statuses: dict) -> str | None:
     of them on (a store ``reproduce --engine jax`` filled has them under their JAX keys)."""
     import dataclasses
 
-    from ....sims.attention_registry import ENGINES
+    from ....sims.engines import ENGINES
     from ....sims.grid import run_key
     from ....sims.store import is_finished
 

@@ -113,25 +113,17 @@ def build_config(args):
     return RunConfig(task, model, TrainConfig(**opts["train"]))
 
 
-def check_jax() -> None:
-    """Refuse ``--engine jax`` in one line when JAX is not installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("optax") is None:
-        raise ValueError("engine='jax': must have JAX and optax installed (pip install 'depthscale[jax]')")
-
-
 def handle(args) -> int:
     from ....theory._validate import SEED_MAX, check_int
 
     config = build_config(args)
     seed = check_int("seed", args.seed, lo=0, hi=SEED_MAX)
+    from ....sims.engines import get_engine
     from ....sims.memory import check_memory_of
 
     check_memory_of(config, prefetch=True)  # before anything is allocated, and before numba loads
     threads = check_threads(args.threads, lo=0)
-    if config.model.engine == "jax":
-        check_jax()
+    get_engine(config.model.engine).check_available()
     import numba
 
     if threads:

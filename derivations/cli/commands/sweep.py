@@ -128,14 +128,9 @@ def with_engine(runs, engine: str | None) -> list:
 
     if engine is None:
         return list(runs)
-    from ....sims.attention_registry import ENGINES
-    from ....theory._validate import check_choice
+    from ....sims.engines import get_engine
 
-    check_choice("engine", engine, ENGINES)
-    if engine == "jax":
-        from .simulate import check_jax
-
-        check_jax()
+    get_engine(engine).check_available()
     return [(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, engine=engine)), seed) for cfg, seed in runs]
 
 
