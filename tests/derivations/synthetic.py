@@ -90,11 +90,13 @@ def protocol_records(protocol, model, fields, depths, k=2, seeds=(0, 1)):
 
 
 def cheap_calibration(mp) -> None:
-    """A user's report calibrates each inverse-depth row on 10 curves of alpha = 2 instead of 3 x 50
-    (``mp`` a ``pytest.MonkeyPatch``): the tests of what a report holds would otherwise spend most of
-    their time calibrating (the calibration's own tests, tests/studies/test_generic.py, use the
-    report's sizes)."""
+    """A report calibrates each inverse-depth row (a user's curve's, a protocol curve's) on 10 curves
+    of alpha = 2 instead of 3 x 50 (``mp`` a ``pytest.MonkeyPatch``): the tests of what a report holds
+    would otherwise spend most of their time calibrating (the calibration's own tests,
+    tests/studies/test_generic.py and tests/derivations/test_paper_curves.py, use the report's sizes)."""
     from depthscale.studies.generic import sections
+    from depthscale.studies.paper_curves import sections as paper_sections
 
-    mp.setattr(sections, "ALPHAS", (2.0,))
-    mp.setattr(sections, "REPLICATES", 10)
+    for module in (sections, paper_sections):
+        mp.setattr(module, "ALPHAS", (2.0,))
+        mp.setattr(module, "REPLICATES", 10)
