@@ -400,14 +400,10 @@ def _parts(spec: Spec, theta, X, y, xq):
     return (_linear_parts if spec.model == "linear" else _softmax_parts)(spec, theta, X, y, xq)
 
 
-def _loss(spec: Spec, theta, X, y, xq, target):
-    f, _ = _parts(spec, theta, X, y, xq)
-    return jnp.mean(jnp.square(f.mean(axis=1) - target))
-
-
 @functools.partial(jax.jit, static_argnums=0)
 def _loss_and_grad(spec, theta, X, y, xq, target):
-    return jax.value_and_grad(functools.partial(_loss, spec))(theta, X, y, xq, target)
+    # the model contract's loss: the squared error the numba models' loss_and_grad give
+    return jax.value_and_grad(functools.partial(_train_loss, spec, "mse"))(theta, X, y, xq, target)
 
 
 @functools.partial(jax.jit, static_argnums=0)

@@ -125,7 +125,13 @@ def calibration_table(
 
 
 def plan_table(
-    claim, ev, conditions, alternatives: Sequence[float] = (0.5, 1.0), power: float = 0.8, replicates: int = 100
+    claim,
+    ev,
+    conditions,
+    alternatives: Sequence[float] = (0.5, 1.0),
+    power: float = 0.8,
+    replicates: int = 100,
+    seeds_max: int = 64,
 ) -> Table | None:
     """How many seeds ``claim``'s row on each condition needs, at the condition's own depths, to be
     decided right with probability ``power`` when the true alpha is each of ``alternatives``, and
@@ -139,11 +145,11 @@ def plan_table(
             continue
         try:
             depths = [tuple(int(L) for L in c.depths)]
-            plans = plan(claim, ev, label, alternatives, power, depth_sets=depths, replicates=replicates)
+            plans = plan(claim, ev, label, alternatives, power, seeds_max, depth_sets=depths, replicates=replicates)
         except ValueError:  # no row of the claim on this condition
             continue
         for p in plans:
-            seeds = f"{p.seeds}" if p.seeds is not None else "more than 64"  # plan's default seeds_max
+            seeds = f"{p.seeds}" if p.seeds is not None else f"more than {seeds_max}"
             cost = "—" if p.core_hours is None else f"{p.extra_runs} runs, {p.core_hours:.1f} core-hours"
             rows.append(
                 [label, f"{p.alternative:g}", p.correct, seeds, f"{p.achieved:.2f} ± {p.achieved_se:.2f}", cost]
