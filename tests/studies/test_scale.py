@@ -17,6 +17,7 @@ from depthscale.derivations.cli.app import main
 from depthscale.derivations.report.entries import draw_entry
 from depthscale.derivations.study import curves, study
 from depthscale.sims.config import ModelConfig, RunConfig, TaskConfig, TrainConfig, run_key
+from depthscale.studies.scale.claims import ladders
 from depthscale.studies.scale.cost import preset_runs, rung_costs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,6 +241,46 @@ def test_a_setting_that_names_no_field_is_refused_before_anything_is_written(tmp
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and "set='task.size'" in err and not out.exists()
     assert re.search(r"TaskConfig has no size", err)
+
+
+def test_every_finished_rung_of_the_ladder_is_on_the_page_as_the_store_has_it():
+    # recomputed from the committed store's records: each rung of the 4,000-step ladder whose three
+    # seeds have every depth, its depth gain (R_1 - R_32)/R_1 and R_1 against the single head, paired
+    # per seed, mean ± standard error in per cent as the page rounds
+    import sqlite3
+
+    page = " ".join((ROOT / "docs" / "studies" / "scale.md").read_text(encoding="utf-8").split())
+    con = sqlite3.connect(f"file:{ROOT / 'results' / 'scale.sqlite'}?mode=ro", uri=True)
+    recs = [json.loads(r) for (r,) in con.execute("select record from runs")]
+    con.close()
+    ladder = [r for r in recs if r["config"]["train"]["steps"] == 4000 and r["status"] == "ok"]
+    se = lambda x: x.std(ddof=1) / np.sqrt(x.size)  # noqa: E731
+    finished = 0
+    for d in (8, 16, 32):
+        loss = {(r["seed"], r["config"]["model"]["depth"]): r for r in ladder if r["config"]["task"]["d"] == d}
+        if any((s, L) not in loss for s in (0, 1, 2) for L in DEPTHS):
+            continue
+        finished += 1
+        R = {k: r["final_loss"] for k, r in loss.items()}
+        gain = np.array([(R[s, 1] - R[s, 32]) / R[s, 1] for s in (0, 1, 2)]) * 100
+        # R_1 - H paired on the same contexts, over H; its error the larger of the seeds' scatter and
+        # the evaluation errors combined (the paired-difference rule of the glossary's "paired")
+        head = [loss[s, 1]["floors"]["single"] for s in (0, 1, 2)]
+        above = np.array([f["diff"] / f["loss"] for f in head]) * 100
+        evaluation = np.sqrt(sum((f["diff_se"] / f["loss"]) ** 2 for f in head)) / 3 * 100
+        assert all(r.get("converged") for r in loss.values())
+        assert np.allclose([f["diff"] for f in head], [R[s, 1] - f["loss"] for s, f in zip((0, 1, 2), head)])
+        stated = (
+            f"d = {d}, P = {8 * d}: depth gain {gain.mean():.2f} % ± {se(gain):.2f} %, "
+            f"R_1 {above.mean():+.2f} % ± {max(se(above), evaluation):.2f} % against the single head"
+        )
+        assert stated in page, stated
+    assert f"{('No', 'One', 'Two', 'All')[finished]} of the three CPU rungs" in page
+    # the disagreement exponents the page quotes are the study's own fits (its rung table)
+    ev = Evidence(curves(ladder))
+    (lad,) = [x for x in ladders(ev) if len(x.points) == finished]
+    for p in lad.points:
+        assert f"disagreement exponent {p.exponent.value:.2f} ± {p.exponent.se:.2f}" in page, p.label
 
 
 def test_the_ladder_the_cpu_could_not_afford_is_stated_at_the_cost_models_price():
