@@ -41,8 +41,8 @@ from .model_registry import get_model
 
 def _costed(kind: str):
     """The class that costs a model (its ``DEFAULT_RATE``, seconds per unit on one busy core, and its
-    ``context_units``): sims/model_registry.py, ``Model.cost_class``."""
-    return get_model(kind).cost_class()
+    ``context_units``): sims/model_registry.py, ``Model.spec_class``."""
+    return get_model(kind).spec_class()
 
 
 def run_units(config) -> float:

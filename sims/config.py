@@ -224,21 +224,13 @@ class ModelConfig:
         _set(self, "init_scale", check_real("init_scale", self.init_scale, lo=0, lo_open=True))
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("init", self.init, INITS)
-        if self.init == "default" and (self.model != "softmax" or self.init_scale != 0.3):
-            raise ValueError(
-                f"init={self.init!r}: needs model='softmax' and the default init_scale=0.3 "
-                "(the framework init sets every scale itself)"
-            )
-        if self.init == "jacobi" and (self.model != "linear" or self.qk == "tied"):
-            raise ValueError(
-                f"init={self.init!r}: needs model='linear' with per-layer query-key maps (qk factorised, merged or temperature)"
-            )
         for name in ("context_update", "ensemble"):
             _check_bool(name, getattr(self, name))
             _set(self, name, bool(getattr(self, name)))
         engine = get_engine(self.engine)
         check_attention_engine(self.attention, self.engine)
-        if not check_model_engine(self.model, self.engine).builtin:
+        model = check_model_engine(self.model, self.engine)
+        if not model.builtin:
             # a user's model reads depth, width, init_scale and dtype; the built-ins' switches would
             # only give one run several hashes
             for name in ("qk", "value", "attention", "init"):
@@ -249,15 +241,8 @@ class ModelConfig:
                 f"engine={self.engine!r}: needs two streams, no context update and no ensemble "
                 "(the JAX engine has the base layer, its value and query-key variants, and linear attention)"
             )
-        if self.attention != "softmax" and (self.model != "softmax" or self.context_update or self.stream != "two"):
-            raise ValueError(
-                f"attention={self.attention!r}: needs model='softmax' with two streams and no context update "
-                "(the other maps are implemented for the base layer only)"
-            )
-        if self.ensemble and (self.model != "softmax" or self.context_update or self.value != "shared"):
-            raise ValueError(
-                f"ensemble={self.ensemble!r}: needs model='softmax' with the base layer (shared value, no context update)"
-            )
+        if model.builtin:
+            model.spec_class().check_options(self)  # the variants the built-in model has (sims/model_specs.py)
 
     def n(self, d: int) -> int:
         """Width N (defaults to d)."""

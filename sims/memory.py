@@ -1,6 +1,6 @@
 """What one run needs in memory, estimated from its config alone (no model built, nothing compiled),
 so ``simulate`` and ``sweep`` refuse an impossible size before any work. What a model's parameters
-and a step's scratch take is the model class's own (``Model.cost_class``, sims/model_registry.py)."""
+and a step's scratch take is the model class's own (``Model.spec_class``, sims/model_registry.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def memory_bytes(config: RunConfig, prefetch: bool = False) -> float:
     per_context = P * d + d * d + P + 4 * d + 1 + task.k  # X, O, y, (x_test, t, beta), target, sel
     train_batch = tcfg.batch * per_context * itemsize * (2 if prefetch else 1)
     eval_batch = min(1024, tcfg.eval_contexts) * per_context * itemsize  # evaluate's default chunk
-    model = get_model(mcfg.model).cost_class()  # a user's model: costed as the softmax model of its size
+    model = get_model(mcfg.model).spec_class()  # a user's model: costed as the softmax model of its size
     params = 4 * model.layout_of(mcfg, d).n_params * itemsize  # theta, gradient, two Adam moments
     per_eval_context = 4 * 8  # the squared errors of the model and of the three floors, kept for paired errors
     scratch = model.scratch_elems(mcfg, d, P, tcfg.batch, mcfg.engine) * itemsize

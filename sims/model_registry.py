@@ -73,7 +73,7 @@ class Model:
     host : str or None
         A built-in's numba model class as ``module:Class`` under ``depthscale.sims`` (:meth:`host_class`).
     spec : str or None
-        A built-in's sizes and costs, light (``model_specs:Class``, :meth:`cost_class`).
+        A built-in's sizes and costs, light (``model_specs:Class``, :meth:`spec_class`).
     """
 
     name: str
@@ -95,12 +95,13 @@ class Model:
             bad_argument("model", self.name, "a built-in model (a user's model is JAX functions, no numba model)")
         return _load(self.host)
 
-    def cost_class(self) -> Any:  # a model class, loaded by name
-        """The class whose ``DEFAULT_RATE``, ``context_units``, ``layout_of`` and ``scratch_elems``
-        cost a run of this model (sims/budget.py, sims/memory.py): a built-in's own, and for a user's
-        model (whose parameters are its own) the softmax model's of the same size.
+    def spec_class(self) -> Any:  # a model class, loaded by name
+        """The class whose ``check_options`` says which variants a built-in has (``ModelConfig``) and
+        whose ``DEFAULT_RATE``, ``context_units``, ``layout_of`` and ``scratch_elems`` cost a run of
+        this model (sims/budget.py, sims/memory.py): a built-in's own, and for a user's model (whose
+        parameters are its own) the softmax model's of the same size.
 
-        >>> get_model("linear").cost_class().DEFAULT_RATE > get_model("softmax").cost_class().DEFAULT_RATE
+        >>> get_model("linear").spec_class().DEFAULT_RATE > get_model("softmax").spec_class().DEFAULT_RATE
         True
         """
         return _load(self.spec or USER_MODEL_COSTED_AS)

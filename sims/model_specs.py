@@ -1,20 +1,48 @@
-"""What each built-in model is from its config alone: its parameter blocks, the arithmetic of a
-training step and the scratch a step keeps, without its kernels.
+"""What each built-in model is from its config alone: the variants it has, its parameter blocks,
+the arithmetic of a training step and the scratch a step keeps, without its kernels.
 
 The cost model (sims/budget.py) and the memory estimate (sims/memory.py) read these before any run,
 and a command refusing a bad size must not load numba, so they live here, light; each model class
-(``SoftmaxAttention``, ``LinearAttention``) inherits its own (``Model.cost_class``,
+(``SoftmaxAttention``, ``LinearAttention``) inherits its own (``Model.spec_class``,
 sims/model_registry.py).
 """
 
 from __future__ import annotations
 
-from .config import ModelConfig
+from typing import TYPE_CHECKING
+
 from .parameters import ParamLayout, qk_shapes, value_block
+
+if TYPE_CHECKING:  # sims/config.py asks these classes to check a ModelConfig
+    from .config import ModelConfig
+
+
+def _refuse(name: str, value, needs: str) -> None:
+    raise ValueError(f"{name}={value!r}: needs {needs}")
+
+
+_DEFAULT_INIT = "model='softmax' and the default init_scale=0.3 (the framework init sets every scale itself)"
+_JACOBI = "model='linear' with per-layer query-key maps (qk factorised, merged or temperature)"
+_MAPS = (
+    "model='softmax' with two streams and no context update (the other maps are implemented for the base layer only)"
+)
+_ENSEMBLE = "model='softmax' with the base layer (shared value, no context update)"
 
 
 class SoftmaxSpec:
-    """The softmax attention model's sizes and costs (sims/softmax_model.py)."""
+    """The softmax attention model's variants, sizes and costs (sims/softmax_model.py)."""
+
+    @staticmethod
+    def check_options(cfg: ModelConfig) -> None:
+        """Refuse (``ValueError`` naming the option) a variant softmax attention does not have."""
+        if cfg.init == "default" and cfg.init_scale != 0.3:
+            _refuse("init", cfg.init, _DEFAULT_INIT)
+        if cfg.init == "jacobi":
+            _refuse("init", cfg.init, _JACOBI)
+        if cfg.attention != "softmax" and (cfg.context_update or cfg.stream != "two"):
+            _refuse("attention", cfg.attention, _MAPS)
+        if cfg.ensemble and (cfg.context_update or cfg.value != "shared"):
+            _refuse("ensemble", cfg.ensemble, _ENSEMBLE)
 
     # what a run costs, from its config alone: the cost model's default rate (seconds per unit on one
     # busy core; measured about 4.5e-11) and units (sims/budget.py), and the memory estimate's
@@ -26,6 +54,7 @@ class SoftmaxSpec:
         """The parameter blocks for inputs of dimension ``d``, in the order they sit in ``theta``
         (stored runs depend on it), without building the model.
 
+        >>> from depthscale.sims.config import ModelConfig
         >>> SoftmaxSpec.layout_of(ModelConfig(depth=2, qk="temperature", context_update=True), 3).names()
         ['W_x', 'W_y', 'kappa', 'W_v', 'W_o', 'm']
         """
@@ -52,7 +81,19 @@ class SoftmaxSpec:
 
 
 class LinearSpec:
-    """The linear attention model's sizes and costs (sims/linear_model.py)."""
+    """The linear attention model's variants, sizes and costs (sims/linear_model.py)."""
+
+    @staticmethod
+    def check_options(cfg: ModelConfig) -> None:
+        """Refuse (``ValueError`` naming the option) a variant linear attention does not have."""
+        if cfg.init == "default":
+            _refuse("init", cfg.init, _DEFAULT_INIT)
+        if cfg.init == "jacobi" and cfg.qk == "tied":
+            _refuse("init", cfg.init, _JACOBI)
+        if cfg.attention != "softmax":
+            _refuse("attention", cfg.attention, _MAPS)
+        if cfg.ensemble:
+            _refuse("ensemble", cfg.ensemble, _ENSEMBLE)
 
     # what a run costs, from its config alone (see SoftmaxSpec): seconds per unit on one busy
     # core (measured about 1.2e-10 at d = 32), units, parameter blocks and scratch
@@ -62,6 +103,7 @@ class LinearSpec:
     def layout_of(cfg: ModelConfig, d: int) -> ParamLayout:
         """The parameter blocks for inputs of dimension ``d``, in the order they sit in ``theta``.
 
+        >>> from depthscale.sims.config import ModelConfig
         >>> LinearSpec.layout_of(ModelConfig(model="linear", depth=2, qk="temperature"), 3).names()
         ['W_x', 'W_y', 'W_v', 'W_o', 'kappa']
         """

@@ -445,7 +445,8 @@ def fit_trend(points: Sequence[TrendPoint], quantity: str, *, axis: str = "log2"
         The line in ``log2`` of the parameter (slope per doubling) or in the parameter (per unit).
     at : float, optional
         Where to evaluate the line as well (``Trend.extrapolated``; an extrapolation when outside the
-        points' values, and labelled so).
+        points' values, and labelled so). A line through two values is not carried beyond them
+        (``extrapolated`` None): nothing checks that it is a line.
 
     Raises
     ------
@@ -523,7 +524,9 @@ def fit_trend(points: Sequence[TrendPoint], quantity: str, *, axis: str = "log2"
         (tuple(A[0]), tuple(A[1])),
     )
     slope, intercept = trend._combine(A[1]), trend._combine(A[0])
-    extrapolated = trend.predict(float(at)) if at is not None else None
+    # a line through two values has nothing that shows it is a line: read between them, never beyond
+    ask = at is not None and (fit_dof > 0 or not trend.extrapolation)
+    extrapolated = trend.predict(float(at)) if ask else None
     return Trend(
         parameter,
         quantity,

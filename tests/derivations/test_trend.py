@@ -168,6 +168,15 @@ def test_the_line_and_its_errors_are_numpys_weighted_least_squares_with_absolute
     )
 
 
+def test_a_line_through_two_values_is_read_between_them_and_never_beyond():
+    ds, y, se = (8, 16), np.array([0.006, 0.038]), np.array([0.0008, 0.0004])
+    beyond = fit_trend(points_of(ds, y, se), "depth_gain", at=128)
+    assert beyond.fit_dof == 0 and beyond.extrapolation and beyond.extrapolated is None
+    assert "at d = 128" not in beyond.describe()
+    inside = fit_trend(points_of(ds, y, se), "depth_gain", at=11.3137)  # between the two: the line's value
+    assert inside.extrapolated.value == pytest.approx(0.022, abs=1e-4)  # halfway in log2 d
+
+
 def test_points_scattered_beyond_their_errors_scale_the_errors_as_scipys_relative_fit():
     ds, y, se = (16, 32, 64, 128), np.array([0.03, 0.06, 0.035, 0.07]), np.array([0.002, 0.002, 0.003, 0.002])
     t = fit_trend(points_of(ds, y, se, dofs=(2, 2, 2, 2)), "depth_gain", at=256)

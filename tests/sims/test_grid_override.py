@@ -82,5 +82,7 @@ def test_set_items_are_toml_values_or_bare_words():
 
 def test_a_preset_read_with_settings_is_the_preset_made_small():
     full, small = preset_runs("scale"), preset_runs("scale", {"task.d": 4, "task.P": 32, "model.depth": [1, 2]})
-    assert len(full) == 51 and len(small) == 6  # three rungs collapse into one: 2 depths x 3 seeds
+    assert (
+        len(full) == 3 * 6 * 3 and len(small) == 6
+    )  # three rungs of 6 depths x 3 seeds collapse into 2 depths x 3 seeds
     assert {c.train for c, _ in small} == {c.train for c, _ in full}
