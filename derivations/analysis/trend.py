@@ -525,8 +525,9 @@ def fit_trend(points: Sequence[TrendPoint], quantity: str, *, axis: str = "log2"
     )
     slope, intercept = trend._combine(A[1]), trend._combine(A[0])
     # a line through two values has nothing that shows it is a line: read between them, never beyond
-    ask = at is not None and (fit_dof > 0 or not trend.extrapolation)
-    extrapolated = trend.predict(float(at)) if ask else None
+    extrapolated = None
+    if at is not None and (fit_dof > 0 or not trend.extrapolation):
+        extrapolated = trend.predict(float(at))
     return Trend(
         parameter,
         quantity,
