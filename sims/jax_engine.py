@@ -432,15 +432,13 @@ class JaxModel:
         if not self.entry.builtin:
             self._user_model(cfg, d)
             return
-        if cfg.model == "softmax" and (cfg.stream != "two" or cfg.context_update):
-            bad_argument("stream", cfg.stream, "'two' without context update on the JAX engine (the base layer)")
-        entry = get_attention(cfg.attention)
+        entry = get_attention(cfg.attention)  # ModelConfig has refused what the engine lacks (engines.py)
         host_cfg = dataclasses.replace(cfg, engine="numba", attention="softmax")
         self.host: Any = self.entry.host_class()(host_cfg, d)
         self.cfg, self.d, self.N, self.L = cfg, self.host.d, self.host.N, cfg.depth
         self.dtype = np.dtype(cfg.dtype)
-        # a map's learnable parameters follow the numba model's blocks (linear attention has no map)
-        self.map_params = entry.params if cfg.model == "softmax" else ()
+        # a map's learnable parameters follow the numba model's blocks (linear attention keeps softmax's: none)
+        self.map_params = entry.params
         self.n_host = self.host.n_params
         extra = [(MAP_PREFIX + name, (cfg.depth,)) for name, _ in self.map_params]
         self.layout = ParamLayout([*self.host.layout.shapes, *extra]) if extra else self.host.layout
