@@ -231,7 +231,7 @@ def story(results, ev) -> Story:
             answer=(
                 f"Not decided: this store holds softmax curves with P = 8d at d = {ds} only, never two values of d "
                 f"under one protocol, and a trend against d needs two ({MIN_RUNGS} to be decided); the CPU rungs "
-                "(preset scale) and the accelerator rung (preset scale-gpu) give four.",
+                "(preset scale) and the accelerator rungs (preset scale-gpu) give five.",
             )
         )
     r = gain[0]
