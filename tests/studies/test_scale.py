@@ -277,10 +277,10 @@ def test_every_finished_rung_of_the_ladder_is_on_the_page_as_the_store_has_it():
         assert stated in page, stated
     assert f"{('No', 'One', 'Two', 'All')[finished]} of the three CPU rungs" in page
     # the disagreement exponents the page quotes are the study's own fits (its rung table)
-    ev = Evidence(curves(ladder))
-    (lad,) = [x for x in ladders(ev) if len(x.points) == finished]
+    (lad,) = ladders(Evidence(curves(ladder)))  # a rung still training adds a point of fewer seeds
     for p in lad.points:
-        assert f"disagreement exponent {p.exponent.value:.2f} ± {p.exponent.se:.2f}" in page, p.label
+        if p.n_seeds == 3:
+            assert f"disagreement exponent {p.exponent.value:.2f} ± {p.exponent.se:.2f}" in page, p.label
 
 
 def test_the_ladder_the_cpu_could_not_afford_is_stated_at_the_cost_models_price():
