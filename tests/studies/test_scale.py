@@ -268,14 +268,14 @@ def test_every_finished_rung_of_the_ladder_is_on_the_page_as_the_store_has_it():
         head = [loss[s, 1]["floors"]["single"] for s in (0, 1, 2)]
         above = np.array([f["diff"] / f["loss"] for f in head]) * 100
         evaluation = np.sqrt(sum((f["diff_se"] / f["loss"]) ** 2 for f in head)) / 3 * 100
-        assert all(r.get("converged") for r in loss.values())
+        converged = sum(bool(r.get("converged")) for r in loss.values())
         assert np.allclose([f["diff"] for f in head], [R[s, 1] - f["loss"] for s, f in zip((0, 1, 2), head)])
         stated = (
-            f"d = {d}, P = {8 * d}: depth gain {gain.mean():.2f} % ± {se(gain):.2f} %, "
+            f"d = {d}, P = {8 * d} ({converged} of 18 runs converged): depth gain {gain.mean():.2f} % ± {se(gain):.2f} %, "
             f"R_1 {above.mean():+.2f} % ± {max(se(above), evaluation):.2f} % against the single head"
         )
         assert stated in page, stated
-    assert f"{('No', 'One', 'Two', 'All')[finished]} of the three CPU rungs" in page
+    assert f"{('No', 'One of the', 'Two of the', 'All')[finished]} three CPU rungs" in page
     # the disagreement exponents the page quotes are the study's own fits (its rung table)
     (lad,) = ladders(Evidence(curves(ladder)))  # a rung still training adds a point of fewer seeds
     for p in lad.points:
