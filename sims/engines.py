@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +27,8 @@ from ..theory._validate import bad_argument
 ENGINES = ("numba", "jax")  # the first is the default (ModelConfig.engine)
 
 
-def _load(where: str) -> Callable[..., Any]:
+def load_named(where: str) -> Any:
+    """The object ``module:name`` under ``depthscale.sims``, imported on first use (engines, model classes)."""
     module, _, name = where.partition(":")
     return getattr(importlib.import_module(f"depthscale.sims.{module}"), name)
 
@@ -56,12 +56,12 @@ class Engine:
 
     def make_model(self, cfg, d: int):
         """The model of ``cfg`` for inputs of dimension ``d`` on this engine."""
-        return _load(self.model)(cfg, d)
+        return load_named(self.model)(cfg, d)
 
     def train_lockstep(self, models, task, cfg, seed: int, **options) -> list:
         """Train ``models`` (``(model, ModelConfig)`` pairs, one lockstep group) on one stream of
         contexts; ``options``: ``progress``, ``prefetch``, ``measure`` and, where ``snapshots``, ``snapshot``."""
-        return _load(self.trainer)(models, task, cfg, seed, **options)
+        return load_named(self.trainer)(models, task, cfg, seed, **options)
 
 
 BUILTIN_ENGINES = (

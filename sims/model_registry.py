@@ -39,7 +39,6 @@ ValueError: model='transformer': must be one of linear, softmax (or a model regi
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,7 @@ from typing import Any
 from ..theory._choices import MODELS
 from ..theory._validate import bad_argument
 from .attention_registry import ENGINES
+from .engines import load_named
 from .registry import Registry, check_engine
 
 ENTRY_POINT_GROUP = "depthscale.models"
@@ -93,7 +93,7 @@ class Model:
         """
         if self.host is None:
             bad_argument("model", self.name, "a built-in model (a user's model is JAX functions, no numba model)")
-        return _load(self.host)
+        return load_named(self.host)
 
     def spec_class(self) -> Any:  # a model class, loaded by name
         """The class whose ``check_options`` says which variants a built-in has (``ModelConfig``) and
@@ -104,7 +104,7 @@ class Model:
         >>> get_model("linear").spec_class().DEFAULT_RATE > get_model("softmax").spec_class().DEFAULT_RATE
         True
         """
-        return _load(self.spec or USER_MODEL_COSTED_AS)
+        return load_named(self.spec or USER_MODEL_COSTED_AS)
 
     @property
     def builtin(self) -> bool:
@@ -132,11 +132,6 @@ def _model_of_entry_point(ep, obj) -> Model:
         )
     linear = bool(getattr(obj, "linear_in_labels", False))
     return _user_model(ep.name, init, outputs, linear, getattr(obj, "attention", None), f"entry point {ep.value}")
-
-
-def _load(host: str) -> type:
-    module, _, cls = host.partition(":")
-    return getattr(importlib.import_module(f"depthscale.sims.{module}"), cls)
 
 
 USER_MODEL_COSTED_AS = "model_specs:SoftmaxSpec"
